@@ -1,0 +1,1 @@
+"""The Pi service: sensors -> occupancy -> reconciliation -> LEDs, journal and the CLI."""

@@ -1,0 +1,52 @@
+"""The ``fairyboard`` command line.
+
+Each command group lives in its own module with a ``register(subparsers)`` function that adds
+its sub-commands; a sub-command's handler takes the parsed ``argparse.Namespace`` and returns
+the process exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# Modules (relative to this package) that contribute sub-commands.
+COMMAND_MODULES = (
+    "engine_cmds",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="fairyboard",
+        description="Referee chess variants on a 12x8 sensor board (or the simulated one).",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for name in COMMAND_MODULES:
+        importlib.import_module(f"{__name__}.{name}").register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.handler(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # the one place that catches broadly: print a clear message
+        from engine.errors import EngineError
+        from board_driver.errors import BoardDriverError
+
+        if isinstance(exc, (EngineError, BoardDriverError, OSError, ValueError)):
+            print(f"fairyboard {args.command}: error: {exc}", file=sys.stderr)
+            return 2
+        raise
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
