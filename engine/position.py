@@ -1,0 +1,804 @@
+"""Positions and legal move generation.
+
+A :class:`Position` is a mutable board with ``push``/``pop`` (as python-chess's Board is);
+moves inside the engine are ints (see :mod:`engine.moves`) so the generator allocates no
+objects per move. Legality is exact for any pieces: a move is checked against the royal
+pieces' safety cheaply when it cannot change any attack on them (the usual case: a piece
+that is neither pinned, nor standing on a hopper's line, a lame leaper's block square or a
+bent rider's path to the royal piece), and by computing the attacks after it otherwise.
+
+Piece codes: ``code = (type_index + 1) * 2 + colour`` with colour 0 = white, 1 = black;
+0 is an empty square.
+"""
+
+from __future__ import annotations
+
+from .errors import FenError, IllegalMoveError
+from .geometry import FILE_LETTERS
+from .moves import CASTLE, DROP, EN_PASSANT, NORMAL, NULL_MOVE, encode
+from .tables import tables_for
+
+WHITE, BLACK = 0, 1
+
+
+class Position:
+    """A position of a variant: placement, side to move, castling, en passant, counters, hands."""
+
+    __slots__ = ("variant", "tables", "geometry", "board", "pbb", "occ", "turn", "castling", "ep",
+                 "halfmove", "fullmove", "hands", "stack", "_castle_clear", "_royal_codes",
+                 "_plans", "_attack_plans", "_promo_zone", "_initial", "_forward", "_mask",
+                 "_king_code", "_danger_static")
+
+    # -- construction ----------------------------------------------------------------------
+    def __init__(self, variant):
+        self.variant = variant
+        self.tables = T = tables_for(variant)
+        self.geometry = g = variant.geometry
+        n = len(variant.pieces)
+        self.board = [0] * g.size
+        self.pbb = [0] * (2 * n + 2)
+        self.occ = [0, 0]
+        self.turn = WHITE
+        self.castling = 0
+        self.ep = -1
+        self.halfmove = 0
+        self.fullmove = 1
+        self.hands = [[0] * n, [0] * n]
+        self.stack: list[tuple] = []
+        self._castle_clear: dict[int, int] = {}
+        self._mask = g.mask
+        self._forward = (g.files, -g.files)
+        self._royal_codes = ([(t + 1) * 2 for t, p in enumerate(variant.pieces) if p.royal],
+                             [(t + 1) * 2 + 1 for t, p in enumerate(variant.pieces) if p.royal])
+        self._king_code = ([(t + 1) * 2 for t, p in enumerate(variant.pieces) if p.castles],
+                           [(t + 1) * 2 + 1 for t, p in enumerate(variant.pieces) if p.castles])
+        last = g.ranks - 1
+        self._promo_zone = (T.rank_mask[last], T.rank_mask[0])
+        # Initial ranks for "i" moves: the relative rank(s) where the type starts (pawns: 2nd).
+        self._initial = _initial_ranks(variant, T)
+        # Generation plans: (type, code, tables, royal, pawn) per colour.
+        self._plans = tuple(
+            tuple((t, (t + 1) * 2 + c, T.pieces[c][t], p.royal, p.pawn) for t, p in enumerate(variant.pieces))
+            for c in (0, 1))
+        self._attack_plans = tuple(_attack_plan(variant, T, c) for c in (0, 1))
+        self._danger_static = tuple(_danger_static(variant, T, c) for c in (0, 1))
+
+    @classmethod
+    def from_fen(cls, variant, fen: str | None = None) -> Position:
+        pos = cls(variant)
+        pos._set_fen(variant.start_fen if fen is None else fen)
+        return pos
+
+    def copy(self) -> Position:
+        other = Position.__new__(Position)
+        for name in Position.__slots__:
+            setattr(other, name, getattr(self, name))
+        other.board = self.board[:]
+        other.pbb = self.pbb[:]
+        other.occ = self.occ[:]
+        other.hands = [self.hands[0][:], self.hands[1][:]]
+        other.stack = self.stack[:]
+        return other
+
+    # -- FEN -------------------------------------------------------------------------------
+    def _set_fen(self, fen: str) -> None:
+        v, g = self.variant, self.geometry
+        if not isinstance(fen, str) or not fen.strip():
+            raise FenError("empty FEN")
+        parts = fen.split()
+        placement = parts[0]
+        hand_text = ""
+        if "[" in placement:
+            if not placement.endswith("]"):
+                raise FenError(f"FEN {fen!r}: a hand is written [..] right after the placement")
+            placement, hand_text = placement[:-1].split("[", 1)
+        rows = placement.split("/")
+        if len(rows) != g.ranks:
+            raise FenError(f"FEN {fen!r}: {len(rows)} ranks in the placement, the board has {g.ranks}")
+        letters = v.letters
+        for i, row in enumerate(rows):
+            rank = g.ranks - 1 - i
+            f = 0
+            j = 0
+            while j < len(row):
+                ch = row[j]
+                if ch.isdigit():
+                    k = j
+                    while k < len(row) and row[k].isdigit():
+                        k += 1
+                    f += int(row[j:k])
+                    j = k
+                    continue
+                if f >= g.files:
+                    raise FenError(f"FEN {fen!r}: rank {rank + 1} has more than {g.files} files")
+                sq = g.square(f, rank)
+                if ch == "*":
+                    if sq not in g.holes:
+                        raise FenError(f"FEN {fen!r}: '*' marks a hole but {g.name(sq)} is a square")
+                elif ch.lower() in letters:
+                    if sq in g.holes:
+                        raise FenError(f"FEN {fen!r}: a piece stands on the hole {g.name(sq)}")
+                    t = letters.index(ch.lower())
+                    self._put(sq, (t + 1) * 2 + (0 if ch.isupper() else 1))
+                elif ch == "~":
+                    j += 1
+                    continue
+                else:
+                    raise FenError(f"FEN {fen!r}: {ch!r} is not a piece of {v.name} (pieces: {letters})")
+                f += 1
+                j += 1
+            if f != g.files:
+                raise FenError(f"FEN {fen!r}: rank {rank + 1} has {f} files, the board has {g.files}")
+        for ch in hand_text:
+            if ch.lower() not in letters:
+                raise FenError(f"FEN {fen!r}: {ch!r} in the hand is not a piece of {v.name}")
+            self.hands[0 if ch.isupper() else 1][letters.index(ch.lower())] += 1
+        turn = parts[1] if len(parts) > 1 else "w"
+        if turn not in ("w", "b"):
+            raise FenError(f"FEN {fen!r}: side to move must be w or b, not {turn!r}")
+        self.turn = WHITE if turn == "w" else BLACK
+        self._set_castling(parts[2] if len(parts) > 2 else "-", fen)
+        ep = parts[3] if len(parts) > 3 else "-"
+        if ep != "-":
+            try:
+                self.ep = g.parse(ep)
+            except Exception:
+                raise FenError(f"FEN {fen!r}: en passant square {ep!r} is not a square") from None
+        for idx, attr in ((4, "halfmove"), (5, "fullmove")):
+            if len(parts) > idx:
+                if not parts[idx].isdigit():
+                    raise FenError(f"FEN {fen!r}: {attr} counter {parts[idx]!r} is not a number")
+                setattr(self, attr, int(parts[idx]))
+        if self.fullmove < 1:
+            self.fullmove = 1
+
+    def _set_castling(self, text: str, fen: str) -> None:
+        g = self.geometry
+        self.castling = 0
+        if text == "-":
+            self._castle_clear = {}
+            return
+        rook_codes = [None, None]
+        rook_t = next((t for t, p in enumerate(self.variant.pieces) if p.name == "rook"), None)
+        for ch in text:
+            color = WHITE if ch.isupper() else BLACK
+            rank = 0 if color == WHITE else g.ranks - 1
+            kings = [sq for sq in range(g.size) if self.board[sq] in self._king_code[color]
+                     and g.rank_of(sq) == rank]
+            if not kings or rook_t is None:
+                raise FenError(f"FEN {fen!r}: castling right {ch!r} but no castling king on its first rank")
+            ksq = kings[0]
+            rcode = (rook_t + 1) * 2 + color
+            rook_codes[color] = rcode
+            low = ch.lower()
+            if low in ("k", "q"):
+                files = range(g.files - 1, g.file_of(ksq), -1) if low == "k" else range(0, g.file_of(ksq))
+                rsq = next((g.square(f, rank) for f in files if self.board[g.square(f, rank)] == rcode), None)
+            elif low in FILE_LETTERS[:g.files]:
+                rsq = g.square(FILE_LETTERS.index(low), rank)
+                if self.board[rsq] != rcode:
+                    rsq = None
+            else:
+                raise FenError(f"FEN {fen!r}: {ch!r} is not a castling right")
+            if rsq is None:
+                raise FenError(f"FEN {fen!r}: castling right {ch!r} has no rook to castle with")
+            self.castling |= 1 << rsq
+        clear = {}
+        bb = self.castling
+        while bb:
+            low = bb & -bb
+            rsq = low.bit_length() - 1
+            bb ^= low
+            color = WHITE if g.rank_of(rsq) == 0 else BLACK
+            clear[rsq] = clear.get(rsq, 0) | low
+            for sq in range(g.size):
+                if self.board[sq] in self._king_code[color] and g.rank_of(sq) == g.rank_of(rsq):
+                    clear[sq] = clear.get(sq, 0) | low
+        self._castle_clear = clear
+
+    def fen(self, *, ep: str = "capturable") -> str:
+        """FEN as Fairy-Stockfish writes it: hands as [..], en passant only when capturable."""
+        g, v = self.geometry, self.variant
+        rows = []
+        for rank in range(g.ranks - 1, -1, -1):
+            row, run = [], 0
+            for f in range(g.files):
+                sq = g.square(f, rank)
+                code = self.board[sq]
+                if sq in g.holes or code:
+                    if run:
+                        row.append(str(run))
+                        run = 0
+                    if sq in g.holes:
+                        row.append("*")
+                    else:
+                        letter = v.pieces[(code >> 1) - 1].letter
+                        row.append(letter.upper() if code & 1 == 0 else letter)
+                else:
+                    run += 1
+            if run:
+                row.append(str(run))
+            rows.append("".join(row))
+        placement = "/".join(rows)
+        if any(self.hands[0]) or any(self.hands[1]) or v.family in ("csipgs", "chego") and False:
+            hand = "".join(p.letter.upper() * self.hands[0][t] for t, p in enumerate(v.pieces)) + \
+                   "".join(p.letter * self.hands[1][t] for t, p in enumerate(v.pieces))
+            placement += f"[{hand}]"
+        return f"{placement} {'w' if self.turn == WHITE else 'b'} {self.castling_fen()} " \
+               f"{self._ep_fen(ep)} {self.halfmove} {self.fullmove}"
+
+    def castling_fen(self) -> str:
+        g = self.geometry
+        out = {WHITE: "", BLACK: ""}
+        bb = self.castling
+        entries = []
+        while bb:
+            low = bb & -bb
+            rsq = low.bit_length() - 1
+            bb ^= low
+            entries.append(rsq)
+        for color in (WHITE, BLACK):
+            rank = 0 if color == WHITE else g.ranks - 1
+            ksq = next((sq for sq in range(g.size) if self.board[sq] in self._king_code[color]
+                        and g.rank_of(sq) == rank), None)
+            mine = sorted((r for r in entries if g.rank_of(r) == rank), reverse=True)
+            for rsq in mine:
+                side = "k" if ksq is not None and rsq > ksq else "q"
+                # outermost rook of that side -> K/Q, else the rook's file (Shredder style)
+                rcode = self.board[rsq]
+                files = range(g.file_of(rsq) + 1, g.files) if side == "k" else range(0, g.file_of(rsq))
+                outer = all(self.board[g.square(f, rank)] != rcode for f in files)
+                ch = side if outer else FILE_LETTERS[g.file_of(rsq)]
+                out[color] += ch.upper() if color == WHITE else ch
+        text = out[WHITE] + out[BLACK]
+        return text or "-"
+
+    def _ep_fen(self, mode: str) -> str:
+        if self.ep < 0:
+            return "-"
+        if mode == "always":
+            return self.geometry.name(self.ep)
+        us = self.turn
+        bit = 1 << self.ep
+        for t, code, pt, royal, pawn in self._plans[us]:
+            if pawn:
+                bb = self.pbb[code]
+                while bb:
+                    low = bb & -bb
+                    if pt.lc[low.bit_length() - 1] & bit:
+                        return self.geometry.name(self.ep)
+                    bb ^= low
+        return "-"
+
+    # -- low-level edits -------------------------------------------------------------------
+    def _put(self, sq: int, code: int) -> None:
+        self.board[sq] = code
+        bit = 1 << sq
+        self.pbb[code] |= bit
+        self.occ[code & 1] |= bit
+
+    def _remove(self, sq: int) -> int:
+        code = self.board[sq]
+        if code:
+            bit = 1 << sq
+            self.board[sq] = 0
+            self.pbb[code] &= ~bit
+            self.occ[code & 1] &= ~bit
+        return code
+
+    def piece_at(self, sq: int):
+        """(type index, colour) of the piece on sq, or None."""
+        code = self.board[sq]
+        return None if not code else ((code >> 1) - 1, code & 1)
+
+    def royal_squares(self, color: int) -> list[int]:
+        out = []
+        for code in self._royal_codes[color]:
+            bb = self.pbb[code]
+            while bb:
+                low = bb & -bb
+                out.append(low.bit_length() - 1)
+                bb ^= low
+        return sorted(out)
+
+    # -- attacks ---------------------------------------------------------------------------
+    def attacked(self, sq: int, by: int, occ: int | None = None, exclude: int = 0) -> bool:
+        """True when a piece of colour ``by`` (not on the ``exclude`` bitboard) attacks sq."""
+        if occ is None:
+            occ = self.occ[0] | self.occ[1]
+        pbb = self.pbb
+        T = self.tables
+        ray = T.ray
+        positive = T.positive
+        for code, rev_lc, rev_ride, ride_caps, hop_caps, rev_lame, rev_bent in self._attack_plans[by]:
+            pb = pbb[code]
+            if not pb:
+                continue
+            if exclude:
+                pb &= ~exclude
+                if not pb:
+                    continue
+            if rev_lc[sq] & pb:
+                return True
+            if rev_ride[sq] & pb:
+                for od, lim_rays in ride_caps:
+                    r = ray[od][sq] if lim_rays is None else lim_rays[sq]
+                    b = r & occ
+                    if b:
+                        f = (b & -b).bit_length() - 1 if positive[od] else b.bit_length() - 1
+                        if pb >> f & 1:
+                            return True
+                for od in hop_caps:
+                    b = ray[od][sq] & occ
+                    if b:
+                        s = (b & -b).bit_length() - 1 if positive[od] else b.bit_length() - 1
+                        b = ray[od][s] & occ
+                        if b:
+                            f = (b & -b).bit_length() - 1 if positive[od] else b.bit_length() - 1
+                            if pb >> f & 1:
+                                return True
+            if rev_lame:
+                for frm, block, init in rev_lame[sq]:
+                    if pb >> frm & 1 and not block & occ and (not init or self._initial[by] >> frm & 1):
+                        return True
+            if rev_bent:
+                for frm, path in rev_bent[sq]:
+                    if pb >> frm & 1 and not path & occ:
+                        return True
+        return False
+
+    def checkers_exist(self, color: int | None = None) -> bool:
+        """True when a royal piece of ``color`` (default: side to move) is attacked."""
+        c = self.turn if color is None else color
+        return any(self.attacked(sq, c ^ 1) for sq in self.royal_squares(c))
+
+    def in_check(self) -> bool:
+        """The side to move's royal piece is in check (with several royals: any of them, when the
+        variant protects them all; only the last one under ``royal_rule: last``)."""
+        squares = self._protected(self.turn)
+        return any(self.attacked(sq, self.turn ^ 1) for sq in squares)
+
+    def _protected(self, color: int) -> list[int]:
+        squares = self.royal_squares(color)
+        if self.variant.royal_rule == "last" and len(squares) > 1:
+            return []
+        return squares
+
+    # -- move generation -------------------------------------------------------------------
+    def legal_moves(self) -> list[int]:
+        out: list[int] = []
+        self._generate(out)
+        return out
+
+    def count_legal(self) -> int:
+        return self._generate(None)
+
+    def _generate(self, out: list | None) -> int:
+        us = self.turn
+        them = us ^ 1
+        T = self.tables
+        ray = T.ray
+        positive = T.positive
+        board = self.board
+        own = self.occ[us]
+        enemy = self.occ[them]
+        occ = own | enemy
+        empty = ~occ & self._mask
+        protect = self._protected(us)
+        attacked = self.attacked
+        count = 0
+        in_check = False
+        danger = 0          # moves from these squares get the exact test
+        danger_to = 0       # moves to these squares get the exact test (hopper screens)
+        king_sq = -1
+        if protect:
+            for k in protect:
+                if attacked(k, them, occ):
+                    in_check = True
+            if len(protect) == 1:
+                king_sq = protect[0]
+                danger, danger_to = self._pins(king_sq, us, occ)
+            else:
+                danger = -1  # several protected royals: test every move exactly
+        promo_zone = self._promo_zone[us]
+        promos = self.variant.promotion
+        n_promo = len(promos)
+        initial = self._initial[us]
+        ep = self.ep
+        for t, code, pt, royal, pawn in self._plans[us]:
+            bb = self.pbb[code]
+            while bb:
+                low = bb & -bb
+                sq = low.bit_length() - 1
+                bb ^= low
+                quiet = pt.lm[sq] & empty
+                caps = pt.lc[sq] & enemy
+                for d, mv, cp, lim in pt.rides:
+                    r = ray[d][sq] if lim == 0 else T.limited_ray(d, lim)[sq]
+                    b = r & occ
+                    if b:
+                        f = (b & -b).bit_length() - 1 if positive[d] else b.bit_length() - 1
+                        r &= ~ray[d][f]
+                    if mv:
+                        quiet |= r & empty
+                    if cp:
+                        caps |= r & enemy
+                specials = None
+                if pt.has_special:
+                    q2, c2, specials = self._special_targets(pt, sq, occ, empty, enemy, initial, pawn)
+                    quiet |= q2
+                    caps |= c2
+                targets = quiet | caps
+                exact = royal or in_check or (low & danger) or (targets & danger_to)
+                if pawn and targets & promo_zone:
+                    if exact or out is not None:
+                        for to in _bits(targets):
+                            if (1 << to) & promo_zone:
+                                if exact and not self._safe(sq, to, us, protect, royal, 0):
+                                    continue
+                                if out is None:
+                                    count += n_promo
+                                else:
+                                    for p in promos:
+                                        out.append(encode(sq, to, p + 1, NORMAL))
+                            else:
+                                if exact and not self._safe(sq, to, us, protect, royal, 0):
+                                    continue
+                                if out is None:
+                                    count += 1
+                                else:
+                                    out.append(sq | to << 8)
+                    else:
+                        nz = (targets & promo_zone).bit_count()
+                        count += targets.bit_count() + nz * (n_promo - 1)
+                elif exact:
+                    for to in _bits(targets):
+                        if self._safe(sq, to, us, protect, royal, 0):
+                            if out is None:
+                                count += 1
+                            else:
+                                out.append(sq | to << 8)
+                elif out is None:
+                    count += targets.bit_count()
+                else:
+                    while targets:
+                        tl = targets & -targets
+                        out.append(sq | (tl.bit_length() - 1) << 8)
+                        targets ^= tl
+                if pawn and ep >= 0 and pt.lc[sq] >> ep & 1 and not occ >> ep & 1:
+                    victim = ep - self._forward[us]
+                    vcode = board[victim] if 0 <= victim < len(board) else 0
+                    if vcode and vcode & 1 == them and self.variant.pieces[(vcode >> 1) - 1].pawn:
+                        if self._safe(sq, ep, us, protect, royal, 1 << victim):
+                            if out is None:
+                                count += 1
+                            else:
+                                out.append(encode(sq, ep, 0, EN_PASSANT))
+        if self.castling and not in_check:
+            count += self._castling_moves(us, occ, out, protect)
+        if any(self.hands[us]):
+            count += self._drop_moves(us, empty, out, protect)
+        return count if out is None else len(out)
+
+    def _special_targets(self, pt, sq, occ, empty, enemy, initial, pawn):
+        quiet = caps = 0
+        for to, block, mv, cp, init in pt.lame[sq]:
+            if block & occ:
+                continue
+            if init and not initial >> sq & 1:
+                continue
+            bit = 1 << to
+            if mv and empty & bit:
+                if not (pawn and init and not self.variant.double_step):
+                    quiet |= bit
+            elif cp and enemy & bit:
+                caps |= bit
+        ray = self.tables.ray
+        positive = self.tables.positive
+        for d, mv, cp in pt.hops:
+            b = ray[d][sq] & occ
+            if not b:
+                continue
+            s = (b & -b).bit_length() - 1 if positive[d] else b.bit_length() - 1
+            r = ray[d][s]
+            b = r & occ
+            if b:
+                f = (b & -b).bit_length() - 1 if positive[d] else b.bit_length() - 1
+                if cp and enemy >> f & 1:
+                    caps |= 1 << f
+                r &= ~ray[d][f] & ~(1 << f)
+            if mv:
+                quiet |= r & empty
+        for first, d, near, mv, cp in pt.bent[sq]:
+            if occ >> first & 1:
+                continue
+            r = ray[d][first]
+            b = r & occ
+            if b:
+                f = (b & -b).bit_length() - 1 if positive[d] else b.bit_length() - 1
+                r &= ~ray[d][f]
+            r &= ~near
+            if mv:
+                quiet |= r & empty
+            if cp:
+                caps |= r & enemy
+        return quiet, caps, None
+
+    def _pins(self, k: int, us: int, occ: int) -> tuple[int, int]:
+        """Squares whose pieces' moves need the exact test: pinned pieces, and (static) squares
+        on hoppers' lines, lame leapers' block squares and bent riders' paths to the royal."""
+        T = self.tables
+        ray = T.ray
+        positive = T.positive
+        board = self.board
+        danger = 0
+        them_codes = self._danger_static[us]
+        look, danger_from_static, danger_to_static = them_codes
+        for od, codes in look:
+            b = ray[od][k] & occ
+            if not b:
+                continue
+            f = (b & -b).bit_length() - 1 if positive[od] else b.bit_length() - 1
+            if board[f] & 1 != us or not board[f]:
+                continue
+            b = ray[od][f] & occ
+            if b:
+                f2 = (b & -b).bit_length() - 1 if positive[od] else b.bit_length() - 1
+                if board[f2] in codes:
+                    danger |= 1 << f
+        return danger | danger_from_static[k], danger_to_static[k]
+
+    def _safe(self, frm: int, to: int, us: int, protect, royal: bool, extra_remove: int) -> bool:
+        """Exact test: after moving frm->to (removing extra_remove too), is every protected
+        royal piece of ``us`` unattacked?"""
+        if not protect:
+            return True
+        occ = ((self.occ[0] | self.occ[1]) & ~(1 << frm) & ~extra_remove) | (1 << to)
+        exclude = (1 << to) | extra_remove
+        them = us ^ 1
+        attacked = self.attacked
+        for k in protect:
+            sq = to if k == frm else k
+            if attacked(sq, them, occ, exclude):
+                return False
+        return True
+
+    def _castling_moves(self, us: int, occ: int, out, protect) -> int:
+        g = self.geometry
+        rank = 0 if us == WHITE else g.ranks - 1
+        rights = self.castling & self.tables.rank_mask[rank]
+        if not rights:
+            return 0
+        kings = [sq for code in self._king_code[us] for sq in _bits(self.pbb[code]) if g.rank_of(sq) == rank]
+        if not kings:
+            return 0
+        k = kings[0]
+        them = us ^ 1
+        n = 0
+        for rsq in _bits(rights):
+            step = 1 if rsq > k else -1
+            kto = k + 2 * step
+            rto = k + step
+            if not (0 <= g.file_of(k) + 2 * step < g.files):
+                continue
+            lo, hi = min(k, rsq, kto, rto), max(k, rsq, kto, rto)
+            must_empty = 0
+            for sq in range(lo, hi + 1):
+                if sq not in (k, rsq):
+                    must_empty |= 1 << sq
+            if must_empty & occ:
+                continue
+            if self.attacked(k + step, them, occ) or self.attacked(k, them, occ):
+                continue
+            after = (occ & ~(1 << k) & ~(1 << rsq)) | (1 << kto) | (1 << rto)
+            if self.attacked(kto, them, after):
+                continue
+            if protect and len(protect) > 1:
+                if any(self.attacked(s, them, after) for s in protect if s != k):
+                    continue
+            n += 1
+            if out is not None:
+                out.append(encode(k, kto, rsq + 1, CASTLE))
+        return n
+
+    def _drop_moves(self, us, empty, out, protect) -> int:
+        """Plain drops (any empty square; pawns not on the last rank). Families with drop
+        conditions of their own generate their drops themselves."""
+        n = 0
+        zone_bad = self._promo_zone[us]
+        for t, cnt in enumerate(self.hands[us]):
+            if not cnt:
+                continue
+            targets = empty
+            if self.variant.pieces[t].pawn:
+                targets &= ~zone_bad
+            for to in _bits(targets):
+                if protect and not self._safe_drop(to, us, protect):
+                    continue
+                n += 1
+                if out is not None:
+                    out.append(encode(t, to, 0, DROP))
+        return n
+
+    def _safe_drop(self, to, us, protect) -> bool:
+        occ = self.occ[0] | self.occ[1] | (1 << to)
+        return not any(self.attacked(k, us ^ 1, occ) for k in protect)
+
+    # -- making moves ----------------------------------------------------------------------
+    def push(self, m: int) -> None:
+        """Make a move (an int from legal_moves); undo it with pop()."""
+        frm = m & 0xFF
+        to = (m >> 8) & 0xFF
+        extra = (m >> 16) & 0xFF
+        flag = m >> 24
+        us = self.turn
+        saved = (self.castling, self.ep, self.halfmove)
+        self.ep = -1
+        if flag == DROP:
+            self.hands[us][frm] -= 1
+            self._put(to, (frm + 1) * 2 + us)
+            self.halfmove += 1
+            self.stack.append((m, 0, 0, 0) + saved)
+        else:
+            code = self._remove(frm)
+            captured = self._remove(to)
+            side_code = 0
+            piece = self.variant.pieces[(code >> 1) - 1]
+            if flag == CASTLE:
+                side_code = self._remove(extra - 1)
+                self._put(to, code)
+                self._put(frm + (1 if to > frm else -1), side_code)
+            else:
+                if flag == EN_PASSANT:
+                    side_code = self._remove(to - self._forward[us])
+                self._put(to, ((extra << 1) + us) if (extra and flag == NORMAL) else code)
+                if piece.pawn and abs(to - frm) == 2 * self.geometry.files and self.variant.en_passant:
+                    self.ep = (frm + to) // 2
+            if captured or piece.pawn or side_code and flag == EN_PASSANT:
+                self.halfmove = 0
+            else:
+                self.halfmove += 1
+            if self.castling:
+                clr = self._castle_clear
+                if frm in clr:
+                    self.castling &= ~clr[frm]
+                if to in clr:
+                    self.castling &= ~clr[to]
+            self.stack.append((m, code, captured, side_code) + saved)
+        if us == BLACK:
+            self.fullmove += 1
+        self.turn = us ^ 1
+
+    def pop(self) -> int:
+        """Undo the last push (or null move); returns the move undone."""
+        m, code, captured, side_code, castling, ep, halfmove = self.stack.pop()
+        self.turn ^= 1
+        us = self.turn
+        if us == BLACK:
+            self.fullmove -= 1
+        self.castling, self.ep, self.halfmove = castling, ep, halfmove
+        if m == NULL_MOVE:
+            return m
+        frm = m & 0xFF
+        to = (m >> 8) & 0xFF
+        extra = (m >> 16) & 0xFF
+        flag = m >> 24
+        if flag == DROP:
+            self._remove(to)
+            self.hands[us][frm] += 1
+            return m
+        self._remove(to)
+        if flag == CASTLE:
+            self._remove(frm + (1 if to > frm else -1))
+            self._put(extra - 1, side_code)
+        elif flag == EN_PASSANT:
+            self._put(to - self._forward[us], side_code)
+        if captured:
+            self._put(to, captured)
+        self._put(frm, code)
+        return m
+
+    def null_move(self) -> None:
+        """Pass the turn (used by families with passes); undo with pop()."""
+        self.stack.append((NULL_MOVE, 0, 0, 0, self.castling, self.ep, self.halfmove))
+        self.ep = -1
+        if self.turn == BLACK:
+            self.fullmove += 1
+        self.turn ^= 1
+
+
+def _bits(bb: int):
+    while bb:
+        low = bb & -bb
+        yield low.bit_length() - 1
+        bb ^= low
+
+
+def _initial_ranks(variant, T) -> tuple[int, int]:
+    """Per colour: the squares that count as a piece's initial position for 'i' moves —
+    the relative rank where the variant's pawns (or the piece) start: rank 2 / rank ranks-1."""
+    g = variant.geometry
+    w = T.rank_mask[1] if g.ranks > 2 else 0
+    b = T.rank_mask[g.ranks - 2] if g.ranks > 2 else 0
+    return (w, b)
+
+
+def _attack_plan(variant, T, color: int):
+    """Per piece type of ``color``: what attack detection needs, cheapest checks first."""
+    plan = []
+    g = variant.geometry
+    for t, p in enumerate(variant.pieces):
+        pt = T.pieces[color][t]
+        ride_caps = tuple((T.opposite[d], None if lim == 0 else T.limited_ray(T.opposite[d], lim))
+                          for d, mv, cp, lim in pt.rides if cp)
+        hop_caps = tuple(T.opposite[d] for d, mv, cp in pt.hops if cp)
+        rev_lame = None
+        if any(pt.lame):
+            rev_lame = [[] for _ in range(g.size)]
+            for frm in range(g.size):
+                for to, block, mv, cp, init in pt.lame[frm]:
+                    if cp:
+                        rev_lame[to].append((frm, block, init))
+            rev_lame = [tuple(x) for x in rev_lame]
+            if not any(rev_lame):
+                rev_lame = None
+        rev_bent = None
+        if any(pt.bent):
+            rev_bent = [[] for _ in range(g.size)]
+            for frm in range(g.size):
+                for first, d, near, mv, cp in pt.bent[frm]:
+                    if not cp:
+                        continue
+                    path = 1 << first
+                    for s in _ray_squares(T, d, first):
+                        if not (near >> s & 1):
+                            rev_bent[s].append((frm, path))
+                        path |= 1 << s
+            rev_bent = [tuple(x) for x in rev_bent]
+        plan.append(((t + 1) * 2 + color, pt.rev_lc, pt.rev_ride, ride_caps, hop_caps, rev_lame, rev_bent))
+    # Kings and leapers are cheap to test: keep the variant's order (pawns, knights first helps).
+    return tuple(plan)
+
+
+def _ray_squares(T, d, sq):
+    """Squares along direction d from sq, nearest first."""
+    bb = T.ray[d][sq]
+    sqs = list(_bits(bb))
+    return sqs if T.positive[d] else sqs[::-1]
+
+
+def _danger_static(variant, T, us: int):
+    """For the side ``us``: rider lines to watch for pins, and static danger masks from enemy
+    hoppers (screens appear or vanish), lame leapers (block squares) and bent riders (paths)."""
+    them = us ^ 1
+    g = variant.geometry
+    look = {}
+    for t, p in enumerate(variant.pieces):
+        pt = T.pieces[them][t]
+        for d, mv, cp, lim in pt.rides:
+            if cp:
+                look.setdefault(T.opposite[d], set()).add((t + 1) * 2 + them)
+    look_t = tuple((od, frozenset(codes)) for od, codes in look.items())
+    dfrom = [0] * g.size
+    dto = [0] * g.size
+    for t, p in enumerate(variant.pieces):
+        pt = T.pieces[them][t]
+        for d, mv, cp in pt.hops:
+            if cp:
+                od = T.opposite[d]
+                for k in range(g.size):
+                    dfrom[k] |= T.ray[od][k]
+                    dto[k] |= T.ray[od][k]
+        for frm in range(g.size):
+            for to, block, mv, cp, init in pt.lame[frm]:
+                if cp:
+                    dfrom[to] |= block
+            for first, d, near, mv, cp in pt.bent[frm]:
+                if not cp:
+                    continue
+                path = 1 << first
+                for s in _ray_squares(T, d, first):
+                    if not (near >> s & 1):
+                        dfrom[s] |= path
+                    path |= 1 << s
+    return look_t, dfrom, dto

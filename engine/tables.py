@@ -1,0 +1,256 @@
+"""Move tables: every piece type's moves compiled once per variant into bitboards per square.
+
+The move generator never looks at Betza text: it reads these tables. For each piece type and
+colour:
+
+* ``lm[sq]`` / ``lc[sq]``: squares a plain leap reaches to move / to capture;
+* ``rides``: (direction, move, capture, limit) slides, resolved with ray tables: the first
+  blocker along a ray is the lowest set bit (directions that increase the square index) or
+  the highest (the others), and ``ray[d][sq] ^ ray[d][blocker]`` are the squares up to it;
+* ``hops``: cannon-like slides over exactly one screen;
+* ``special[sq]``: lame and initial-only leaps, and bent (Griffin-like) paths, as tuples.
+
+Reverse tables (which squares attack ``sq``) make attack detection cheap.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .betza import bent_continuations, parse_betza
+from .geometry import Geometry
+
+
+@dataclass(slots=True)
+class PieceTables:
+    """Compiled moves of one piece type for one colour."""
+
+    lm: list[int]                 # plain leaps that may move (per square)
+    lc: list[int]                 # plain leaps that may capture
+    rides: tuple                  # (dir, move, capture, limit)
+    hops: tuple                   # (dir, move, capture)
+    lame: list[tuple]             # per square: ((target, block_mask, move, capture, initial), ...)
+    bent: list[tuple]             # per square: ((first_sq, dir, near_mask, move, capture), ...)
+    initial_ranks: int            # bitboard of squares counting as the piece's initial position
+    rev_lc: list[int]             # squares from which a plain capture-leap reaches sq
+    rev_ride: list[int]           # union of capture-ride rays from sq in reverse directions
+    simple: bool                  # only plain leaps and unlimited rides (fast path)
+    any_ride_both: tuple          # directions ridden with both move and capture, unlimited
+    has_special: bool
+
+
+class Tables:
+    """All compiled tables of a variant's geometry and pieces."""
+
+    def __init__(self, geometry: Geometry, pieces):
+        self.geometry = g = geometry
+        self.dirs: list[tuple[int, int]] = []
+        self.dir_index: dict[tuple[int, int], int] = {}
+        self.ray: list[list[int]] = []          # ray[d][sq]: full ray (stops at edge or hole)
+        self.positive: list[bool] = []
+        self.limited: dict[tuple[int, int], list[int]] = {}
+        self.pieces = [[self._compile(p, color) for p in pieces] for color in (0, 1)]
+        # Lines from a square (all rider directions in use): for pin / danger detection.
+        self.any_line = [0] * g.size
+        for d in range(len(self.dirs)):
+            for sq in range(g.size):
+                self.any_line[sq] |= self.ray[d][sq]
+        self.opposite = [self.dir_index.get((-dx, -dy), -1) for dx, dy in self.dirs]
+        # A bitboard of each rank, for promotion zones and initial ranks.
+        self.rank_mask = [sum(1 << g.square(f, r) for f in range(g.files) if g.on_board(f, r))
+                          for r in range(g.ranks)]
+        self.bit = [1 << sq for sq in range(g.size)]
+
+    # -- geometry helpers ------------------------------------------------------------------
+    def direction(self, dx: int, dy: int) -> int:
+        key = (dx, dy)
+        if key in self.dir_index:
+            return self.dir_index[key]
+        g = self.geometry
+        d = len(self.dirs)
+        self.dirs.append(key)
+        self.dir_index[key] = d
+        self.positive.append(dy > 0 or (dy == 0 and dx > 0))
+        rays = []
+        for sq in range(g.size):
+            bb = 0
+            if sq not in g.holes:
+                f, r = sq % g.files, sq // g.files
+                f, r = f + dx, r + dy
+                while g.on_board(f, r):
+                    bb |= 1 << g.square(f, r)
+                    f, r = f + dx, r + dy
+            rays.append(bb)
+        self.ray.append(rays)
+        # make sure the opposite direction exists too (attack detection walks backwards)
+        if (-dx, -dy) not in self.dir_index:
+            self.direction(-dx, -dy)
+        return d
+
+    def limited_ray(self, d: int, limit: int) -> list[int]:
+        key = (d, limit)
+        if key not in self.limited:
+            g = self.geometry
+            dx, dy = self.dirs[d]
+            out = []
+            for sq in range(g.size):
+                bb = 0
+                if sq not in g.holes:
+                    f, r = sq % g.files, sq // g.files
+                    for _ in range(limit):
+                        f, r = f + dx, r + dy
+                        if not g.on_board(f, r):
+                            break
+                        bb |= 1 << g.square(f, r)
+                out.append(bb)
+            self.limited[key] = out
+        return self.limited[key]
+
+    def first_blocker(self, d: int, b: int) -> int:
+        if self.positive[d]:
+            return (b & -b).bit_length() - 1
+        return b.bit_length() - 1
+
+    # -- compiling a piece -----------------------------------------------------------------
+    def _compile(self, piece, color: int) -> PieceTables:
+        g = self.geometry
+        size = g.size
+        sign = 1 if color == 0 else -1
+        lm, lc = [0] * size, [0] * size
+        lame: list[list] = [[] for _ in range(size)]
+        bent: list[list] = [[] for _ in range(size)]
+        rides, hops = [], []
+        for comp in parse_betza(piece.betza).components:
+            vecs = [(dx, dy * sign) for dx, dy in comp.vectors]
+            if comp.kind == "leap" and not comp.lame and not comp.initial:
+                for sq in range(size):
+                    if sq in g.holes:
+                        continue
+                    f, r = sq % g.files, sq // g.files
+                    for dx, dy in vecs:
+                        if g.on_board(f + dx, r + dy):
+                            t = 1 << g.square(f + dx, r + dy)
+                            if comp.move:
+                                lm[sq] |= t
+                            if comp.capture:
+                                lc[sq] |= t
+            elif comp.kind == "leap":
+                for sq in range(size):
+                    if sq in g.holes:
+                        continue
+                    f, r = sq % g.files, sq // g.files
+                    for dx, dy in vecs:
+                        if not g.on_board(f + dx, r + dy):
+                            continue
+                        block = 0
+                        if comp.lame:
+                            path = _lame_path(dx, dy)
+                            if any(not g.on_board(f + px, r + py) for px, py in path):
+                                continue  # a hole on the way blocks a lame leaper
+                            for px, py in path:
+                                block |= 1 << g.square(f + px, r + py)
+                        lame[sq].append((g.square(f + dx, r + dy), block, comp.move, comp.capture, comp.initial))
+            elif comp.kind in ("ride", "hop"):
+                for dx, dy in vecs:
+                    d = self.direction(dx, dy)
+                    if comp.kind == "ride":
+                        rides.append((d, comp.move, comp.capture, comp.limit))
+                    else:
+                        hops.append((d, comp.move, comp.capture))
+            else:  # bent
+                for sq in range(size):
+                    if sq in g.holes:
+                        continue
+                    f, r = sq % g.files, sq // g.files
+                    for dx, dy in vecs:
+                        if not g.on_board(f + dx, r + dy):
+                            continue
+                        first = g.square(f + dx, r + dy)
+                        for cx, cy in bent_continuations((dx, dy * sign), comp.then_atom) if False else \
+                                bent_continuations((dx, dy), comp.then_atom):
+                            d = self.direction(cx, cy)
+                            near = self.limited_ray(d, comp.then_min - 1)[first] if comp.then_min > 1 else 0
+                            bent[sq].append((first, d, near, comp.move, comp.capture))
+        # Merge duplicate ride entries (e.g. "QR"): same direction and limit.
+        merged: dict[tuple[int, int], list[bool]] = {}
+        for d, mv, cp, lim in rides:
+            cur = merged.setdefault((d, lim), [False, False])
+            cur[0] |= mv
+            cur[1] |= cp
+        rides_t = tuple((d, mv, cp, lim) for (d, lim), (mv, cp) in merged.items())
+        initial = 0
+        rev_lc = [0] * size
+        for sq in range(size):
+            bb = lc[sq]
+            while bb:
+                low = bb & -bb
+                rev_lc[low.bit_length() - 1] |= 1 << sq
+                bb ^= low
+        has_special = any(lame) or any(bent) or bool(hops)
+        return PieceTables(
+            lm=lm, lc=lc, rides=rides_t, hops=tuple(hops),
+            lame=[tuple(x) for x in lame], bent=[tuple(x) for x in bent],
+            initial_ranks=initial, rev_lc=rev_lc, rev_ride=[0] * size,
+            simple=not has_special and all(lim == 0 for _, _, _, lim in rides_t),
+            any_ride_both=tuple(d for d, mv, cp, lim in rides_t if mv and cp and lim == 0),
+            has_special=has_special,
+        )
+
+    def finish(self) -> None:
+        """Fill reverse ride unions once every direction exists."""
+        for color in (0, 1):
+            for pt in self.pieces[color]:
+                rev = [0] * self.geometry.size
+                for d, mv, cp, lim in pt.rides:
+                    if not cp:
+                        continue
+                    od = self.opposite[d]
+                    rays = self.ray[od] if lim == 0 else self.limited_ray(od, lim)
+                    for sq in range(self.geometry.size):
+                        rev[sq] |= rays[sq]
+                for d, mv, cp in pt.hops:
+                    if cp:
+                        od = self.opposite[d]
+                        for sq in range(self.geometry.size):
+                            rev[sq] |= self.ray[od][sq]
+                pt.rev_ride = rev
+
+
+def _lame_path(dx: int, dy: int) -> list[tuple[int, int]]:
+    """Squares a lame leap passes: orthogonal steps along the long leg first, then diagonal.
+
+    (2,1) -> (1,0): the Xiangqi horse; (2,0) -> (1,0): the pawn's double step; (2,2) -> (1,1).
+    """
+    ax, ay = abs(dx), abs(dy)
+    sx = (dx > 0) - (dx < 0)
+    sy = (dy > 0) - (dy < 0)
+    path = []
+    x = y = 0
+    if ax >= ay:
+        for _ in range(ax - ay):
+            x += sx
+            path.append((x, y))
+    else:
+        for _ in range(ay - ax):
+            y += sy
+            path.append((x, y))
+    while (x, y) != (dx, dy):
+        x += sx if x != dx else 0
+        y += sy if y != dy else 0
+        if (x, y) != (dx, dy):
+            path.append((x, y))
+    return path[:-1] if path and path[-1] == (dx, dy) else path
+
+
+_CACHE: dict = {}
+
+
+def tables_for(variant) -> Tables:
+    """The compiled tables of a variant (built once, then shared)."""
+    key = (variant.geometry, tuple((p.betza, p.name) for p in variant.pieces))
+    t = _CACHE.get(key)
+    if t is None:
+        t = Tables(variant.geometry, variant.pieces)
+        t.finish()
+        _CACHE[key] = t
+    return t
