@@ -347,6 +347,50 @@ class Position:
                         return True
         return False
 
+    def attacks_of(self, sq: int) -> int:
+        """Bitboard of the squares the piece on sq attacks directly: where it could capture if
+        an enemy stood there (own pieces' squares included; sliders stop at the first piece)."""
+        code = self.board[sq]
+        if not code:
+            return 0
+        color = code & 1
+        pt = self.tables.pieces[color][(code >> 1) - 1]
+        occ = self.occ[0] | self.occ[1]
+        T = self.tables
+        ray, positive = T.ray, T.positive
+        out = pt.lc[sq]
+        for d, mv, cp, lim in pt.rides:
+            if not cp:
+                continue
+            r = ray[d][sq] if lim == 0 else T.limited_ray(d, lim)[sq]
+            b = r & occ
+            if b:
+                f = (b & -b).bit_length() - 1 if positive[d] else b.bit_length() - 1
+                r &= ~ray[d][f]
+            out |= r
+        for d, mv, cp in pt.hops:
+            if not cp:
+                continue
+            b = ray[d][sq] & occ
+            if b:
+                s = (b & -b).bit_length() - 1 if positive[d] else b.bit_length() - 1
+                b = ray[d][s] & occ
+                if b:
+                    out |= 1 << ((b & -b).bit_length() - 1 if positive[d] else b.bit_length() - 1)
+        for to, block, mv, cp, init in pt.lame[sq]:
+            if cp and not block & occ and (not init or self._initial[color] >> sq & 1):
+                out |= 1 << to
+        for first, d, near, mv, cp in pt.bent[sq]:
+            if not cp or occ >> first & 1:
+                continue
+            r = ray[d][first]
+            b = r & occ
+            if b:
+                f = (b & -b).bit_length() - 1 if positive[d] else b.bit_length() - 1
+                r &= ~ray[d][f]
+            out |= r & ~near
+        return out
+
     def checkers_exist(self, color: int | None = None) -> bool:
         """True when a royal piece of ``color`` (default: side to move) is attacked."""
         c = self.turn if color is None else color

@@ -1,0 +1,80 @@
+"""Reading configuration files: variants (``configs/variants/*.yaml``) and the random variants.
+
+Config is read once, validated into frozen values and passed down; YAML only through
+``yaml.safe_load``; errors name the file, the key and the bad value. The configs folder is
+``$FAIRYBOARD_CONFIGS`` when set, else the ``configs/`` folder of this checkout.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from engine.errors import VariantError
+from engine.variant import Variant
+from engine import random_variant
+
+from .errors import ConfigError
+
+_RANDOM = re.compile(r"^random-([1-6])-([1-6])-([1-6])$")
+
+
+def configs_dir() -> Path:
+    env = os.environ.get("FAIRYBOARD_CONFIGS")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parent.parent / "configs"
+
+
+def read_yaml(path: Path) -> Any:
+    """Parse one YAML file; ConfigError names the file and the line of a syntax error."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1} column {mark.column + 1}" if mark else ""
+        raise ConfigError(f"{path}:{where}: invalid YAML: {getattr(exc, 'problem', exc)}") from None
+
+
+def variant_names() -> list[str]:
+    return sorted(p.stem for p in (configs_dir() / "variants").glob("*.yaml"))
+
+
+def load_variant(name: str) -> Variant:
+    """A variant by name (``configs/variants/NAME.yaml``, or ``random-A-B-C`` for the dice
+    outcome A-B-C), or by the path of a YAML file."""
+    m = _RANDOM.match(name)
+    if m:
+        return random_variant_for(tuple(int(x) for x in m.groups()))
+    path = Path(name)
+    if not (name.endswith((".yaml", ".yml")) and path.exists()):
+        path = configs_dir() / "variants" / f"{name}.yaml"
+        if not path.exists():
+            known = ", ".join(variant_names())
+            raise ConfigError(f"unknown variant {name!r} (known: {known}, and random-A-B-C for dice A-B-C)")
+    data = read_yaml(path)
+    try:
+        return Variant.from_dict(data, str(path))
+    except VariantError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def random_variant_for(dice) -> Variant:
+    """The Tomorrow's Chess array three dice select, with variant 1's rules (castling,
+    scoring); its name is ``random-A-B-C`` with the dice sorted."""
+    rv = random_variant.select(dice)
+    base = read_yaml(configs_dir() / "variants" / "tomorrow-1.yaml")
+    name = "random-" + "-".join(str(d) for d in rv.dice)
+    data = dict(base)
+    data.update(name=name, description=f"Random Variant Chess {'-'.join(map(str, rv.dice))}: {rv.description}",
+                back_rank=list(rv.back_rank))
+    data.pop("pieces", None)
+    return Variant.from_dict(data, f"<dice {'-'.join(map(str, rv.dice))}>")
