@@ -1,0 +1,350 @@
+# fairyboard firmware logic: matrix scan, debounce, LEDs and the protocol state machine.
+#
+# Hardware comes in as objects (pins from `machine`, a strip from `neopixel`, a byte `io`
+# and a `clock` with ticks_ms/ticks_diff), so the same code runs on the Pico (main.py
+# passes the real modules) and under CPython in the tests (which pass fakes).
+# MicroPython and CPython both: no f-strings, no dataclasses, no typing.
+
+import fb_proto as P
+
+FIRMWARE_VERSION = (1, 0, 0)
+# scan_period_ms, debounce_ms, periodic_ms, heartbeat_ms (see fb_proto.SETTING_RANGES)
+DEFAULT_SETTINGS = (10, 30, 1000, 1000)
+
+
+class Matrix:
+    # Columns are outputs idling high; a scan pulls one column low at a time and reads the
+    # rows, which have pull-ups: a closed switch (its diode pointing to the column) pulls
+    # its row low. Sensor index = row * len(columns) + col.
+
+    def __init__(self, columns, rows, settle=None):
+        self.columns = list(columns)
+        self.rows = list(rows)
+        self.count = len(self.columns) * len(self.rows)
+        self.settle = settle
+
+    def scan(self, into):
+        for k in range(len(into)):
+            into[k] = 0
+        ncols = len(self.columns)
+        settle = self.settle
+        rows = self.rows
+        for c in range(ncols):
+            col = self.columns[c]
+            col.value(0)
+            if settle is not None:
+                settle()
+            i = c
+            for row in rows:
+                if not row.value():
+                    into[i >> 3] |= 1 << (i & 7)
+                i += ncols
+            col.value(1)
+
+
+class Debouncer:
+    # A sensor's reported state follows its raw reading once the reading has differed from
+    # the reported state at every scan for debounce_ms.
+
+    def __init__(self, count):
+        n = (count + 7) // 8
+        self.stable = bytearray(n)
+        self.pending = bytearray(n)
+        self.since = [0] * (n * 8)
+
+    def reset(self, raw):
+        for k in range(len(self.stable)):
+            self.stable[k] = raw[k]
+            self.pending[k] = 0
+
+    def update(self, raw, now, debounce_ms):
+        # True if the stable state changed; now is in ms (uptime)
+        changed = False
+        stable = self.stable
+        pending = self.pending
+        since = self.since
+        for k in range(len(stable)):
+            diff = raw[k] ^ stable[k]
+            pend = pending[k]
+            if not diff and not pend:
+                continue
+            pend &= diff
+            new = diff & ~pend & 0xFF
+            base = k * 8
+            for bit in range(8):
+                m = 1 << bit
+                if new & m:
+                    since[base + bit] = now
+                    pend |= m
+                if pend & m and now - since[base + bit] >= debounce_ms:
+                    stable[k] ^= m
+                    pend &= ~m & 0xFF
+                    changed = True
+            pending[k] = pend
+        return changed
+
+
+class Leds:
+    # Keeps the LED frame the host sent and shows it on the strip: brightness-scaled, each
+    # LED on or off according to its blink pattern and the board's uptime. The strip is
+    # written only when what it shows changes.
+
+    def __init__(self, strip, count):
+        self.strip = strip
+        self.count = count
+        self.rgb = bytearray(3 * count)
+        self.blink = bytearray(count)
+        self.brightness = 255
+        self.blinking = False
+        self.shown_phase = -1
+        self.dirty = True
+
+    def set_frame(self, brightness, count, records):
+        rgb = self.rgb
+        blink = self.blink
+        for i in range(self.count):
+            j = 3 * i
+            if i < count:
+                r = 4 * i
+                rgb[j] = records[r]
+                rgb[j + 1] = records[r + 1]
+                rgb[j + 2] = records[r + 2]
+                blink[i] = records[r + 3]
+            else:
+                rgb[j] = rgb[j + 1] = rgb[j + 2] = 0
+                blink[i] = 0
+        self.brightness = brightness
+        self.blinking = False
+        for p in blink:
+            if p:
+                self.blinking = True
+                break
+        self.dirty = True
+
+    @staticmethod
+    def phase(uptime):
+        # bit 0: slow patterns in their on half; bit 1: fast patterns in their on half
+        return (1 if uptime % 1000 < 500 else 0) | (2 if uptime % 250 < 125 else 0)
+
+    def ms_until_change(self, uptime):
+        if self.dirty:
+            return 0
+        if not self.blinking:
+            return None
+        return 125 - uptime % 125
+
+    def update(self, uptime):
+        phase = self.phase(uptime) if self.blinking else 0
+        if not self.dirty and phase == self.shown_phase:
+            return False
+        slow = phase & 1
+        fast = phase & 2
+        br = self.brightness
+        rgb = self.rgb
+        blink = self.blink
+        strip = self.strip
+        for i in range(self.count):
+            p = blink[i]
+            if p == P.BLINK_STEADY or (p == P.BLINK_SLOW and slow) or (p == P.BLINK_FAST and fast) \
+                    or (p == P.BLINK_SLOW_INVERTED and not slow):
+                j = 3 * i
+                strip[i] = ((rgb[j] * br + 127) // 255, (rgb[j + 1] * br + 127) // 255,
+                            (rgb[j + 2] * br + 127) // 255)
+            else:
+                strip[i] = (0, 0, 0)
+        strip.write()
+        self.dirty = False
+        self.shown_phase = phase
+        return True
+
+
+class Firmware:
+    # The board: call start() once, then step() as often as possible (run() does both).
+
+    def __init__(self, io, matrix, leds, clock, files, ranks, boot_id, settings=DEFAULT_SETTINGS,
+                 version=FIRMWARE_VERSION):
+        self.io = io
+        self.matrix = matrix
+        self.leds = leds
+        self.clock = clock
+        self.files = files
+        self.ranks = ranks
+        self.boot_id = boot_id & 0xFFFF
+        self.version = version
+        self.settings = list(settings)
+        self.sensor_count = matrix.count
+        self.reader = P.FrameReader()
+        self.raw = bytearray((self.sensor_count + 7) // 8)
+        self.debouncer = Debouncer(self.sensor_count)
+        self.next_seq = 0
+        self.rx_errors = 0
+        self.uptime = 0
+        self.last_ticks = 0
+        self.next_scan = 0
+        self.last_occupancy_at = 0
+        self.next_heartbeat = 0
+        self.started = False
+
+    # --- sending ---
+
+    def send(self, msg_type, payload):
+        self.io.write(P.encode_frame(msg_type, payload))
+
+    def send_hello(self):
+        self.send(P.HELLO, P.hello_payload(self.version, self.sensor_count, self.leds.count,
+                                           self.files, self.ranks, self.boot_id))
+
+    def send_occupancy(self, reason):
+        self.send(P.OCCUPANCY, P.occupancy_payload(self.next_seq, reason, self.sensor_count,
+                                                   self.debouncer.stable))
+        self.next_seq = (self.next_seq + 1) & 0xFFFF
+        self.last_occupancy_at = self.uptime
+
+    def send_heartbeat(self):
+        self.send(P.HEARTBEAT, P.heartbeat_payload(self.uptime, (self.next_seq - 1) & 0xFFFF,
+                                                   self.rx_errors))
+
+    def send_error(self, code, ref_type, detail, text):
+        self.send(P.ERROR, P.error_payload(code, ref_type, detail, text))
+
+    def send_settings(self):
+        self.send(P.SETTINGS, P.settings_payload(self.settings))
+
+    def report_crash(self, exc):
+        try:
+            self.send_error(P.E_INTERNAL, 0, 0, repr(exc)[:200])
+        except Exception:
+            pass
+
+    # --- the loop ---
+
+    def start(self):
+        self.last_ticks = self.clock.ticks_ms()
+        self.uptime = 0
+        self.io.write(b"\x00")  # ends any partial frame the host holds
+        self.send_hello()
+        self.matrix.scan(self.raw)
+        self.debouncer.reset(self.raw)
+        self.send_occupancy(P.REASON_REFRESH)
+        self.next_scan = self.settings[0]
+        self.next_heartbeat = self.settings[3]
+        self.leds.update(0)
+        self.started = True
+
+    def tick(self):
+        now = self.clock.ticks_ms()
+        self.uptime += self.clock.ticks_diff(now, self.last_ticks)
+        self.last_ticks = now
+        return self.uptime
+
+    def step(self):
+        up = self.tick()
+        data = self.io.read()
+        if data:
+            for msg_type, payload in self.reader.feed(data):
+                self.handle(msg_type, payload)
+        scan_ms, debounce_ms, periodic_ms, heartbeat_ms = self.settings
+        if up >= self.next_scan:
+            self.matrix.scan(self.raw)
+            if self.debouncer.update(self.raw, up, debounce_ms):
+                self.send_occupancy(P.REASON_CHANGE)
+            self.next_scan += scan_ms
+            if self.next_scan <= up:
+                self.next_scan = up + scan_ms
+        if periodic_ms and up - self.last_occupancy_at >= periodic_ms:
+            self.send_occupancy(P.REASON_REFRESH)
+        if up >= self.next_heartbeat:
+            self.send_heartbeat()
+            self.next_heartbeat = up + heartbeat_ms
+        self.leds.update(up)
+
+    def ms_until_due(self):
+        # How long the loop may wait for input before step() has work to do.
+        up = self.uptime
+        due = min(self.next_scan, self.next_heartbeat)
+        if self.settings[2]:
+            due = min(due, self.last_occupancy_at + self.settings[2])
+        wait = due - up
+        leds = self.leds.ms_until_change(up)
+        if leds is not None and leds < wait:
+            wait = leds
+        return wait if wait > 0 else 0
+
+    # --- receiving ---
+
+    def handle(self, msg_type, payload):
+        if msg_type is None:
+            self.rx_errors = (self.rx_errors + 1) & 0xFFFF
+            self.send_error(P.E_BAD_FRAME, 0, self.rx_errors, payload)
+            return
+        try:
+            if msg_type == P.LED_FRAME:
+                self.on_led_frame(payload)
+            elif msg_type == P.REQUEST:
+                self.on_request(P.parse_request(payload))
+            elif msg_type == P.SET_SETTINGS:
+                self.on_set_settings(P.parse_settings(payload))
+            elif msg_type == P.PING:
+                self.send(P.PONG, P.u16_payload(P.parse_u16(payload)))
+            else:
+                self.send_error(P.E_UNKNOWN_TYPE, msg_type, msg_type, "unknown message type")
+        except ValueError as exc:
+            self.send_error(P.E_BAD_PAYLOAD, msg_type, len(payload), str(exc))
+
+    def on_request(self, what):
+        if what == P.WANT_HELLO:
+            self.send_hello()
+        elif what == P.WANT_SETTINGS:
+            self.send_settings()
+        elif what == P.WANT_OCCUPANCY:
+            self.send_occupancy(P.REASON_REQUESTED)
+        else:
+            self.send_error(P.E_BAD_PAYLOAD, P.REQUEST, what, "unknown request")
+
+    def on_led_frame(self, payload):
+        seq, brightness, count, records = P.parse_led_frame(payload)
+        if count > self.leds.count:
+            self.send_error(P.E_LED_COUNT, P.LED_FRAME, count,
+                            "board has %d LEDs" % self.leds.count)
+            return
+        for i in range(count):
+            if records[4 * i + 3] > P.BLINK_MAX:
+                self.send_error(P.E_BAD_PAYLOAD, P.LED_FRAME, records[4 * i + 3],
+                                "LED %d: unknown blink pattern" % i)
+                return
+        self.leds.set_frame(brightness, count, records)
+        self.leds.update(self.uptime)
+        self.send(P.LED_ACK, P.u16_payload(seq))
+
+    def on_set_settings(self, values):
+        bad = P.check_settings(values)
+        if bad is not None:
+            index, value = bad
+            name, low, high = P.SETTING_RANGES[index]
+            self.send_error(P.E_BAD_SETTING, P.SET_SETTINGS, value,
+                            "%s must be %d..%d" % (name, low, high))
+        else:
+            self.settings = list(values)
+            self.next_scan = self.uptime
+            self.next_heartbeat = min(self.next_heartbeat, self.uptime + values[3])
+        self.send_settings()
+
+
+def build(machine, neopixel, pins, io, clock, boot_id, settle=None):
+    # The firmware on the board described by the pin map `pins` (see fb_pins.py).
+    Pin = machine.Pin
+    columns = [Pin(n, Pin.OUT, value=1) for n in pins.COLUMNS]
+    rows = [Pin(n, Pin.IN, Pin.PULL_UP) for n in pins.ROWS]
+    strip = neopixel.NeoPixel(Pin(pins.LED_DATA, Pin.OUT), pins.LED_COUNT)
+    return Firmware(io, Matrix(columns, rows, settle), Leds(strip, pins.LED_COUNT), clock,
+                    len(columns), len(rows), boot_id)
+
+
+def run(fw, io, feed=None):
+    # The main loop: never returns. feed is called every round (the watchdog).
+    fw.start()
+    while True:
+        fw.step()
+        if feed is not None:
+            feed()
+        io.wait(fw.ms_until_due())

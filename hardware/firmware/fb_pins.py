@@ -1,0 +1,14 @@
+# fairyboard pin map for the Raspberry Pi Pico (RP2040). GPIO numbers, not header pins;
+# hardware/firmware/README.md has the same table with header pins and wiring.
+
+# Matrix columns, file a..l (col 0..11): outputs, idle high, pulled low one at a time.
+COLUMNS = (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13)
+# Matrix rows, rank 1..8 (row 0..7): inputs with pull-ups.
+ROWS = (14, 15, 16, 17, 18, 19, 20, 21)
+# WS2812 data in of the first LED (through a 74AHCT125 level shifter to 5 V).
+LED_DATA = 22
+LED_COUNT = 96
+# Tie to GND at power-up to skip the firmware and stay at the MicroPython prompt.
+SAFE_MODE = 28
+# Watchdog: the board resets if the main loop stalls this long (ms; RP2040 max 8388).
+WATCHDOG_MS = 5000
