@@ -27,7 +27,7 @@ class Position:
     __slots__ = ("variant", "tables", "geometry", "board", "pbb", "occ", "turn", "castling", "ep",
                  "halfmove", "fullmove", "hands", "stack", "_castle_clear", "_royal_codes",
                  "_plans", "_attack_plans", "_promo_zone", "_initial", "_forward", "_mask",
-                 "_king_code", "_danger_static")
+                 "_king_code", "_danger_static", "_castle_paths", "_castle_rank")
 
     # -- construction ----------------------------------------------------------------------
     def __init__(self, variant):
@@ -46,6 +46,8 @@ class Position:
         self.hands = [[0] * n, [0] * n]
         self.stack: list[tuple] = []
         self._castle_clear: dict[int, int] = {}
+        self._castle_paths: dict[int, tuple] = {}
+        self._castle_rank = (T.rank_mask[0], T.rank_mask[g.ranks - 1])
         self._mask = g.mask
         self._forward = (g.files, -g.files)
         self._royal_codes = ([(t + 1) * 2 for t, p in enumerate(variant.pieces) if p.royal],
@@ -157,6 +159,7 @@ class Position:
         self.castling = 0
         if text == "-":
             self._castle_clear = {}
+            self._castle_paths = {}
             return
         rook_codes = [None, None]
         rook_t = next((t for t, p in enumerate(self.variant.pieces) if p.name == "rook"), None)
@@ -195,6 +198,27 @@ class Position:
                 if self.board[sq] in self._king_code[color] and g.rank_of(sq) == g.rank_of(rsq):
                     clear[sq] = clear.get(sq, 0) | low
         self._castle_clear = clear
+        # For each castling rook: (king square, king's destination, rook's destination,
+        # squares that must be empty).
+        paths = {}
+        for rsq in self.geometry.squares_of(self.castling):
+            rank = g.rank_of(rsq)
+            color = WHITE if rank == 0 else BLACK
+            k = next((sq for sq in range(g.size) if self.board[sq] in self._king_code[color]
+                      and g.rank_of(sq) == rank), None)
+            if k is None:
+                continue
+            step = 1 if rsq > k else -1
+            if not 0 <= g.file_of(k) + 2 * step < g.files:
+                continue
+            kto, rto = k + 2 * step, k + step
+            lo, hi = min(k, rsq, kto, rto), max(k, rsq, kto, rto)
+            must = 0
+            for sq in range(lo, hi + 1):
+                if sq not in (k, rsq):
+                    must |= 1 << sq
+            paths[rsq] = (k, kto, rto, must)
+        self._castle_paths = paths
 
     def fen(self, *, ep: str = "capturable") -> str:
         """FEN as Fairy-Stockfish writes it: hands as [..], en passant only when capturable."""
@@ -448,6 +472,7 @@ class Position:
         promos = self.variant.promotion
         n_promo = len(promos)
         initial = self._initial[us]
+        double_step = self.variant.double_step
         ep = self.ep
         for t, code, pt, royal, pawn in self._plans[us]:
             bb = self.pbb[code]
@@ -457,7 +482,17 @@ class Position:
                 bb ^= low
                 quiet = pt.lm[sq] & empty
                 caps = pt.lc[sq] & enemy
-                for d, mv, cp, lim in pt.rides:
+                if pt.slides:
+                    att = 0
+                    for rays, pos_dir in pt.slides:
+                        r = rays[sq]
+                        b = r & occ
+                        if b:
+                            r ^= rays[(b & -b).bit_length() - 1 if pos_dir else b.bit_length() - 1]
+                        att |= r
+                    quiet |= att & empty
+                    caps |= att & enemy
+                for d, mv, cp, lim in pt.other_rides:
                     r = ray[d][sq] if lim == 0 else T.limited_ray(d, lim)[sq]
                     b = r & occ
                     if b:
@@ -467,9 +502,18 @@ class Position:
                         quiet |= r & empty
                     if cp:
                         caps |= r & enemy
-                specials = None
+                lame = pt.lame[sq]
+                if lame:
+                    for to, block, mv, cp, init in lame:
+                        if block & occ or (init and not initial >> sq & 1):
+                            continue
+                        if mv and empty >> to & 1:
+                            if not (pawn and init and not double_step):
+                                quiet |= 1 << to
+                        elif cp and enemy >> to & 1:
+                            caps |= 1 << to
                 if pt.has_special:
-                    q2, c2, specials = self._special_targets(pt, sq, occ, empty, enemy, initial, pawn)
+                    q2, c2 = self._hop_bent_targets(pt, sq, occ, empty, enemy)
                     quiet |= q2
                     caps |= c2
                 targets = quiet | caps
@@ -524,19 +568,9 @@ class Position:
             count += self._drop_moves(us, empty, out, protect)
         return count if out is None else len(out)
 
-    def _special_targets(self, pt, sq, occ, empty, enemy, initial, pawn):
+    def _hop_bent_targets(self, pt, sq, occ, empty, enemy):
+        """Quiet and capture targets of a piece's hopper and bent-rider moves."""
         quiet = caps = 0
-        for to, block, mv, cp, init in pt.lame[sq]:
-            if block & occ:
-                continue
-            if init and not initial >> sq & 1:
-                continue
-            bit = 1 << to
-            if mv and empty & bit:
-                if not (pawn and init and not self.variant.double_step):
-                    quiet |= bit
-            elif cp and enemy & bit:
-                caps |= bit
         ray = self.tables.ray
         positive = self.tables.positive
         for d, mv, cp in pt.hops:
@@ -566,31 +600,51 @@ class Position:
                 quiet |= r & empty
             if cp:
                 caps |= r & enemy
-        return quiet, caps, None
+        return quiet, caps
 
     def _pins(self, k: int, us: int, occ: int) -> tuple[int, int]:
-        """Squares whose pieces' moves need the exact test: pinned pieces, and (static) squares
-        on hoppers' lines, lame leapers' block squares and bent riders' paths to the royal."""
+        """Squares whose pieces' moves need the exact test (danger), and squares a move onto
+        needs it (danger_to): pinned pieces; lines between the royal and an enemy hopper
+        (a screen may appear or vanish); the block squares of an enemy lame leaper and the
+        paths of an enemy bent rider aimed at the royal."""
         T = self.tables
         ray = T.ray
         positive = T.positive
         board = self.board
-        danger = 0
-        them_codes = self._danger_static[us]
-        look, danger_from_static, danger_to_static = them_codes
+        pbb = self.pbb
+        danger = danger_to = 0
+        look, others = self._danger_static[us]
         for od, codes in look:
             b = ray[od][k] & occ
             if not b:
                 continue
             f = (b & -b).bit_length() - 1 if positive[od] else b.bit_length() - 1
-            if board[f] & 1 != us or not board[f]:
+            c = board[f]
+            if c & 1 != us:
                 continue
             b = ray[od][f] & occ
             if b:
                 f2 = (b & -b).bit_length() - 1 if positive[od] else b.bit_length() - 1
                 if board[f2] in codes:
                     danger |= 1 << f
-        return danger | danger_from_static[k], danger_to_static[k]
+        for code, hop_dirs, rev_lame, rev_bent in others:
+            pb = pbb[code]
+            if not pb:
+                continue
+            for od in hop_dirs:
+                line = ray[od][k]
+                if line & pb:
+                    danger |= line
+                    danger_to |= line
+            if rev_lame:
+                for frm, block, init in rev_lame[k]:
+                    if pb >> frm & 1:
+                        danger |= block
+            if rev_bent:
+                for frm, path in rev_bent[k]:
+                    if pb >> frm & 1:
+                        danger |= path
+        return danger, danger_to
 
     def _safe(self, frm: int, to: int, us: int, protect, royal: bool, extra_remove: int) -> bool:
         """Exact test: after moving frm->to (removing extra_remove too), is every protected
@@ -608,33 +662,25 @@ class Position:
         return True
 
     def _castling_moves(self, us: int, occ: int, out, protect) -> int:
-        g = self.geometry
-        rank = 0 if us == WHITE else g.ranks - 1
-        rights = self.castling & self.tables.rank_mask[rank]
+        rights = self.castling & self._castle_rank[us]
         if not rights:
             return 0
-        kings = [sq for code in self._king_code[us] for sq in _bits(self.pbb[code]) if g.rank_of(sq) == rank]
-        if not kings:
-            return 0
-        k = kings[0]
         them = us ^ 1
         n = 0
-        for rsq in _bits(rights):
-            step = 1 if rsq > k else -1
-            kto = k + 2 * step
-            rto = k + step
-            if not (0 <= g.file_of(k) + 2 * step < g.files):
+        while rights:
+            low = rights & -rights
+            rights ^= low
+            rsq = low.bit_length() - 1
+            data = self._castle_paths.get(rsq)
+            if data is None:
                 continue
-            lo, hi = min(k, rsq, kto, rto), max(k, rsq, kto, rto)
-            must_empty = 0
-            for sq in range(lo, hi + 1):
-                if sq not in (k, rsq):
-                    must_empty |= 1 << sq
-            if must_empty & occ:
+            k, kto, rto, must_empty = data
+            if must_empty & occ or self.board[k] not in self._king_code[us]:
                 continue
+            step = 1 if kto > k else -1
             if self.attacked(k + step, them, occ) or self.attacked(k, them, occ):
                 continue
-            after = (occ & ~(1 << k) & ~(1 << rsq)) | (1 << kto) | (1 << rto)
+            after = (occ & ~(1 << k) & ~low) | (1 << kto) | (1 << rto)
             if self.attacked(kto, them, after):
                 continue
             if protect and len(protect) > 1:
@@ -812,10 +858,10 @@ def _ray_squares(T, d, sq):
 
 
 def _danger_static(variant, T, us: int):
-    """For the side ``us``: rider lines to watch for pins, and static danger masks from enemy
-    hoppers (screens appear or vanish), lame leapers (block squares) and bent riders (paths)."""
+    """For the side ``us``: the rider lines to watch for pins (look direction from the royal,
+    enemy codes that ride along it), and per enemy type with hopper, lame or bent captures
+    the reverse data _pins needs (taken from the attack plan)."""
     them = us ^ 1
-    g = variant.geometry
     look = {}
     for t, p in enumerate(variant.pieces):
         pt = T.pieces[them][t]
@@ -823,26 +869,8 @@ def _danger_static(variant, T, us: int):
             if cp:
                 look.setdefault(T.opposite[d], set()).add((t + 1) * 2 + them)
     look_t = tuple((od, frozenset(codes)) for od, codes in look.items())
-    dfrom = [0] * g.size
-    dto = [0] * g.size
-    for t, p in enumerate(variant.pieces):
-        pt = T.pieces[them][t]
-        for d, mv, cp in pt.hops:
-            if cp:
-                od = T.opposite[d]
-                for k in range(g.size):
-                    dfrom[k] |= T.ray[od][k]
-                    dto[k] |= T.ray[od][k]
-        for frm in range(g.size):
-            for to, block, mv, cp, init in pt.lame[frm]:
-                if cp:
-                    dfrom[to] |= block
-            for first, d, near, mv, cp in pt.bent[frm]:
-                if not cp:
-                    continue
-                path = 1 << first
-                for s in _ray_squares(T, d, first):
-                    if not (near >> s & 1):
-                        dfrom[s] |= path
-                    path |= 1 << s
-    return look_t, dfrom, dto
+    others = []
+    for code, rev_lc, rev_ride, ride_caps, hop_caps, rev_lame, rev_bent in _attack_plan(variant, T, them):
+        if hop_caps or rev_lame or rev_bent:
+            others.append((code, hop_caps, rev_lame, rev_bent))
+    return look_t, tuple(others)

@@ -36,7 +36,9 @@ class PieceTables:
     rev_ride: list[int]           # union of capture-ride rays from sq in reverse directions
     simple: bool                  # only plain leaps and unlimited rides (fast path)
     any_ride_both: tuple          # directions ridden with both move and capture, unlimited
-    has_special: bool
+    has_special: bool             # hoppers or bent riders (lame leaps are handled inline)
+    slides: tuple = ()            # (rays, positive) of unlimited move+capture rides (fast path)
+    other_rides: tuple = ()       # the remaining rides: (dir, move, capture, limit)
 
 
 class Tables:
@@ -139,6 +141,8 @@ class Tables:
                     if sq in g.holes:
                         continue
                     f, r = sq % g.files, sq // g.files
+                    if comp.initial and r != (1 if color == 0 else g.ranks - 2):
+                        continue  # "i" moves: only from the initial (pawn) rank
                     for dx, dy in vecs:
                         if not g.on_board(f + dx, r + dy):
                             continue
@@ -186,7 +190,7 @@ class Tables:
                 low = bb & -bb
                 rev_lc[low.bit_length() - 1] |= 1 << sq
                 bb ^= low
-        has_special = any(lame) or any(bent) or bool(hops)
+        has_special = any(bent) or bool(hops)   # lame leaps are handled inline
         return PieceTables(
             lm=lm, lc=lc, rides=rides_t, hops=tuple(hops),
             lame=[tuple(x) for x in lame], bent=[tuple(x) for x in bent],
@@ -214,6 +218,9 @@ class Tables:
                         for sq in range(self.geometry.size):
                             rev[sq] |= self.ray[od][sq]
                 pt.rev_ride = rev
+                pt.slides = tuple((self.ray[d], self.positive[d]) for d, mv, cp, lim in pt.rides
+                                  if mv and cp and lim == 0)
+                pt.other_rides = tuple(r for r in pt.rides if not (r[1] and r[2] and r[3] == 0))
 
 
 def _lame_path(dx: int, dy: int) -> list[tuple[int, int]]:
