@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import pty
 import select
+import threading
 import time
 import tty
 from pathlib import Path
@@ -51,6 +52,19 @@ class FakeTicks:
 
     def advance(self, ms: int) -> None:
         self.now = (self.now + ms) % TICKS_PERIOD
+
+
+class RealTicks(FakeTicks):
+    """``time.ticks_ms`` on the real monotonic clock (for threaded runs and the benchmark)."""
+
+    def __init__(self) -> None:
+        super().__init__(0)
+
+    def ticks_ms(self) -> int:
+        return int(time.monotonic() * 1000) % TICKS_PERIOD
+
+    def advance(self, ms: int) -> None:
+        raise RuntimeError("real time cannot be advanced")
 
 
 class FakeClock:
@@ -218,6 +232,17 @@ class PtyCable:
         self.sent = self.received = 0
         self.plug(name)
 
+    def connect(self) -> None:
+        """A host opened the port: a fresh session with empty buffers (counts start at 0)."""
+        while self.master is not None:
+            try:
+                if not os.read(self.master, 4096):
+                    break
+            except (BlockingIOError, OSError):
+                break
+        self.sent = self.received = 0
+        self.host_connected = True
+
     @property
     def tty_name(self) -> str | None:
         return os.ttyname(self.slave) if self.slave is not None else None
@@ -306,12 +331,16 @@ class CountingPort:
 class VirtualBoard:
     """The Pico: firmware logic on fake pins and LEDs, behind a :class:`PtyCable`."""
 
-    def __init__(self, directory: Path, *, boot_id: int = 0xB007) -> None:
+    def __init__(self, directory: Path, *, boot_id: int = 0xB007, ticks: FakeTicks | None = None,
+                 read_timeout: float = 0.0) -> None:
         self.directory = Path(directory)
         self.closed: set[int] = set()
         self.cable = PtyCable(self.directory)
-        self.ticks = FakeTicks()
+        self.ticks = ticks or FakeTicks()
+        self.read_timeout = read_timeout  # of the host's port
         self.host_port: CountingPort | None = None
+        self.hung = False  # a hung board: the firmware stops running, the cable stays
+        self.opened: list[str] = []
         self.boot(boot_id)
 
     @property
@@ -334,12 +363,19 @@ class VirtualBoard:
 
     def open_port(self, url: str) -> CountingPort:
         """The host's way in (``Link(open_port=...)``): pyserial on the name, counted."""
-        port = serial.serial_for_url(url, timeout=0, write_timeout=1.0)
+        self.opened.append(url)
+        port = serial.serial_for_url(url, timeout=self.read_timeout, write_timeout=1.0)
         cable = self.cable if self.cable.tty_name and os.path.realpath(url) == self.cable.tty_name else None
         if cable is not None:
-            cable.host_connected = True
+            cable.connect()
         self.host_port = CountingPort(port, cable)
         return self.host_port
+
+    def run_forever(self, stop: threading.Event) -> None:
+        """The firmware's main loop on real time, until ``stop`` is set (for a thread)."""
+        while not stop.is_set():
+            self.fw.step()
+            self.cable.wait(min(self.fw.ms_until_due(), 5))
 
     def close(self) -> None:
         self.cable.unplug()
@@ -368,12 +404,13 @@ class Rig:
         board, cable = self.board, self.board.cable
         deadline = time.monotonic() + timeout
         while True:
-            board.fw.step()
+            if not board.hung:
+                board.fw.step()
             self.link.service()
             port = board.host_port
             if port is None or port.cable is not cable or not cable.host_connected:
                 return
-            if port.read_count == cable.sent and cable.received == port.write_count:
+            if port.read_count == cable.sent and (board.hung or cable.received == port.write_count):
                 return
             if time.monotonic() > deadline:
                 raise AssertionError(
