@@ -14,6 +14,7 @@ import sys
 # Modules (relative to this package) that contribute sub-commands.
 COMMAND_MODULES = (
     "engine_cmds",
+    "csipgs_cmds",
 )
 
 

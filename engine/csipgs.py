@@ -1,0 +1,1170 @@
+"""csipgs chess: designed pieces, zorkmids, purchases, reserves and transfers (drops).
+
+The rules are csipgs-chess.txt (the overview and the variants). A turn is::
+
+    credit   the player's treasury receives this turn's zorkmids (automatic)
+    action   one of: a move; a transfer of a reserve piece to an empty square next to one of
+             the player's royal pieces that is not in check; a purchase of a designed piece
+             (none of the player's royal pieces in check, enough zorkmids, fewer than 16
+             pieces in reserve plus on the board)
+    design   change one of the player's six designs, or nothing (in Configurable csipgs chess
+             an invention instead; in the Power variants a purchase instead)
+
+so a turn is two actions of this Game: ``legal_actions()`` lists the current phase's.
+
+Notation (every action is one word, so games replay from a space-separated list):
+
+    e2e4          a move (captures too)              d4d5,d5d6   a doublemove piece's two moves
+    N@e4          a transfer (the piece's letter)    buy:N       a purchase (``buy:3`` = design 3)
+    design:3=fcFfmW   change design 3                end         end the turn (no design change)
+    invent:nN=2,2.4   invent an atom (proposer's estimate, opponent's estimate; the higher counts)
+    invent:runner=5,4 invent a modifier (runner, lame or hopper)
+    royal-WF@e1,BR@d1,...   Army csipgs chess: a whole army (secret setup); ``N@b1`` one piece
+                            at a time (alternating setup)
+
+``parse`` also takes the spaced forms ``buy N``, ``design 3=fcFfmW``, ``invent nN 2 2.4``.
+Design changes, inventions and army set-ups are accepted by ``parse`` but not listed by
+``legal_actions`` (there are infinitely many).
+
+Pieces. Designs change during a game, but a :class:`~engine.position.Position`'s piece types
+are fixed by its Variant. The game keeps one piece type per design that has been bought
+(keyed by the design's text; the six initial designs use the YAML's letters p n b r q k), and
+when a new design is bought it builds a Variant with one more type and moves the position
+over (tables are cached). A bought piece keeps its moves when its design slot is later
+changed: the slot now names another type. Letters of new types: the design's first atom
+letter when free, else the first free letter of a fixed pool; types with no piece left give
+their letter back when the pool runs out.
+
+Several royal pieces: a player with two or more royal pieces on the board may leave them
+attacked (they are ordinary capturable pieces, ``royal_rule: last``); check, checkmate and
+the ban on moving into check apply to the last one. "In check" in the purchase and transfer
+rules means *attacked*, for every royal piece. Royal pieces in reserve do not count: a player
+whose last royal piece on the board is checkmated loses.
+
+Doublemove pieces (Drawless csipgs chess, after turn 110) make one or two of their moves in a
+turn; both may capture; the second may not simply return to the start square. Their two-step
+reach counts as attacking a square (check).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from .betza import parse_betza
+from .csipgs_cost import (
+    ATOM_MODIFIERS, ATOMS, STEPS, UNOFFICIAL, Cost, DesignError, PriceList, atom_spec, cost_of,
+    decimal, parse_amount, parse_design,
+)
+from .errors import BetzaError, EngineError, IllegalMoveError, VariantError
+from .game import Action, Outcome
+from .moves import DROP, encode, to_uci
+from .position import BLACK, WHITE, Position
+from .variant import PieceType
+
+F = Fraction
+COLOURS = ("white", "black")
+INITIAL_DESIGNS = ("B", "BR", "fcFfmW", "N", "R", "royal-WF")
+LETTER_POOL = "acdefghijlmostuvwxyz"
+
+
+class ArmyError(IllegalMoveError):
+    """An Army csipgs chess set-up breaks one of the army rules (``rule`` names which)."""
+
+    def __init__(self, rule: str, message: str):
+        self.rule = rule
+        super().__init__(message)
+
+
+# -- the variant's rules ---------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Drawless:
+    """Drawless csipgs chess: the agreed numbers (turns are counted per player: turn 50 is over
+    when both players have made 50 turns; half a turn is one player's turn)."""
+
+    after_turns: Fraction = F(50)       # from then on each player receives `credit` per turn
+    credit: Fraction = F(2)
+    every_turns: Fraction = F(21, 2)    # each this many turns, `step` more per turn
+    step: Fraction = F(1)
+    no_royal_buys_after: Fraction = F(80)
+    doublemove_after: Fraction = F(110)
+
+
+@dataclass(frozen=True, slots=True)
+class Army:
+    """Army csipgs chess: the set-up rules and their agreed alternatives."""
+
+    budget: Fraction = F(52)            # the total unrounded value must be less than this
+    pieces: int = 16
+    leftover: str = "lose"              # lose | keep | half (rounded down to the currency unit)
+    second_row: str = "value"           # value: worth at most second_row_max; forward: moves forward only
+    second_row_max: Fraction = F(2)
+    setup: str = "secret"               # secret: each side's whole army at once; alternating: a piece at a time
+    min_cost: Fraction | None = None
+    max_cost: Fraction | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CsipgsRules:
+    """The ``rules:`` mapping of a csipgs variant, validated."""
+
+    designs: tuple[str, ...] = INITIAL_DESIGNS
+    credit: Fraction = F(1)
+    schedule: str = "constant"          # constant | progressive | drawless
+    drawless: Drawless | None = None
+    rounding: str = "whole"             # whole | half | tenth
+    treasury: tuple[Fraction, Fraction] = (F(0), F(0))
+    buy_phase: str = "action"           # action | design
+    max_pieces: int = 16
+    unofficial: frozenset[str] = frozenset()
+    inventions: bool = False
+    army: Army | None = None
+
+    @classmethod
+    def from_variant(cls, variant) -> CsipgsRules:
+        rules = dict(variant.rules or {})
+        where = f"variant {variant.name!r}: rules"
+
+        def fail(key, value, why):
+            return VariantError(f"{where}.{key}: {value!r}: {why}")
+
+        known = {"designs", "credit", "schedule", "drawless", "rounding", "treasury", "buy_phase",
+                 "max_pieces", "unofficial", "inventions", "army"}
+        for k in rules:
+            if k not in known:
+                raise fail(k, rules[k], f"unknown key (known: {', '.join(sorted(known))})")
+
+        def amount(key, value, positive=False):
+            try:
+                v = parse_amount(value, key)
+            except DesignError as exc:
+                raise fail(key, value, str(exc)) from None
+            if positive and v <= 0:
+                raise fail(key, value, "must be more than 0")
+            return v
+
+        def choice(key, value, options):
+            if value not in options:
+                raise fail(key, value, f"use one of: {', '.join(options)}")
+            return value
+
+        def whole(key, value, low=0):
+            if not isinstance(value, int) or isinstance(value, bool) or value < low:
+                raise fail(key, value, f"must be a whole number >= {low}")
+            return value
+
+        out: dict[str, Any] = {}
+        designs = rules.get("designs", list(INITIAL_DESIGNS))
+        if not isinstance(designs, list) or not designs:
+            raise fail("designs", designs, "must be a list of designs such as [B, BR, fcFfmW, N, R, royal-WF]")
+        out["credit"] = amount("credit", rules.get("credit", 1))
+        out["schedule"] = choice("schedule", rules.get("schedule", "constant"), ("constant", "progressive", "drawless"))
+        out["rounding"] = choice("rounding", rules.get("rounding", "whole"), tuple(STEPS))
+        tre = rules.get("treasury", {}) or {}
+        if not isinstance(tre, dict) or set(tre) - {"white", "black"}:
+            raise fail("treasury", tre, "must be a mapping with white and black amounts")
+        out["treasury"] = (amount("treasury.white", tre.get("white", 0)), amount("treasury.black", tre.get("black", 0)))
+        out["buy_phase"] = choice("buy_phase", rules.get("buy_phase", "action"), ("action", "design"))
+        out["max_pieces"] = whole("max_pieces", rules.get("max_pieces", 16), 1)
+        unoff = rules.get("unofficial", []) or []
+        if not isinstance(unoff, list) or any(u not in UNOFFICIAL for u in unoff):
+            raise fail("unofficial", unoff, f"must be a list of: {', '.join(sorted(UNOFFICIAL))}")
+        out["unofficial"] = frozenset(unoff)
+        inv = rules.get("inventions", False)
+        if not isinstance(inv, bool):
+            raise fail("inventions", inv, "must be true or false")
+        out["inventions"] = inv
+        if out["schedule"] == "drawless" or "drawless" in rules:
+            d = rules.get("drawless", {}) or {}
+            if not isinstance(d, dict):
+                raise fail("drawless", d, "must be a mapping")
+            fields = {f.name: f.default for f in dataclasses.fields(Drawless)}
+            for k in d:
+                if k not in fields:
+                    raise fail(f"drawless.{k}", d[k], f"unknown key (known: {', '.join(fields)})")
+            vals = {k: amount(f"drawless.{k}", d.get(k, v)) for k, v in fields.items()}
+            if vals["every_turns"] <= 0:
+                raise fail("drawless.every_turns", d.get("every_turns"), "must be more than 0")
+            out["drawless"] = Drawless(**vals)
+        if "army" in rules:
+            a = rules.get("army") or {}
+            if not isinstance(a, dict):
+                raise fail("army", a, "must be a mapping")
+            fields = {f.name: f.default for f in dataclasses.fields(Army)}
+            for k in a:
+                if k not in fields:
+                    raise fail(f"army.{k}", a[k], f"unknown key (known: {', '.join(fields)})")
+            vals = dict(fields)
+            vals["budget"] = amount("army.budget", a.get("budget", 52), positive=True)
+            vals["pieces"] = whole("army.pieces", a.get("pieces", 16), 1)
+            vals["leftover"] = choice("army.leftover", a.get("leftover", "lose"), ("lose", "keep", "half"))
+            vals["second_row"] = choice("army.second_row", a.get("second_row", "value"), ("value", "forward"))
+            vals["second_row_max"] = amount("army.second_row_max", a.get("second_row_max", 2))
+            vals["setup"] = choice("army.setup", a.get("setup", "secret"), ("secret", "alternating"))
+            for k in ("min_cost", "max_cost"):
+                vals[k] = None if a.get(k) is None else amount(f"army.{k}", a[k])
+            out["army"] = Army(**vals)
+        rules_value = cls(designs=(), **out)
+        prices = rules_value.price_list()
+        canon = []
+        for text in designs:
+            try:
+                canon.append(cost_of(str(text), prices).design)
+            except (DesignError, BetzaError) as exc:
+                raise fail("designs", text, str(exc)) from None
+        return dataclasses.replace(rules_value, designs=tuple(canon))
+
+    @property
+    def step(self) -> Fraction:
+        return STEPS[self.rounding]
+
+    def price_list(self) -> PriceList:
+        return PriceList(unofficial=self.unofficial, step=self.step)
+
+    # -- the schedule ---------------------------------------------------------------------------
+    @staticmethod
+    def turns_before(ply: int) -> Fraction:
+        """Turns played before ply ``ply`` (1 = White's first turn): 0, 1/2, 1, 3/2 ..."""
+        return F(ply - 1, 2)
+
+    def credit_for(self, ply: int) -> Fraction:
+        """The zorkmids a player receives at the start of ply ``ply``."""
+        if self.schedule == "progressive":
+            return self.credit * ply
+        if self.schedule == "drawless":
+            d = self.drawless
+            t = self.turns_before(ply)
+            if t < d.after_turns:
+                return self.credit
+            return d.credit + ((t - d.after_turns) // d.every_turns) * d.step
+        return self.credit
+
+    def royal_buys_allowed(self, ply: int) -> bool:
+        return self.drawless is None or self.turns_before(ply) < self.drawless.no_royal_buys_after
+
+    def doublemove_allowed(self, ply: int) -> bool:
+        if "doublemove" not in self.unofficial:
+            return False
+        return self.drawless is None or self.turns_before(ply) >= self.drawless.doublemove_after
+
+
+# -- the game --------------------------------------------------------------------------------------
+@dataclass(slots=True)
+class _State:
+    phase: str                              # setup | action | design
+    turn: int
+    ply: int                                # 1 = White's first turn; 0 during an army set-up
+    treasury: list                          # [white, black] Fractions
+    designs: list                           # [white, black] tuples of design texts
+    prices: PriceList
+    inventions: tuple = ()                  # (kind, key, proposer's, opponent's, by colour)
+    quiet: int = 0                          # turns since a capture, transfer or purchase
+    moved: bool = False                     # this turn's action moved the position (its turn flipped)
+    credit: Fraction = F(0)                 # this turn's credit
+    reset: bool = False                     # this turn's action resets the fifty-move count
+    army_spent: list = dataclasses.field(default_factory=lambda: [F(0), F(0)])
+    army_count: list = dataclasses.field(default_factory=lambda: [0, 0])
+    army_result: Outcome | None = None
+
+
+class CsipgsGame:
+    """A csipgs chess game (any of its variants); the Game interface of :mod:`engine.game`."""
+
+    family = "csipgs"
+
+    def __init__(self, variant, fen: str | None = None, *, treasury=None, designs=None):
+        self.variant = variant
+        self.rules = CsipgsRules.from_variant(variant)
+        if "relay" in self.rules.unofficial:
+            raise VariantError(f"variant {variant.name!r}: relay pieces can be priced (fairyboard cost) "
+                               "but this engine cannot play them; remove relay from rules.unofficial")
+        self.history: list[Action] = []
+        self.resigned: int | None = None
+        self._stack: list = []
+        self._variants: dict = {}
+        self._cost_cache: dict = {}
+        self._legal_cache: list[Action] | None = None
+        self._outcome_cache: Any = None
+        g = variant.geometry
+        self._adjacent = [self._king_area(g, sq) for sq in range(g.size)]
+        # Initial piece types: the YAML's pieces, named by their designs.
+        types = []
+        for p in variant.pieces:
+            text = ("royal-" if p.royal else "") + p.betza
+            types.append((parse_design(text).text, p.letter))
+        self._initial_types = tuple(types)
+        self._pv = self._variant_for(tuple(types))
+        self.position = Position.from_fen(self._pv, fen)
+        self.position.castling = 0
+        self.position.ep = -1
+        army = self.rules.army is not None and fen is None
+        pos = self.position
+        ply = 0 if army else 2 * (pos.fullmove - 1) + (1 if pos.turn == WHITE else 2)
+        self.state = _State(
+            phase="setup" if army else "action", turn=WHITE if army else pos.turn, ply=ply,
+            treasury=list(self.rules.treasury), designs=[self.rules.designs, self.rules.designs],
+            prices=self.rules.price_list(), quiet=pos.halfmove if not army else 0)
+        if designs is not None:
+            self.state.designs = [self._check_designs(d) for d in designs]
+        if not army:
+            self._credit()
+        if treasury is not None:
+            self.state.treasury = [parse_amount(treasury[0], "treasury"), parse_amount(treasury[1], "treasury")]
+        self._keys: list[str] = [self._key()]
+
+    # -- piece types ---------------------------------------------------------------------------
+    @staticmethod
+    def _king_area(g, sq) -> int:
+        f, r = g.file_of(sq), g.rank_of(sq)
+        bb = 0
+        for dx in (-1, 0, 1):
+            for dy in (-1, 0, 1):
+                if (dx or dy) and g.on_board(f + dx, r + dy):
+                    bb |= 1 << g.square(f + dx, r + dy)
+        return bb
+
+    def _variant_for(self, types: tuple) -> Any:
+        v = self._variants.get(types)
+        if v is None:
+            pieces = []
+            for text, letter in types:
+                d = parse_design(text)
+                pieces.append(PieceType(name=text, letter=letter, betza=d.betza, royal=d.royal, fsf_betza=None))
+            v = dataclasses.replace(self.variant, pieces=tuple(pieces), castling=False, double_step=False,
+                                    en_passant=False, promotion=(), royal_rule="last")
+            self._variants[types] = v
+        return v
+
+    @property
+    def types(self) -> tuple:
+        """(design, letter) of every piece type the position knows, in type-index order."""
+        return tuple((p.name, p.letter) for p in self._pv.pieces)
+
+    def _type_index(self, design: str) -> int | None:
+        for i, p in enumerate(self._pv.pieces):
+            if p.name == design:
+                return i
+        return None
+
+    def _ensure_type(self, design: str) -> int:
+        """The type index of a design, adding a piece type (and moving the position to a new
+        Variant) the first time the design is bought or set up."""
+        t = self._type_index(design)
+        if t is not None:
+            return t
+        types = list(self.types)
+        used = {letter for _, letter in types}
+        if len(used) >= 26:
+            pos = self.position
+            alive = [i for i in range(len(types))
+                     if pos.hands[0][i] or pos.hands[1][i] or pos.pbb[(i + 1) * 2] or pos.pbb[(i + 1) * 2 + 1]]
+            types = [types[i] for i in alive]
+            used = {letter for _, letter in types}
+        first = next((c.lower() for c in parse_design(design).betza if c.isupper()), "")
+        letter = first if first and first not in used else next(
+            (c for c in LETTER_POOL + "bknpqr" if c not in used), None)
+        if letter is None:
+            raise IllegalMoveError(f"{design!r}: every letter is in use by a piece type on the board or in reserve")
+        types.append((design, letter))
+        self._rebase(tuple(types))
+        return len(types) - 1
+
+    def _rebase(self, types: tuple) -> None:
+        pos = self.position
+        fen = pos.fen(ep="always")
+        turn, half, full = pos.turn, pos.halfmove, pos.fullmove
+        self._pv = self._variant_for(types)
+        new = Position.from_fen(self._pv, fen)
+        new.turn, new.halfmove, new.fullmove = turn, half, full
+        self.position = new
+
+    # -- prices --------------------------------------------------------------------------------
+    def cost(self, design: str, prices: PriceList | None = None) -> Cost:
+        """A design's cost under this game's price list (the table plus inventions so far)."""
+        prices = prices or self.state.prices
+        key = (prices.key, design)
+        c = self._cost_cache.get(key)
+        if c is None:
+            c = cost_of(design, prices, self.variant.geometry)
+            self._cost_cache[key] = c
+        return c
+
+    def _check_designs(self, designs) -> tuple:
+        return tuple(self.cost(str(d)).design for d in designs)
+
+    # -- state ---------------------------------------------------------------------------------
+    @property
+    def turn(self) -> int:
+        return self.state.turn
+
+    @property
+    def phase(self) -> str:
+        return self.state.phase
+
+    @property
+    def geometry(self):
+        return self.variant.geometry
+
+    @property
+    def treasury(self) -> tuple[Fraction, Fraction]:
+        return tuple(self.state.treasury)
+
+    @property
+    def designs(self) -> tuple:
+        return tuple(self.state.designs)
+
+    def reserve(self, color: int) -> dict[str, int]:
+        """{design: count} of a player's reserve."""
+        return {p.name: n for p, n in zip(self._pv.pieces, self.position.hands[color]) if n}
+
+    def fen(self) -> str:
+        """The position's FEN (reserves as [..]); side to move and move number are the game's
+        (during the design phase: the player still to complete the turn)."""
+        parts = self.position.fen().split()
+        st = self.state
+        parts[1] = "w" if st.turn == WHITE else "b"
+        parts[4] = str(st.quiet)
+        parts[5] = str(max(1, (st.ply + 1) // 2))
+        return " ".join(parts)
+
+    def occupancy(self) -> int:
+        return self.position.occ[0] | self.position.occ[1]
+
+    def piece_map(self) -> dict[int, tuple[str, int]]:
+        pieces = self._pv.pieces
+        return {sq: (pieces[(c >> 1) - 1].letter, c & 1) for sq, c in enumerate(self.position.board) if c}
+
+    def checked_royals(self) -> list[int]:
+        pos = self.position
+        return sorted(sq for color in (WHITE, BLACK) for sq in pos.royal_squares(color)
+                      if self._attacked(sq, color ^ 1))
+
+    def in_check(self) -> bool:
+        """True when a royal piece of the player whose turn it is stands attacked."""
+        us = self.state.turn
+        return any(self._attacked(sq, us ^ 1) for sq in self.position.royal_squares(us))
+
+    def describe(self) -> dict:
+        st = self.state
+        out: dict[str, Any] = {
+            "phase": st.phase,
+            "ply": st.ply,
+            "credit": decimal(st.credit),
+            "treasury": {COLOURS[c]: decimal(st.treasury[c]) for c in (0, 1)},
+            "reserve": {COLOURS[c]: self.reserve(c) for c in (0, 1)},
+            "designs": {COLOURS[c]: list(st.designs[c]) for c in (0, 1)},
+            "prices": {COLOURS[c]: {d: decimal(self.cost(d).price) for d in st.designs[c]} for c in (0, 1)},
+            "pieces": {letter: design for design, letter in self.types},
+        }
+        if st.inventions:
+            out["inventions"] = [{"kind": k, "name": n, "estimates": [decimal(a), decimal(b)],
+                                  "used": decimal(max(a, b)), "by": COLOURS[c]}
+                                 for k, n, a, b, c in st.inventions]
+        if self.rules.drawless is not None and st.ply:
+            out["royal_buys_allowed"] = self.rules.royal_buys_allowed(st.ply)
+            out["doublemove_allowed"] = self.rules.doublemove_allowed(st.ply)
+        if self.rules.army is not None:
+            out["army"] = {"spent": {COLOURS[c]: decimal(st.army_spent[c]) for c in (0, 1)},
+                           "pieces": {COLOURS[c]: st.army_count[c] for c in (0, 1)}}
+        return out
+
+    def _key(self) -> str:
+        st = self.state
+        parts = self.position.fen().split()
+        return "|".join((parts[0], str(st.turn), st.phase, repr(st.treasury), repr(st.designs),
+                         repr(st.inventions)))
+
+    # -- attacks and royal safety -----------------------------------------------------------------
+    def _protected(self, color: int, pos: Position | None = None) -> list[int]:
+        royals = (pos or self.position).royal_squares(color)
+        return royals if len(royals) == 1 else []
+
+    def _doublemovers(self, color: int, pos: Position) -> list[int]:
+        out = []
+        for t, p in enumerate(pos.variant.pieces):
+            if p.name.startswith(("doublemove-", "royal-doublemove-")):
+                out.extend(_bits(pos.pbb[(t + 1) * 2 + color]))
+        return out
+
+    def _attacked(self, sq: int, by: int, pos: Position | None = None) -> bool:
+        pos = pos or self.position
+        if pos.attacked(sq, by):
+            return True
+        for frm in self._doublemovers(by, pos):
+            if self._two_step_reach(pos, frm) >> sq & 1:
+                return True
+        return False
+
+    def _two_step_reach(self, pos: Position, frm: int) -> int:
+        """Squares a doublemove piece on ``frm`` attacks with its second move."""
+        quiet, caps = _targets(pos, frm)
+        reach = 0
+        for q in _bits(quiet | caps):
+            pos.push(encode(frm, q))
+            reach |= pos.attacks_of(q)
+            pos.pop()
+        return reach
+
+    def _royal_safe(self, us: int, pos: Position) -> bool:
+        """After a candidate action: the mover's protected royal piece is not attacked."""
+        return not any(self._attacked(k, us ^ 1, pos) for k in self._protected(us, pos))
+
+    # -- actions ------------------------------------------------------------------------------
+    def legal_actions(self) -> list[Action]:
+        if self._legal_cache is None:
+            if self.outcome() is not None:
+                self._legal_cache = []
+            elif self._legal_cache is None:   # outcome() may have generated them already
+                self._legal_cache = self._generate()
+        return self._legal_cache
+
+    def _generate(self) -> list[Action]:
+        st = self.state
+        if st.phase == "setup":
+            return []
+        if st.phase == "design":
+            out = [Action("end", "end")]
+            if self.rules.buy_phase == "design":
+                out.extend(self._buys())
+            return out
+        return self._action_phase()
+
+    def _action_phase(self) -> list[Action]:
+        pos = self.position
+        us = self.state.turn
+        them = us ^ 1
+        extra_check = bool(self._protected(us)) and bool(self._doublemovers(them, pos))
+        out = []
+        for m in pos.legal_moves():
+            if m >> 24 == DROP:
+                continue
+            if extra_check:
+                pos.push(m)
+                ok = self._royal_safe(us, pos)
+                pos.pop()
+                if not ok:
+                    continue
+            out.append(self.action_of(m))
+        for frm in self._doublemovers(us, pos):
+            out.extend(self._double_moves(frm))
+        out.extend(self._transfers())
+        if self.rules.buy_phase == "action":
+            out.extend(self._buys())
+        return out
+
+    def _double_moves(self, frm: int) -> list[Action]:
+        pos = self.position
+        us = self.state.turn
+        g = self.geometry
+        letter = self._pv.pieces[(pos.board[frm] >> 1) - 1].letter
+        out = []
+        quiet1, caps1 = _targets(pos, frm)
+        for q in _bits(quiet1 | caps1):
+            m1 = encode(frm, q)
+            first_capture = bool(caps1 >> q & 1)
+            pos.push(m1)
+            quiet2, caps2 = _targets(pos, q)
+            for r in _bits(quiet2 | caps2):
+                if r == frm and not first_capture:
+                    continue
+                m2 = encode(q, r)
+                pos.push(m2)
+                ok = self._royal_safe(us, pos)
+                pos.pop()
+                if ok:
+                    lifts = {frm} | ({q} if first_capture else set()) | ({r} if caps2 >> r & 1 else set())
+                    text = f"{g.name(frm)}{g.name(q)},{g.name(q)}{g.name(r)}"
+                    kind = "capture" if first_capture or caps2 >> r & 1 else "move"
+                    out.append(Action(text, kind, frozenset(lifts), frozenset({r}), -1, letter, (m1, m2)))
+            pos.pop()
+        return out
+
+    def _transfers(self) -> list[Action]:
+        pos = self.position
+        us = self.state.turn
+        them = us ^ 1
+        if not any(pos.hands[us]):
+            return []
+        targets = 0
+        for k in pos.royal_squares(us):
+            if not self._attacked(k, them):
+                targets |= self._adjacent[k]
+        targets &= ~(pos.occ[0] | pos.occ[1])
+        if not targets:
+            return []
+        protected = bool(self._protected(us))
+        out = []
+        for t, n in enumerate(pos.hands[us]):
+            if not n:
+                continue
+            for to in _bits(targets):
+                m = encode(t, to, 0, DROP)
+                if protected:
+                    pos.push(m)
+                    ok = self._royal_safe(us, pos)
+                    pos.pop()
+                    if not ok:
+                        continue
+                out.append(self.action_of(m))
+        return out
+
+    def _buy_refusal(self, design: str | None = None) -> str | None:
+        """Why the player to act may not buy now (or this design), or None."""
+        st = self.state
+        us = st.turn
+        pos = self.position
+        wanted = "action" if self.rules.buy_phase == "action" else "design"
+        if st.phase != wanted:
+            return (f"pieces are bought in the {wanted} phase in {self.variant.name}, "
+                    f"and this is {COLOURS[us]}'s {st.phase} phase")
+        attacked = [sq for sq in pos.royal_squares(us) if self._attacked(sq, us ^ 1)]
+        if attacked:
+            return (f"no purchase while a royal piece is in check "
+                    f"({', '.join(self.geometry.name(s) for s in attacked)})")
+        count = pos.occ[us].bit_count() + sum(pos.hands[us])
+        if count >= self.rules.max_pieces:
+            return (f"{COLOURS[us]} has {count} pieces in reserve plus on the board; "
+                    f"a purchase needs fewer than {self.rules.max_pieces}")
+        if design is None:
+            return None
+        if design not in st.designs[us]:
+            return f"{design!r} is not one of {COLOURS[us]}'s designs ({', '.join(st.designs[us])})"
+        c = self.cost(design)
+        if c.price > st.treasury[us]:
+            return (f"{design} costs {decimal(c.price)} (exactly {decimal(c.exact)}) and {COLOURS[us]} "
+                    f"has {decimal(st.treasury[us])} zorkmids")
+        if parse_design(design).royal and not self.rules.royal_buys_allowed(st.ply):
+            return (f"after turn {decimal(self.rules.drawless.no_royal_buys_after)} no royal piece "
+                    "may be bought")
+        return None
+
+    def _buys(self) -> list[Action]:
+        if self._buy_refusal() is not None:
+            return []
+        out = []
+        seen = set()
+        for d in self.state.designs[self.state.turn]:
+            if d in seen:
+                continue
+            seen.add(d)
+            if self._buy_refusal(d) is None:
+                out.append(Action(f"buy:{d}", "buy", piece=d, detail=(d, self.cost(d).price)))
+        return out
+
+    def action_of(self, m: int) -> Action:
+        """The Action of an int move (a move or a transfer) in the current position."""
+        pos = self.position
+        pv = self._pv
+        frm, to, flag = m & 0xFF, (m >> 8) & 0xFF, m >> 24
+        text = to_uci(m, pv)
+        if flag == DROP:
+            return Action(text, "drop", frozenset(), frozenset({to}), m, pv.pieces[frm].letter,
+                          (pv.pieces[frm].name,))
+        letter = pv.pieces[(pos.board[frm] >> 1) - 1].letter
+        captured = bool(pos.board[to])
+        return Action(text, "capture" if captured else "move",
+                      frozenset({frm, to}) if captured else frozenset({frm}), frozenset({to}), m, letter)
+
+    # -- parsing ------------------------------------------------------------------------------
+    _SPACED = (
+        (re.compile(r"^buy\s+(\S+)$"), "buy:{0}"),
+        (re.compile(r"^design\s+(\d+)\s*(?:=\s*|\s+)(\S+)$"), "design:{0}={1}"),
+        (re.compile(r"^invent\s+(?:atom\s+|modifier\s+)?(\S+)\s+(\S+)\s+(\S+)$"), "invent:{0}={1},{2}"),
+    )
+
+    def parse(self, text: str) -> Action:
+        """The legal action written ``text``; IllegalMoveError says why not."""
+        if not isinstance(text, str):
+            raise IllegalMoveError(f"{text!r} is not an action")
+        t = " ".join(text.split())
+        for rx, fmt in self._SPACED:
+            m = rx.match(t)
+            if m:
+                t = fmt.format(*m.groups())
+        outcome = self.outcome()
+        if outcome is not None:
+            raise IllegalMoveError(f"{text!r}: the game is over ({outcome.result}, {outcome.reason})")
+        st = self.state
+        if st.phase == "setup":
+            return self._parse_setup(text, t)
+        for a in self.legal_actions():
+            if a.text == t:
+                return a
+        try:
+            if t == "end":
+                raise IllegalMoveError(f"{text!r}: the turn ends after the design phase; "
+                                       f"{COLOURS[st.turn]} is in the action phase (move, transfer or buy)")
+            if t.startswith("buy:"):
+                return self._parse_buy(text, t[4:])
+            if t.startswith("design:"):
+                return self._parse_design(text, t[7:])
+            if t.startswith("invent:"):
+                return self._parse_invent(text, t[7:])
+            if "@" in t:
+                return self._parse_transfer(text, t)
+        except (DesignError, BetzaError) as exc:
+            raise IllegalMoveError(f"{text!r}: {exc}") from None
+        if st.phase == "design":
+            raise IllegalMoveError(f"{text!r}: {COLOURS[st.turn]} is in the design phase "
+                                   "(design:N=DESIGN, invent:..., a purchase where allowed, or end)")
+        for a in self.legal_actions():
+            if a.text.lower() == t.lower() or self.san(a) == t.rstrip("+#"):
+                return a
+        raise IllegalMoveError(f"{text!r} is not a legal move for {COLOURS[st.turn]} in {self.fen()}")
+
+    def _parse_buy(self, text: str, arg: str) -> Action:
+        st = self.state
+        designs = st.designs[st.turn]
+        if arg.isdigit():
+            i = int(arg)
+            if not 1 <= i <= len(designs):
+                raise IllegalMoveError(f"{text!r}: there is no design {i} (designs 1-{len(designs)})")
+            design = designs[i - 1]
+        else:
+            design = parse_design(arg).text
+        why = self._buy_refusal(design)
+        if why is None:
+            for a in self.legal_actions():
+                if a.kind == "buy" and a.detail[0] == design:
+                    return a
+            why = "not allowed now"
+        raise IllegalMoveError(f"{text!r}: {why}")
+
+    def _parse_transfer(self, text: str, t: str) -> Action:
+        st = self.state
+        us = st.turn
+        g = self.geometry
+        if st.phase != "action":
+            raise IllegalMoveError(f"{text!r}: transfers are actions; {COLOURS[us]} is in the design phase")
+        what, _, where = t.rpartition("@")
+        try:
+            to = g.parse(where)
+        except EngineError as exc:
+            raise IllegalMoveError(f"{text!r}: {exc}") from None
+        t_index = None
+        if len(what) == 1 and what.isalpha():
+            t_index = next((i for i, p in enumerate(self._pv.pieces) if p.letter == what.lower()), None)
+        if t_index is None:
+            try:
+                t_index = self._type_index(parse_design(what).text)
+            except (DesignError, BetzaError):
+                t_index = None
+        pos = self.position
+        if t_index is None or not pos.hands[us][t_index]:
+            have = ", ".join(f"{self._pv.pieces[i].letter.upper()} ({self._pv.pieces[i].name})"
+                             for i, n in enumerate(pos.hands[us]) if n) or "nothing"
+            raise IllegalMoveError(f"{text!r}: {COLOURS[us]} has no {what!r} in reserve (reserve: {have})")
+        if pos.board[to]:
+            raise IllegalMoveError(f"{text!r}: {g.name(to)} is not empty")
+        royals = pos.royal_squares(us)
+        near = [k for k in royals if self._adjacent[k] >> to & 1]
+        if not near:
+            raise IllegalMoveError(f"{text!r}: {g.name(to)} is not next to a royal piece of {COLOURS[us]}'s")
+        if all(self._attacked(k, us ^ 1) for k in near):
+            raise IllegalMoveError(f"{text!r}: the royal piece next to {g.name(to)} is in check "
+                                   f"({', '.join(g.name(k) for k in near)})")
+        raise IllegalMoveError(f"{text!r}: it would leave {COLOURS[us]}'s royal piece in check")
+
+    def _parse_design(self, text: str, arg: str) -> Action:
+        st = self.state
+        us = st.turn
+        if st.phase != "design":
+            raise IllegalMoveError(f"{text!r}: designs change in the design phase, after the action; "
+                                   f"{COLOURS[us]} is in the action phase")
+        slot, eq, design = arg.partition("=")
+        designs = st.designs[us]
+        if not eq or not slot.isdigit() or not design:
+            raise IllegalMoveError(f"{text!r}: write design:N=DESIGN, e.g. design:3=fcFfmW")
+        i = int(slot)
+        if not 1 <= i <= len(designs):
+            raise IllegalMoveError(f"{text!r}: there is no design {i} (designs 1-{len(designs)})")
+        d = parse_design(design)
+        if d.doublemove and not self.rules.doublemove_allowed(st.ply):
+            if "doublemove" in self.rules.unofficial and self.rules.drawless is not None:
+                raise IllegalMoveError(f"{text!r}: the doublemove modifier is legal only after turn "
+                                       f"{decimal(self.rules.drawless.doublemove_after)}")
+        c = self.cost(d.text)
+        if designs[i - 1] == c.design:
+            raise IllegalMoveError(f"{text!r}: design {i} is {c.design} already (to change nothing: end)")
+        return Action(f"design:{i}={c.design}", "design", detail=(i, c.design, c.price))
+
+    def _parse_invent(self, text: str, arg: str) -> Action:
+        st = self.state
+        if not self.rules.inventions:
+            raise IllegalMoveError(f"{text!r}: {self.variant.name} has no inventions "
+                                   "(they belong to Configurable csipgs chess)")
+        if st.phase != "design":
+            raise IllegalMoveError(f"{text!r}: an invention replaces the design change, in the design phase")
+        name, eq, ests = arg.partition("=")
+        parts = ests.split(",")
+        if not eq or len(parts) != 2 or not name:
+            raise IllegalMoveError(f"{text!r}: write invent:ATOM=MINE,THEIRS or invent:MODIFIER=MINE,THEIRS, "
+                                   "e.g. invent:nN=2,2.4 or invent:runner=5,4")
+        mine, theirs = (parse_amount(p, "estimate") for p in parts)
+        if min(mine, theirs) <= 0:
+            raise IllegalMoveError(f"{text!r}: estimates must be more than 0")
+        prices = st.prices
+        if name in ATOM_MODIFIERS:
+            if name in prices.modifiers:
+                raise IllegalMoveError(f"{text!r}: the {name} modifier was invented already "
+                                       f"(x{decimal(prices.modifiers[name])})")
+            return Action(f"invent:{name}={decimal(mine)},{decimal(theirs)}", "invent",
+                          detail=("modifier", name, mine, theirs, ""))
+        if name.isalpha() and name.islower():
+            raise IllegalMoveError(f"{text!r}: {name!r} is not a modifier this engine can play "
+                                   f"(known: {', '.join(ATOM_MODIFIERS)}) nor an atom in Betza")
+        spec = atom_spec(name)
+        if spec.key in prices.atoms:
+            raise IllegalMoveError(f"{text!r}: the atom {spec.key} has a price already "
+                                   f"({decimal(prices.atoms[spec.key])})")
+        return Action(f"invent:{name}={decimal(mine)},{decimal(theirs)}", "invent",
+                      detail=("atom", spec.key, mine, theirs, spec.family))
+
+    # -- army set-up ----------------------------------------------------------------------------
+    def _parse_setup(self, text: str, t: str) -> Action:
+        army = self.rules.army
+        st = self.state
+        us = st.turn
+        g = self.geometry
+        entries = [e for e in t.split(",") if e]
+        if not entries or any("@" not in e for e in entries):
+            raise ArmyError("notation", f"{text!r}: an army is written DESIGN@square, comma separated "
+                            "(royal-WF@e1,BR@d1,...)")
+        if army.setup == "alternating" and len(entries) != 1:
+            raise ArmyError("notation", f"{text!r}: in the alternating set-up each player places one piece a turn")
+        if army.setup == "secret" and len(entries) != army.pieces:
+            raise ArmyError("count", f"{text!r}: {len(entries)} pieces; an army has exactly {army.pieces}")
+        rows = (0, 1) if us == WHITE else (g.ranks - 1, g.ranks - 2)
+        second = rows[1]
+        placed: list[tuple[str, int, Cost]] = []
+        taken = set(_bits(self.position.occ[us]))
+        total = st.army_spent[us]
+        for e in entries:
+            design, _, where = e.rpartition("@")
+            try:
+                sq = g.parse(where)
+                c = self.cost(parse_design(design).text)
+            except (EngineError,) as exc:
+                raise ArmyError("design", f"{text!r}: {e}: {exc}") from None
+            if g.rank_of(sq) not in rows:
+                raise ArmyError("rows", f"{text!r}: {g.name(sq)} is not on {COLOURS[us]}'s first two rows "
+                                f"(ranks {rows[0] + 1} and {rows[1] + 1})")
+            if sq in taken:
+                raise ArmyError("square", f"{text!r}: two pieces on {g.name(sq)}")
+            taken.add(sq)
+            if army.min_cost is not None and c.exact < army.min_cost:
+                raise ArmyError("min-cost", f"{text!r}: {c.design} is worth {decimal(c.exact)}, below the "
+                                f"minimum piece cost {decimal(army.min_cost)}")
+            if army.max_cost is not None and c.exact > army.max_cost:
+                raise ArmyError("max-cost", f"{text!r}: {c.design} is worth {decimal(c.exact)}, above the "
+                                f"maximum piece cost {decimal(army.max_cost)}")
+            if g.rank_of(sq) == second:
+                if army.second_row == "value" and c.exact > army.second_row_max:
+                    raise ArmyError("second-row", f"{text!r}: {c.design} on {g.name(sq)} is worth "
+                                    f"{decimal(c.exact)}; a piece on the second row may be worth at most "
+                                    f"{decimal(army.second_row_max)}")
+                if army.second_row == "forward" and not _forward_only(c.design):
+                    raise ArmyError("second-row", f"{text!r}: {c.design} on {g.name(sq)} has moves that do "
+                                    "not go forward; a piece on the second row may only move and capture forwards")
+            total += c.exact
+            placed.append((c.design, sq, c))
+        count = st.army_count[us] + len(placed)
+        if count > army.pieces:
+            raise ArmyError("count", f"{text!r}: that makes {count} pieces; an army has exactly {army.pieces}")
+        if total >= army.budget:
+            raise ArmyError("budget", f"{text!r}: the army's total value {decimal(total)} is not less than "
+                            f"{decimal(army.budget)} zorkmids")
+        label = ",".join(f"{d}@{g.name(sq)}" for d, sq, _ in placed)
+        return Action(label, "setup", frozenset(), frozenset(sq for _, sq, _ in placed), -1, "",
+                      tuple((d, sq) for d, sq, _ in placed))
+
+    def _apply_setup(self, action: Action) -> None:
+        st = self.state
+        us = st.turn
+        pos = self.position
+        for design, sq in action.detail:
+            t = self._ensure_type(design)
+            pos = self.position
+            pos._put(sq, (t + 1) * 2 + us)
+            st.army_spent[us] += self.cost(design).exact
+        st.army_count[us] += len(action.detail)
+        army = self.rules.army
+        done = [st.army_count[c] == army.pieces for c in (0, 1)]
+        if army.setup == "alternating" and not done[us ^ 1]:
+            st.turn = us ^ 1
+        elif army.setup == "alternating" and not done[us]:
+            st.turn = us
+        elif not all(done):
+            st.turn = us ^ 1
+        if all(done):
+            self._start_after_setup()
+
+    def _start_after_setup(self) -> None:
+        st = self.state
+        army = self.rules.army
+        step = self.rules.step
+        for c in (0, 1):
+            left = army.budget - st.army_spent[c]
+            if army.leftover == "lose":
+                keep = F(0)
+            elif army.leftover == "keep":
+                keep = (left // step) * step
+            else:
+                keep = ((left / 2) // step) * step
+            st.treasury[c] += keep
+        pos = self.position
+        missing = [not pos.royal_squares(c) for c in (0, 1)]
+        if all(missing):
+            st.army_result = Outcome("0-1", "no royal piece in either army (Black wins)", BLACK)
+        elif missing[WHITE]:
+            st.army_result = Outcome("0-1", "White's army has no royal piece", BLACK)
+        elif missing[BLACK]:
+            st.army_result = Outcome("1-0", "Black's army has no royal piece", WHITE)
+        st.phase = "action"
+        st.turn = WHITE
+        st.ply = 1
+        pos.turn = WHITE
+        pos.fullmove = 1
+        pos.halfmove = 0
+        self._credit()
+
+    # -- making actions ---------------------------------------------------------------------------
+    def push(self, action: Action | str) -> Action:
+        if isinstance(action, str):
+            action = self.parse(action)
+        self._stack.append((self.state, self.position.copy(), self._pv))
+        self.state = st = _copy_state(self.state)
+        pos = self.position
+        kind = action.kind
+        if kind == "setup":
+            self._apply_setup(action)
+        elif kind in ("move", "capture") and action.code >= 0:
+            pos.push(action.code)
+            st.moved, st.reset = True, kind == "capture"
+            st.phase = "design"
+        elif kind in ("move", "capture"):
+            m1, m2 = action.detail
+            pos.push(m1)
+            pos.push(m2)
+            pos.turn = st.turn ^ 1
+            st.moved, st.reset = True, kind == "capture"
+            st.phase = "design"
+        elif kind == "drop":
+            pos.push(action.code)
+            st.moved, st.reset = True, True
+            st.phase = "design"
+        elif kind == "buy":
+            design, price = action.detail
+            st.treasury[st.turn] -= price
+            t = self._ensure_type(design)
+            self.position.hands[st.turn][t] += 1
+            st.reset = True
+            if st.phase == "action":
+                st.phase = "design"
+            else:
+                self._end_turn()
+        elif kind == "design":
+            i, design, _ = action.detail
+            designs = list(st.designs[st.turn])
+            designs[i - 1] = design
+            st.designs[st.turn] = tuple(designs)
+            self._end_turn()
+        elif kind == "invent":
+            what, name, mine, theirs, family = action.detail
+            used = max(mine, theirs)
+            st.prices = (st.prices.with_modifier(name, used) if what == "modifier"
+                         else st.prices.with_atom(name, used, family))
+            st.inventions = st.inventions + ((what, name, mine, theirs, st.turn),)
+            self._end_turn()
+        elif kind == "end":
+            self._end_turn()
+        else:
+            raise IllegalMoveError(f"{action.text!r}: not a csipgs action")
+        self.position.stack.clear()
+        self.history.append(action)
+        self._keys.append(self._key())
+        self._legal_cache = None
+        self._outcome_cache = None
+        return action
+
+    def _end_turn(self) -> None:
+        st = self.state
+        pos = self.position
+        if not st.moved:
+            pos.turn ^= 1
+        st.quiet = 0 if st.reset else st.quiet + 1
+        st.turn ^= 1
+        st.ply += 1
+        st.phase = "action"
+        st.moved = st.reset = False
+        pos.turn = st.turn
+        pos.halfmove = st.quiet
+        pos.fullmove = (st.ply + 1) // 2
+        self._credit()
+
+    def _credit(self) -> None:
+        st = self.state
+        st.credit = self.rules.credit_for(st.ply)
+        st.treasury[st.turn] += st.credit
+
+    def pop(self) -> Action:
+        if not self.history:
+            raise IllegalMoveError("no action to take back")
+        self.state, self.position, self._pv = self._stack.pop()
+        self._keys.pop()
+        self._legal_cache = None
+        self._outcome_cache = None
+        self.resigned = None
+        return self.history.pop()
+
+    def resign(self, color: int) -> None:
+        self.resigned = color
+        self._legal_cache = None
+        self._outcome_cache = None
+
+    # -- results ---------------------------------------------------------------------------------
+    def outcome(self) -> Outcome | None:
+        if self.resigned is not None:
+            return Outcome("0-1" if self.resigned == WHITE else "1-0", "resignation", self.resigned ^ 1)
+        if self._outcome_cache is None:
+            self._outcome_cache = (self._compute_outcome(),)
+        return self._outcome_cache[0]
+
+    def _compute_outcome(self) -> Outcome | None:
+        st = self.state
+        if st.phase == "setup":
+            return None
+        if st.army_result is not None:
+            return st.army_result
+        if st.phase == "design":
+            # Nothing in the design phase changes the board or the opponent's reserve, treasury
+            # or designs: the opponent's coming action phase is already decided.
+            saved = (self.position, self._pv, self._legal_cache)
+            try:
+                self.state = _copy_state(st)
+                self.position = self.position.copy()
+                self._end_turn()
+                self._legal_cache = None
+                result = self._action_outcome(decisive_only=True)
+            finally:
+                self.state = st
+                self.position, self._pv, self._legal_cache = saved
+            return result
+        return self._action_outcome()
+
+    def _action_outcome(self, decisive_only: bool = False) -> Outcome | None:
+        st = self.state
+        pos = self.position
+        us = st.turn
+        for c in (us, us ^ 1):
+            if not pos.royal_squares(c):
+                return Outcome("0-1" if c == WHITE else "1-0", "royal pieces captured", c ^ 1)
+        actions = self._generate()
+        if not decisive_only:
+            self._legal_cache = actions
+        if not actions:
+            if any(self._attacked(k, us ^ 1) for k in self._protected(us)):
+                return Outcome("0-1" if us == WHITE else "1-0", "checkmate", us ^ 1)
+            v = self.variant
+            result = v.stalemate_white_wins if us == BLACK else v.stalemate_black_wins
+            w, b = Outcome(result, "").points()
+            return Outcome(result, "stalemate", None if w == b else (WHITE if w > b else BLACK))
+        if decisive_only:
+            return None
+        v = self.variant
+        if v.fifty_moves and st.quiet >= 2 * v.fifty_moves:
+            return Outcome("1/2-1/2", "fifty-move rule")
+        if v.repetitions and self._keys.count(self._keys[-1]) >= v.repetitions:
+            return Outcome("1/2-1/2", "threefold repetition" if v.repetitions == 3 else "repetition")
+        return None
+
+    # -- notation ------------------------------------------------------------------------------
+    def san(self, action: Action) -> str:
+        """Readable notation: Ne4, Rxd5, Nc3-e4 when two can go, N@e4, buy:N, design:3=W ..."""
+        if action.kind not in ("move", "capture"):
+            return action.text
+        g = self.geometry
+        pos = self.position
+        if action.code < 0:
+            m1, m2 = action.detail
+            frm, to = m1 & 0xFF, (m2 >> 8) & 0xFF
+            mid = (m1 >> 8) & 0xFF
+            text = f"{action.piece.upper()}{g.name(frm)}-{g.name(mid)}-{g.name(to)}"
+        else:
+            frm, to = action.code & 0xFF, (action.code >> 8) & 0xFF
+            others = [a for a in self.legal_actions() if a is not action and a.code >= 0 and a.code >> 24 != DROP
+                      and a.kind in ("move", "capture") and (a.code >> 8) & 0xFF == to
+                      and pos.board[a.code & 0xFF] == pos.board[frm]]
+            dis = ""
+            if others:
+                files = {g.file_of(a.code & 0xFF) for a in others}
+                ranks = {g.rank_of(a.code & 0xFF) for a in others}
+                dis = (g.name(frm)[0] if g.file_of(frm) not in files else
+                       g.name(frm)[1:] if g.rank_of(frm) not in ranks else g.name(frm))
+            text = action.piece.upper() + dis + ("x" if action.kind == "capture" else "") + g.name(to)
+        if self.state.phase == "action" and action in self.legal_actions():
+            self.push(action)
+            try:
+                them = self.state.turn ^ 1
+                if any(self._attacked(k, self.state.turn) for k in self.position.royal_squares(them)):
+                    o = self.outcome()
+                    text += "#" if o is not None and o.reason == "checkmate" else "+"
+            finally:
+                self.pop()
+        return text
+
+
+# -- helpers ---------------------------------------------------------------------------------------
+def _copy_state(st: _State) -> _State:
+    return dataclasses.replace(st, treasury=list(st.treasury), designs=list(st.designs),
+                               army_spent=list(st.army_spent), army_count=list(st.army_count))
+
+
+def _bits(bb: int):
+    while bb:
+        low = bb & -bb
+        yield low.bit_length() - 1
+        bb ^= low
+
+
+def _targets(pos: Position, sq: int) -> tuple[int, int]:
+    """(quiet, capture) target bitboards of the piece on ``sq``, ignoring royal safety: the
+    Position's own generation step for one piece (its compiled tables)."""
+    code = pos.board[sq]
+    color = code & 1
+    T = pos.tables
+    pt = T.pieces[color][(code >> 1) - 1]
+    occ = pos.occ[0] | pos.occ[1]
+    empty = ~occ & pos.geometry.mask
+    enemy = pos.occ[color ^ 1]
+    quiet = pt.lm[sq] & empty
+    caps = pt.lc[sq] & enemy
+    ray, positive = T.ray, T.positive
+    for d, mv, cp, lim in pt.rides:
+        r = ray[d][sq] if lim == 0 else T.limited_ray(d, lim)[sq]
+        b = r & occ
+        if b:
+            f = (b & -b).bit_length() - 1 if positive[d] else b.bit_length() - 1
+            r &= ~ray[d][f]
+        if mv:
+            quiet |= r & empty
+        if cp:
+            caps |= r & enemy
+    if pt.has_special:
+        q2, c2, _ = pos._special_targets(pt, sq, occ, empty, enemy, pos._initial[color], False)
+        quiet |= q2
+        caps |= c2
+    return quiet, caps
+
+
+def _forward_only(design: str) -> bool:
+    """True when every move of the design goes forward (Army csipgs chess's second-row rule)."""
+    d = parse_design(design)
+    return all(dy > 0 for comp in parse_betza(d.betza).components for _, dy in comp.vectors) \
+        and all(comp.kind != "bent" for comp in parse_betza(d.betza).components)
+
+
+__all__ = ["ATOMS", "Army", "ArmyError", "CsipgsGame", "CsipgsRules", "Drawless", "INITIAL_DESIGNS"]
