@@ -60,7 +60,8 @@ def test_start_perft_3(name):
 
 
 def _random_walk(name: str, games: int, plies: int, seed: int):
-    """Play random games, checking every position's legal moves against Fairy-Stockfish;
+    """Play random games, checking every position's legal moves, check and FEN against
+    Fairy-Stockfish;
     returns some of the positions met (FENs) for perft checks."""
     v = load_variant(name)
     rng = random.Random(seed)
@@ -72,6 +73,7 @@ def _random_walk(name: str, games: int, plies: int, seed: int):
             ours = {to_uci(m, v): m for m in pos.legal_moves()}
             theirs = set(pyffish.legal_moves(fsf_name(name), v.start_fen, moves))
             assert set(ours) == theirs, (name, moves, sorted(set(ours) ^ theirs))
+            assert pos.fen() == pyffish.get_fen(fsf_name(name), v.start_fen, moves), (name, moves)
             check = pyffish.gives_check(fsf_name(name), v.start_fen, moves)
             assert pos.in_check() == check, (name, moves)
             if not ours:
