@@ -1,0 +1,199 @@
+"""The Pi scans the reed-switch matrix itself, through the RPi.GPIO API.
+
+Wiring (hardware/WIRING.md): one reed switch and one diode per square; the diode's anode on
+the row wire, its cathode on the column wire. Rows (ranks) are outputs, idle low; columns
+(files) are inputs with the Pi's internal pull-downs. A scan drives one row high at a time,
+waits ``settle_us`` for the wires to charge, and reads every column: a column reads high when
+the switch where it crosses the driven row is closed. The diodes stop current flowing back
+through an idle row, so any pattern of closed switches reads true (no ghosts).
+
+Sensor index = ``row * len(columns) + col`` -- with row 0 on rank 1 and column 0 on file a,
+the same index as the physical square, and the same numbering as the Pico firmware's.
+
+One scan costs ``rows + 1`` calls of ``GPIO.output`` (each call lowers the previous row and
+raises the next, through RPi.GPIO's list form) and ``rows * columns`` calls of
+``GPIO.input``: 105 calls for 12 x 8. ``tests/bench/bench_gpio_scan.py`` measures it.
+
+The GPIO module comes in as an argument (``gpio=``): ``RPi.GPIO`` on a Pi (the rpi-lgpio
+package provides the same module on a Pi 5), a fake in the tests.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Protocol
+
+from ..devices import RawFrame
+from ._check import Section
+from .errors import HardwareError, MissingLibraryError
+
+
+class GpioModule(Protocol):
+    """The part of the RPi.GPIO module the scan and the buttons use."""
+
+    BCM: int
+    OUT: int
+    IN: int
+    HIGH: int
+    LOW: int
+    PUD_DOWN: int
+    PUD_UP: int
+
+    def setmode(self, mode: int) -> None: ...
+
+    def getmode(self) -> int | None: ...
+
+    def setwarnings(self, flag: bool) -> None: ...
+
+    def setup(self, channel: Any, direction: int, pull_up_down: int = ..., initial: int = ...) -> None: ...
+
+    def output(self, channel: Any, value: Any) -> None: ...
+
+    def input(self, channel: int) -> int: ...
+
+    def cleanup(self, channel: Any = ...) -> None: ...
+
+
+def import_gpio() -> GpioModule:
+    """The RPi.GPIO module, or a clear error saying which package provides it."""
+    try:
+        import RPi.GPIO as GPIO  # noqa: N814
+    except ImportError as exc:
+        raise MissingLibraryError(
+            f"the GPIO backends need the RPi.GPIO module ({exc}): on a Raspberry Pi 1-4 "
+            "install it with `pip install 'fairyboard[pi]'`, on a Pi 5 with "
+            "`pip install 'fairyboard[pi5]'` (rpi-lgpio provides the same module)") from None
+    except RuntimeError as exc:  # RPi.GPIO raises this off a Pi or without /dev/gpiomem access
+        raise HardwareError(f"RPi.GPIO cannot run here: {exc}") from None
+    return GPIO
+
+
+def use_bcm(gpio: GpioModule) -> None:
+    """Number pins by BCM GPIO; refuse a process that already chose physical numbering."""
+    mode = gpio.getmode()
+    if mode is None:
+        gpio.setwarnings(False)
+        gpio.setmode(gpio.BCM)
+    elif mode != gpio.BCM:
+        raise HardwareError(f"GPIO numbering is already set to {mode!r}; fairyboard's pin maps are BCM numbers")
+
+
+def busy_wait_us(us: float) -> None:
+    """Wait ``us`` microseconds (time.sleep is far too coarse for a few microseconds)."""
+    end = time.perf_counter() + us / 1e6
+    while time.perf_counter() < end:
+        pass
+
+
+@dataclass(frozen=True, slots=True)
+class MatrixConfig:
+    """Which GPIOs scan the matrix and how fast (``hardware.sensors`` with ``backend: gpio``)."""
+
+    rows: tuple[int, ...]        # BCM numbers, row 0 (rank 1) first: driven
+    columns: tuple[int, ...]     # BCM numbers, column 0 (file a) first: read with pull-downs
+    settle_us: int = 10          # wait after driving a row, before reading the columns
+    scan_ms: int = 10            # one scan every scan_ms
+
+    @property
+    def sensor_count(self) -> int:
+        return len(self.rows) * len(self.columns)
+
+    @classmethod
+    def from_section(cls, s: Section, files: int, ranks: int) -> MatrixConfig:
+        s.only(("backend", "rows", "columns", "settle_us", "scan_ms"))
+        rows = s.pins("rows", ranks)
+        columns = s.pins("columns", files)
+        both = set(rows) & set(columns)
+        if both:
+            raise s.fail("columns", list(columns), f"GPIO {sorted(both)[0]} is also a row")
+        return cls(rows, columns, s.integer("settle_us", 10, 0, 10_000), s.integer("scan_ms", 10, 1, 1000))
+
+    def pins(self) -> tuple[int, ...]:
+        return self.rows + self.columns
+
+
+class GpioMatrix:
+    """A :class:`~board_driver.devices.SensorSource` scanning the matrix through RPi.GPIO.
+
+    ``clock`` returns seconds (frames are stamped ``int(clock() * 1000)`` ms), ``sleep`` waits
+    seconds between scans, ``delay_us`` waits the settle time; tests pass a virtual clock.
+    ``read`` scans every ``scan_ms`` and returns every scan.
+    """
+
+    def __init__(self, config: MatrixConfig, *, gpio: GpioModule, clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], None] = time.sleep,
+                 delay_us: Callable[[float], None] = busy_wait_us) -> None:
+        self.config = config
+        self.sensor_count = config.sensor_count
+        self._gpio, self._clock, self._sleep, self._delay_us = gpio, clock, sleep, delay_us
+        self._next: float | None = None
+        self._closed = False
+        self.scans = 0
+        use_bcm(gpio)
+        for row in config.rows:
+            gpio.setup(row, gpio.OUT, initial=gpio.LOW)
+        for col in config.columns:
+            gpio.setup(col, gpio.IN, pull_up_down=gpio.PUD_DOWN)
+
+    def scan(self) -> frozenset[int]:
+        """One pass over the matrix: the indexes of the closed switches."""
+        if self._closed:
+            raise HardwareError("scan() on a closed GPIO matrix")
+        gpio = self._gpio
+        output, read = gpio.output, gpio.input
+        high, low = gpio.HIGH, gpio.LOW
+        columns = self.config.columns
+        settle = self.config.settle_us
+        delay = self._delay_us
+        ncols = len(columns)
+        closed = []
+        prev = None
+        base = 0
+        for row in self.config.rows:
+            if prev is None:
+                output(row, high)
+            else:
+                output((prev, row), (low, high))   # one call: previous row low, then this row high
+            if settle:
+                delay(settle)
+            for c, col in enumerate(columns):
+                if read(col):
+                    closed.append(base + c)
+            prev = row
+            base += ncols
+        if prev is not None:
+            output(prev, low)
+        self.scans += 1
+        return frozenset(closed)
+
+    def read(self, timeout: float) -> RawFrame | None:
+        now = self._clock()
+        if self._next is None:
+            self._next = now
+        wait = self._next - now
+        if wait > timeout:
+            if timeout > 0:
+                self._sleep(timeout)
+            return None
+        if wait > 0:
+            self._sleep(wait)
+        t = self._clock()
+        closed = self.scan()
+        period = self.config.scan_ms / 1000
+        self._next += period
+        if self._next <= t:          # fell behind (a slow reader): do not scan in a burst
+            self._next = t + period
+        return RawFrame(int(round(t * 1000)), closed)
+
+    def close(self) -> None:
+        """Release the matrix pins (rows back to inputs), once."""
+        if not self._closed:
+            self._closed = True
+            self._gpio.cleanup(list(self.config.pins()))
+
+    def __enter__(self) -> GpioMatrix:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,36 @@
+"""Fixtures for the hardware backends: a fake Pi (RPi.GPIO on a fake reed-switch board), the
+Pico firmware's own logic behind a pty, and a virtual clock."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+for extra in (ROOT / "hardware" / "firmware", ROOT / "tests" / "firmware_bridge", Path(__file__).parent):
+    if str(extra) not in sys.path:
+        # the firmware's flat modules, and the bridge tests' fakes of the Pico (bridge_fakes)
+        sys.path.insert(0, str(extra))
+
+from fake_gpio import FakeGPIO, ReedBoard  # noqa: E402
+from hw_fakes import VirtualClock  # noqa: E402
+
+ROWS = (2, 3, 4, 17, 27, 22, 5, 6)
+COLUMNS = (13, 19, 26, 21, 20, 16, 12, 25, 24, 23, 18, 7)
+
+
+@pytest.fixture
+def clock():
+    return VirtualClock()
+
+
+@pytest.fixture
+def reed():
+    return ReedBoard()
+
+
+@pytest.fixture
+def gpio(reed):
+    return FakeGPIO(reed, rows=ROWS, columns=COLUMNS)

@@ -1,0 +1,252 @@
+"""A fake ``RPi.GPIO`` module wired to a fake reed-switch board, behaving like a Pi.
+
+:class:`ReedBoard` is the physical board: pieces on squares, and how each square is wired to
+a switch of the matrix. Test controls make it faulty the ways real boards are: a dead square
+(:meth:`ReedBoard.kill`), a stuck switch (:meth:`ReedBoard.stick`), two squares on one sensor
+(:meth:`ReedBoard.double`), two squares' wires swapped (:meth:`ReedBoard.swap`).
+
+:class:`FakeGPIO` is a module object with the RPi.GPIO API (pass it as ``gpio=``). It refuses
+what the real module refuses, and what would be a bug in a scan on real hardware:
+
+* any call before ``setmode``, and switching numbering once chosen;
+* a channel that is not a GPIO of the 40-pin header, or a pull resistor on an output;
+* ``output`` on a channel not set up as an output (driving an input);
+* ``input`` on a channel not set up, or on an output (the real module would return the level
+  the Pi drives, which in a matrix scan is always a bug), or on a floating input;
+
+and it models the matrix: rows are outputs, columns inputs with pull-downs; a column reads
+high while a row driven high crosses it through a closed switch (and its diode), once the row
+has been high for ``rise_us`` microseconds of :attr:`FakeGPIO.now_us` (``delay_us`` moves it).
+Push buttons (:meth:`press`/:meth:`release`) pull their pin to ground. Every call is
+recorded in :attr:`FakeGPIO.calls`.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from engine.geometry import Geometry
+
+# BOARD (physical header pin) -> BCM
+BOARD_TO_BCM = {3: 2, 5: 3, 7: 4, 8: 14, 10: 15, 11: 17, 12: 18, 13: 27, 15: 22, 16: 23, 18: 24,
+                19: 10, 21: 9, 22: 25, 23: 11, 24: 8, 26: 7, 27: 0, 28: 1, 29: 5, 31: 6, 32: 12,
+                33: 13, 35: 19, 36: 16, 37: 26, 38: 20, 40: 21}
+BCM_CHANNELS = frozenset(range(28))
+
+
+class ReedBoard:
+    """The physical board: pieces, the wiring of squares to matrix switches, and faults."""
+
+    def __init__(self, files: int = 12, ranks: int = 8) -> None:
+        self.geometry = Geometry(files, ranks)
+        self.pieces: set[int] = set()
+        self.wiring: dict[int, tuple[int, ...]] = {sq: (sq,) for sq in range(files * ranks)}
+        self.stuck: set[int] = set()
+        self.closed: frozenset[int] = frozenset()
+        self.history: list[tuple[str, int]] = []
+
+    def sq(self, square: int | str) -> int:
+        return square if isinstance(square, int) else self.geometry.parse(square)
+
+    def _update(self) -> None:
+        closed = set(self.stuck)
+        for p in self.pieces:
+            closed.update(self.wiring[p])
+        self.closed = frozenset(closed)
+
+    # -- pieces --
+    def place(self, *squares: int | str) -> None:
+        for s in squares:
+            self.pieces.add(self.sq(s))
+            self.history.append(("place", self.sq(s)))
+        self._update()
+
+    def lift(self, *squares: int | str) -> None:
+        for s in squares:
+            self.pieces.discard(self.sq(s))
+            self.history.append(("lift", self.sq(s)))
+        self._update()
+
+    def set_pieces(self, squares: Iterable[int | str]) -> None:
+        self.pieces = {self.sq(s) for s in squares}
+        self._update()
+
+    def clear(self) -> None:
+        self.set_pieces(())
+
+    # -- faults --
+    def swap(self, a: int | str, b: int | str) -> None:
+        """The wires of squares a and b are crossed: a closes b's switch and b closes a's."""
+        a, b = self.sq(a), self.sq(b)
+        self.wiring[a], self.wiring[b] = self.wiring[b], self.wiring[a]
+        self._update()
+
+    def kill(self, square: int | str) -> None:
+        """A dead square: its switch never closes (broken reed, wire or diode)."""
+        self.wiring[self.sq(square)] = ()
+        self._update()
+
+    def stick(self, switch: int | str) -> None:
+        """A stuck switch: always closed, with or without a piece."""
+        self.stuck.add(self.sq(switch))
+        self._update()
+
+    def double(self, a: int | str, b: int | str) -> None:
+        """Square b is wired to a's switch too (two squares on one sensor); b's own is unused."""
+        self.wiring[self.sq(b)] = self.wiring[self.sq(a)]
+        self._update()
+
+
+class _Pin:
+    __slots__ = ("direction", "pull", "level", "since_us")
+
+    def __init__(self, direction: int, pull: int, level: int, since_us: float) -> None:
+        self.direction, self.pull, self.level, self.since_us = direction, pull, level, since_us
+
+
+class FakeGPIO:
+    """``RPi.GPIO`` for a Pi wired to a :class:`ReedBoard` matrix (see the module docstring)."""
+
+    BOARD, BCM = 10, 11
+    OUT, IN = 0, 1
+    LOW, HIGH = 0, 1
+    PUD_OFF, PUD_DOWN, PUD_UP = 20, 21, 22
+    RISING, FALLING, BOTH = 31, 32, 33
+    VERSION = "0.7.1 (fake)"
+    RPI_INFO = {"P1_REVISION": 3, "TYPE": "fake Pi", "PROCESSOR": "fake"}
+
+    def __init__(self, board: ReedBoard | None = None, *, rows: Iterable[int] = (), columns: Iterable[int] = (),
+                 rise_us: float = 0.0) -> None:
+        self.board = board if board is not None else ReedBoard()
+        self.rows = {g: r for r, g in enumerate(rows)}
+        self.columns = {g: c for c, g in enumerate(columns)}
+        self.rise_us = rise_us
+        self.now_us = 0.0
+        self.mode: int | None = None
+        self.warnings = True
+        self.pins: dict[int, _Pin] = {}
+        self.pressed: set[int] = set()
+        self.calls: list[tuple] = []
+        self._high_rows: dict[int, float] = {}   # row index -> time it went high
+
+    # -- test controls --
+    def delay_us(self, us: float) -> None:
+        self.now_us += us
+
+    def press(self, pin: int) -> None:
+        self.pressed.add(pin)
+
+    def release(self, pin: int) -> None:
+        self.pressed.discard(pin)
+
+    def count(self, *names: str) -> int:
+        return sum(1 for c in self.calls if c[0] in names)
+
+    # -- the module's API --
+    def setwarnings(self, flag: bool) -> None:
+        self.calls.append(("setwarnings", flag))
+        self.warnings = bool(flag)
+
+    def setmode(self, mode: int) -> None:
+        self.calls.append(("setmode", mode))
+        if mode not in (self.BCM, self.BOARD):
+            raise ValueError("An invalid mode was passed to setmode()")
+        if self.mode is not None and mode != self.mode:
+            raise ValueError("A different mode has already been set!")
+        self.mode = mode
+
+    def getmode(self) -> int | None:
+        self.calls.append(("getmode",))
+        return self.mode
+
+    def _bcm(self, channel: object) -> int:
+        if self.mode is None:
+            raise RuntimeError("Please set pin numbering mode using GPIO.setmode(GPIO.BOARD) or GPIO.setmode(GPIO.BCM)")
+        if isinstance(channel, bool) or not isinstance(channel, int):
+            raise ValueError("Channel must be an integer or list/tuple of integers")
+        if self.mode == self.BOARD:
+            if channel not in BOARD_TO_BCM:
+                raise ValueError("The channel sent is invalid on a Raspberry Pi")
+            return BOARD_TO_BCM[channel]
+        if channel not in BCM_CHANNELS:
+            raise ValueError("The channel sent is invalid on a Raspberry Pi")
+        return channel
+
+    @staticmethod
+    def _list(channel: object) -> list:
+        return list(channel) if isinstance(channel, (list, tuple)) else [channel]
+
+    def setup(self, channel, direction, pull_up_down=PUD_OFF, initial=-1) -> None:
+        self.calls.append(("setup", channel, direction, pull_up_down, initial))
+        if direction not in (self.IN, self.OUT):
+            raise ValueError("An invalid direction was passed to setup()")
+        if direction == self.OUT and pull_up_down != self.PUD_OFF:
+            raise ValueError("pull_up_down parameter is not valid for outputs")
+        if pull_up_down not in (self.PUD_OFF, self.PUD_DOWN, self.PUD_UP):
+            raise ValueError("Invalid value for pull_up_down - should be either PUD_OFF, PUD_UP or PUD_DOWN")
+        for ch in self._list(channel):
+            g = self._bcm(ch)
+            level = 0 if initial in (-1, self.LOW) else 1
+            self.pins[g] = _Pin(direction, pull_up_down, level if direction == self.OUT else 0, self.now_us)
+            self._track(g)
+
+    def output(self, channel, value) -> None:
+        self.calls.append(("output", channel, value))
+        chans = self._list(channel)
+        values = self._list(value) if isinstance(value, (list, tuple)) else [value] * len(chans)
+        if len(values) != len(chans):
+            raise RuntimeError("Number of channels != number of values")
+        for ch, v in zip(chans, values):
+            g = self._bcm(ch)
+            pin = self.pins.get(g)
+            if pin is None or pin.direction != self.OUT:
+                raise RuntimeError("The GPIO channel has not been set up as an OUTPUT")
+            level = 1 if v else 0
+            if level != pin.level:
+                pin.level, pin.since_us = level, self.now_us
+                self._track(g)
+
+    def _track(self, g: int) -> None:
+        r = self.rows.get(g)
+        if r is None:
+            return
+        pin = self.pins.get(g)
+        if pin is not None and pin.direction == self.OUT and pin.level:
+            self._high_rows[r] = pin.since_us
+        else:
+            self._high_rows.pop(r, None)
+
+    def input(self, channel) -> int:
+        self.calls.append(("input", channel))
+        g = self._bcm(channel)
+        pin = self.pins.get(g)
+        if pin is None:
+            raise RuntimeError("You must setup() the GPIO channel first")
+        if pin.direction == self.OUT:
+            raise RuntimeError(f"GPIO {g} is an output: reading it back returns the Pi's own drive, "
+                               "not the matrix (a scan bug)")
+        if g in self.pressed:
+            return self.LOW
+        c = self.columns.get(g)
+        if c is not None and self._high_rows:
+            closed = self.board.closed
+            ncols = len(self.columns)
+            for r, since in self._high_rows.items():
+                if r * ncols + c in closed and self.now_us - since >= self.rise_us:
+                    return self.HIGH
+        if pin.pull == self.PUD_DOWN:
+            return self.LOW
+        if pin.pull == self.PUD_UP:
+            return self.HIGH
+        raise RuntimeError(f"GPIO {g} is a floating input (no pull resistor): it reads noise")
+
+    def cleanup(self, channel=None) -> None:
+        self.calls.append(("cleanup", channel))
+        if channel is None:
+            chans = list(self.pins)
+            self.mode = None
+        else:
+            chans = [self._bcm(c) for c in self._list(channel)]
+        for g in chans:
+            self.pins.pop(g, None)
+            self._track(g)

@@ -1,0 +1,189 @@
+"""The GPIO matrix scan on a fake Pi: what the board reports, and that it drives the pins as a
+real Pi needs them driven."""
+
+from __future__ import annotations
+
+import pytest
+
+from board_driver.devices import RawFrame, SensorSource
+from board_driver.hardware._check import Section
+from board_driver.hardware.errors import HardwareError
+from board_driver.hardware.gpio_matrix import GpioMatrix, MatrixConfig
+from board_driver.errors import ConfigError
+from conftest import COLUMNS, ROWS
+from fake_gpio import FakeGPIO, ReedBoard
+
+CONFIG = MatrixConfig(ROWS, COLUMNS, settle_us=10, scan_ms=10)
+
+
+def matrix(gpio, clock, config=CONFIG):
+    return GpioMatrix(config, gpio=gpio, clock=clock, sleep=clock.sleep, delay_us=gpio.delay_us)
+
+
+def test_is_a_sensor_source(gpio, clock):
+    m = matrix(gpio, clock)
+    assert isinstance(m, SensorSource)
+    assert m.sensor_count == 96
+
+
+def test_every_square_reports_its_own_index(gpio, reed, clock):
+    m = matrix(gpio, clock)
+    assert m.scan() == frozenset()
+    for sq in range(96):
+        reed.set_pieces([sq])
+        assert m.scan() == {sq}, reed.geometry.name(sq)
+
+
+def test_full_board_and_ghost_rectangles_read_true(gpio, reed, clock):
+    m = matrix(gpio, clock)
+    reed.set_pieces(["a1", "b1", "a2"])          # three corners: no ghost on b2
+    assert m.scan() == {0, 1, 12}
+    reed.set_pieces(set(range(96)) - {13})
+    assert m.scan() == set(range(96)) - {13}
+
+
+def test_pins_set_up_rows_driven_low_columns_pulled_down(gpio, clock):
+    matrix(gpio, clock)
+    assert gpio.mode == gpio.BCM
+    for g in ROWS:
+        assert gpio.pins[g].direction == gpio.OUT and gpio.pins[g].level == 0
+    for g in COLUMNS:
+        assert gpio.pins[g].direction == gpio.IN and gpio.pins[g].pull == gpio.PUD_DOWN
+
+
+def test_one_row_high_at_a_time_and_all_low_after_a_scan(gpio, reed, clock):
+    m = matrix(gpio, clock)
+    reed.set_pieces(range(96))
+    highs = []
+    real_input = gpio.input
+
+    def spy(ch):
+        highs.append(sum(1 for g in ROWS if gpio.pins[g].level))
+        return real_input(ch)
+    gpio.input = spy
+    m.scan()
+    assert highs and set(highs) == {1}
+    assert not any(gpio.pins[g].level for g in ROWS)
+
+
+def test_operations_per_scan(gpio, clock):
+    m = matrix(gpio, clock)
+    before = len(gpio.calls)
+    m.scan()
+    calls = gpio.calls[before:]
+    assert sum(1 for c in calls if c[0] == "input") == 96
+    assert sum(1 for c in calls if c[0] == "output") == 9
+    assert len(calls) == 105
+
+
+def test_settle_time_matters_on_slow_wires(reed, clock):
+    # long row wires take 5 us to charge: a scan that does not wait misses closed switches
+    reed.set_pieces(["e4", "l8"])
+    slow = FakeGPIO(reed, rows=ROWS, columns=COLUMNS, rise_us=5)
+    assert matrix(slow, clock, MatrixConfig(ROWS, COLUMNS, settle_us=0)).scan() == frozenset()
+    slow = FakeGPIO(reed, rows=ROWS, columns=COLUMNS, rise_us=5)
+    assert matrix(slow, clock, MatrixConfig(ROWS, COLUMNS, settle_us=6)).scan() == {reed.sq("e4"), reed.sq("l8")}
+
+
+def test_read_scans_every_scan_ms_on_the_clock(gpio, reed, clock):
+    m = matrix(gpio, clock)
+    t0 = clock.ms()
+    frames = [m.read(1.0) for _ in range(5)]
+    assert [f.t - t0 for f in frames] == [0, 10, 20, 30, 40]
+    # a short timeout before the next scan is due: nothing, and the clock moved by the timeout
+    assert m.read(0.004) is None
+    assert clock.ms() - t0 == 44
+    frame = m.read(0.1)
+    assert frame.t - t0 == 50
+    reed.place("c3")
+    assert m.read(1.0) == RawFrame(t0 + 60, frozenset({reed.sq("c3")}))
+
+
+def test_a_slow_reader_gets_no_burst_of_stale_scans(gpio, clock):
+    m = matrix(gpio, clock)
+    m.read(0)
+    clock.sleep(1.0)                      # the reader was busy for a second
+    a, b = m.read(1.0), m.read(1.0)
+    assert b.t - a.t == 10
+
+
+def test_close_releases_only_the_matrix_pins(gpio, clock):
+    gpio.setmode(gpio.BCM)
+    gpio.setup(8, gpio.IN, pull_up_down=gpio.PUD_UP)   # someone else's (a button)
+    m = matrix(gpio, clock)
+    m.close()
+    m.close()
+    assert gpio.count("cleanup") == 1
+    assert set(gpio.pins) == {8}
+    with pytest.raises(HardwareError):
+        m.scan()
+
+
+def test_refuses_a_process_using_physical_pin_numbers(gpio, clock):
+    gpio.setmode(gpio.BOARD)
+    with pytest.raises(HardwareError, match="BCM"):
+        matrix(gpio, clock)
+
+
+# --- the fake behaves like the real module ---------------------------------------------------
+
+def test_fake_refuses_what_a_pi_refuses():
+    g = FakeGPIO(ReedBoard(), rows=ROWS, columns=COLUMNS)
+    with pytest.raises(RuntimeError, match="setmode"):
+        g.setup(4, g.OUT)
+    g.setmode(g.BCM)
+    with pytest.raises(ValueError, match="different mode"):
+        g.setmode(g.BOARD)
+    with pytest.raises(ValueError, match="invalid"):
+        g.setup(28, g.IN)
+    with pytest.raises(ValueError, match="outputs"):
+        g.setup(4, g.OUT, pull_up_down=g.PUD_UP)
+    with pytest.raises(RuntimeError, match="setup"):
+        g.input(13)
+    g.setup(13, g.IN, pull_up_down=g.PUD_DOWN)
+    with pytest.raises(RuntimeError, match="OUTPUT"):
+        g.output(13, g.HIGH)                       # driving an input
+    g.setup(4, g.OUT)
+    with pytest.raises(RuntimeError, match="output"):
+        g.input(4)                                 # reading back an output
+    g.setup(9, g.IN)
+    with pytest.raises(RuntimeError, match="floating"):
+        g.input(9)
+    assert ("output", 13, g.HIGH) in g.calls
+
+
+def test_fake_faults_show_in_the_scan(gpio, reed, clock):
+    m = matrix(gpio, clock)
+    reed.swap("a1", "b1")
+    reed.kill("c1")
+    reed.stick("d1")
+    reed.double("e1", "f1")
+    assert m.scan() == {reed.sq("d1")}
+    reed.set_pieces(["a1"])
+    assert m.scan() == {reed.sq("b1"), reed.sq("d1")}
+    reed.set_pieces(["c1"])
+    assert m.scan() == {reed.sq("d1")}
+    reed.set_pieces(["f1"])
+    assert m.scan() == {reed.sq("e1"), reed.sq("d1")}
+
+
+# --- config ----------------------------------------------------------------------------------
+
+def section(data):
+    return Section(data, "gpio-12x8.yaml", "hardware.sensors")
+
+
+def test_config_is_validated_naming_file_key_and_value():
+    ok = MatrixConfig.from_section(section({"backend": "gpio", "rows": list(ROWS), "columns": list(COLUMNS)}), 12, 8)
+    assert ok == MatrixConfig(ROWS, COLUMNS)
+    cases = [
+        ({"rows": list(ROWS)[:7], "columns": list(COLUMNS)}, "hardware.sensors.rows: .* must list 8"),
+        ({"rows": list(ROWS), "columns": list(COLUMNS[:-1]) + [40]}, r"hardware.sensors.columns\[11\]: 40"),
+        ({"rows": list(ROWS), "columns": list(COLUMNS[:-1]) + [2]}, r"hardware.sensors.columns: .*GPIO 2 is also a row"),
+        ({"rows": list(ROWS), "columns": list(COLUMNS), "settle_us": -1}, "settle_us: -1"),
+        ({"rows": list(ROWS), "columns": list(COLUMNS), "scan": 5}, "hardware.sensors.scan: unknown key"),
+        ({"columns": list(COLUMNS)}, "hardware.sensors.rows: missing"),
+    ]
+    for data, pattern in cases:
+        with pytest.raises(ConfigError, match="gpio-12x8.yaml: " + pattern):
+            MatrixConfig.from_section(section(data), 12, 8)
