@@ -180,7 +180,7 @@ def test_config_is_validated_naming_file_key_and_value():
         ({"rows": list(ROWS)[:7], "columns": list(COLUMNS)}, "hardware.sensors.rows: .* must list 8"),
         ({"rows": list(ROWS), "columns": list(COLUMNS[:-1]) + [40]}, r"hardware.sensors.columns\[11\]: 40"),
         ({"rows": list(ROWS), "columns": list(COLUMNS[:-1]) + [2]}, r"hardware.sensors.columns: .*GPIO 2 is also a row"),
-        ({"rows": list(ROWS), "columns": list(COLUMNS), "settle_us": -1}, "settle_us: -1"),
+        ({"rows": list(ROWS), "columns": list(COLUMNS), "settle_us": -1}, "hardware.sensors.settle_us: -1: must be from 0"),
         ({"rows": list(ROWS), "columns": list(COLUMNS), "scan": 5}, "hardware.sensors.scan: unknown key"),
         ({"columns": list(COLUMNS)}, "hardware.sensors.rows: missing"),
     ]
