@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from .errors import VariantError
 from .geometry import FILE_LETTERS
+from .position import WHITE, Position
 
 # Pieces that map to Fairy-Stockfish built-ins with the same moves and letters.
 _BUILTIN = {"king": "king", "pawn": "pawn", "rook": "rook", "knight": "knight",
@@ -56,8 +57,7 @@ def variants_ini(variant, section_name: str | None = None) -> str:
                  "")
     king = next(p for p in variant.pieces if p.royal)
     if variant.castling and king.castles:
-        home = variant.start_fen.split()[0].split("/")[-1]
-        kfile = _file_of(home, king.letter.upper())
+        kfile = g.file_of(Position.from_fen(variant).royal_squares(WHITE)[0])
         lines.append("castling = true")
         lines.append(f"castlingKingsideFile = {FILE_LETTERS[kfile + 2]}")
         lines.append(f"castlingQueensideFile = {FILE_LETTERS[kfile - 2]}")
@@ -72,22 +72,3 @@ def variants_ini(variant, section_name: str | None = None) -> str:
 
 def _default_betza(name: str) -> str:
     return {"king": "K", "pawn": "fmWfcFifmnD", "rook": "R", "knight": "N", "bishop": "B", "queen": "Q"}[name]
-
-
-def _file_of(row: str, letter: str) -> int:
-    f = 0
-    i = 0
-    while i < len(row):
-        ch = row[i]
-        if ch.isdigit():
-            j = i
-            while j < len(row) and row[j].isdigit():
-                j += 1
-            f += int(row[i:j])
-            i = j
-            continue
-        if ch == letter:
-            return f
-        f += 1
-        i += 1
-    raise VariantError(f"no {letter} on the first rank {row!r}")

@@ -392,27 +392,12 @@ class Position:
                 f = (b & -b).bit_length() - 1 if positive[d] else b.bit_length() - 1
                 r &= ~ray[d][f]
             out |= r
-        for d, mv, cp in pt.hops:
-            if not cp:
-                continue
-            b = ray[d][sq] & occ
-            if b:
-                s = (b & -b).bit_length() - 1 if positive[d] else b.bit_length() - 1
-                b = ray[d][s] & occ
-                if b:
-                    out |= 1 << ((b & -b).bit_length() - 1 if positive[d] else b.bit_length() - 1)
+        if pt.has_special:
+            # hopper and bent captures, as if every square held an enemy piece
+            out |= self._hop_bent_targets(pt, sq, occ, 0, self._mask)[1]
         for to, block, mv, cp, init in pt.lame[sq]:
             if cp and not block & occ and (not init or self._initial[color] >> sq & 1):
                 out |= 1 << to
-        for first, d, near, mv, cp in pt.bent[sq]:
-            if not cp or occ >> first & 1:
-                continue
-            r = ray[d][first]
-            b = r & occ
-            if b:
-                f = (b & -b).bit_length() - 1 if positive[d] else b.bit_length() - 1
-                r &= ~ray[d][f]
-            out |= r & ~near
         return out
 
     def checkers_exist(self, color: int | None = None) -> bool:

@@ -79,27 +79,21 @@ def _game(args):
 
 def cmd_perft(args) -> int:
     variant, game = _game(args)
-    pos = getattr(game, "position", None) if game.family == "chess" else None
-    if pos is not None:
-        if args.divide:
-            total = 0
-            for m, n in divide(pos, args.depth):
-                print(f"{to_uci(m, variant)}: {n}")
-                total += n
-            print()
-            print(total if args.depth > 0 else 1)
-        else:
-            print(perft(pos, args.depth))
-        return 0
-    if args.divide:
-        total = 0
-        for text, n in game_divide(game, args.depth):
-            print(f"{text}: {n}")
-            total += n
-        print()
-        print(total if args.depth > 0 else 1)
+    if game.family == "chess":  # the fast path: int moves on the Position
+        pos = game.position
+        count, rows = (lambda: perft(pos, args.depth)), \
+            (lambda: [(to_uci(m, variant), n) for m, n in divide(pos, args.depth)])
     else:
-        print(game_perft(game, args.depth))
+        count, rows = (lambda: game_perft(game, args.depth)), (lambda: game_divide(game, args.depth))
+    if not args.divide:
+        print(count())
+        return 0
+    total = 0
+    for text, n in rows():
+        print(f"{text}: {n}")
+        total += n
+    print()
+    print(total if args.depth > 0 else 1)
     return 0
 
 
