@@ -21,6 +21,10 @@ from firmware_bridge.errors import (
     BridgeError, CrcError, FrameError, IncompatibleBoardError, LinkClosedError, LinkTimeoutError,
     MessageError, PortError,
 )
+from firmware_bridge.link import (
+    BoardLink, Link, LinkHealth, LinkState, LinkStatus, LinkTimings, Received, SerialPort,
+    open_serial, resolve_ports,
+)
 from firmware_bridge.messages import (
     BOARD_MESSAGES, HOST_MESSAGES, PROTOCOL_VERSION, Blink, BoardError, ErrorCode, Heartbeat,
     Hello, LedAck, LedFrame, Message, Occupancy, OccupancyReason, Ping, Pong, Request, RequestKind,
@@ -33,6 +37,8 @@ __all__ = [
     "Occupancy", "OccupancyReason", "Ping", "Pong", "Request", "RequestKind", "SetSettings",
     "Settings",
     "Decoder", "DecoderStats", "body_of", "decode", "encode",
+    "BoardLink", "Link", "LinkHealth", "LinkState", "LinkStatus", "LinkTimings", "Received",
+    "SerialPort", "open_serial", "resolve_ports",
     "BridgeError", "CrcError", "FrameError", "IncompatibleBoardError", "LinkClosedError",
     "LinkTimeoutError", "MessageError", "PortError",
 ]

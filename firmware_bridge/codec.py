@@ -160,11 +160,11 @@ def _dec_led(p: bytes) -> LedFrame:
     body = p[_LED_HEAD.size:]
     colours = tuple(zip(body[0::4], body[1::4], body[2::4]))
     try:
-        blink = tuple([_BLINKS[v] for v in body[3::4]])
+        blink = tuple(map(_BLINKS.__getitem__, body[3::4]))
     except IndexError:
         bad = next(v for v in body[3::4] if v >= len(_BLINKS))
         raise MessageError(f"LedFrame blink pattern must be 0..{len(_BLINKS) - 1}, got {bad}") from None
-    return LedFrame(seq, colours, blink, brightness)
+    return LedFrame._from_wire(seq, colours, blink, brightness)
 
 
 _CODECS: dict[type, tuple[Callable[[Message], bytes], Callable[[bytes], Message]]] = {

@@ -34,12 +34,12 @@ import queue
 import threading
 import time
 from dataclasses import dataclass
-from typing import Callable, Mapping, Protocol, Sequence, Union
+from typing import Callable, Mapping, Protocol, Sequence, Union, runtime_checkable
 
 import serial
 
 from firmware_bridge.codec import Decoder, encode
-from firmware_bridge.errors import LinkClosedError, LinkTimeoutError, MessageError
+from firmware_bridge.errors import LinkClosedError, LinkTimeoutError, MessageError, PortError
 from firmware_bridge.messages import (
     PROTOCOL_VERSION, BoardError, Colour, ErrorCode, Heartbeat, Hello, LedAck, LedFrame, Message,
     Occupancy, OccupancyReason, Ping, Pong, Request, RequestKind, SetSettings, Settings,
@@ -61,6 +61,24 @@ class SerialPort(Protocol):
     def write(self, data: bytes) -> int | None: ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class BoardLink(Protocol):
+    """What a board driver needs of a link; :class:`Link` is one, a driver's test fake another."""
+
+    def open(self) -> "BoardLink": ...
+
+    def close(self) -> None: ...
+
+    def health(self) -> "LinkHealth": ...
+
+    def send_leds(self, colours: Sequence[Colour], blink: Sequence[int] | Mapping[int, int] | None = None,
+                  brightness: int = 255) -> LedFrame: ...
+
+    def request(self, what: RequestKind) -> None: ...
+
+    def drain(self) -> list["Received"]: ...
 
 
 class LinkState(enum.Enum):
@@ -300,7 +318,9 @@ class Link:
     def wait_ready(self, timeout: float) -> Hello:
         """Block until the link is READY (at most ``timeout`` real seconds) and return the Hello.
 
-        Without a reader thread this drives :meth:`service` itself.
+        Raises :class:`PortError` if no candidate port could be opened in that time, and
+        :class:`LinkTimeoutError` if a port is open but the board has not answered (or speaks
+        another protocol version). Without a reader thread this drives :meth:`service` itself.
         """
         deadline = time.monotonic() + timeout
         with self._lock:
@@ -312,8 +332,10 @@ class Link:
                     return self._hello
                 left = deadline - time.monotonic()
                 if left <= 0:
+                    if self._port is None:
+                        raise PortError(f"no board port after {timeout} s: {self._last_error}")
                     raise LinkTimeoutError(
-                        f"board not ready after {timeout} s on {self._port_name or self.candidates()}: "
+                        f"board on {self._port_name} not ready after {timeout} s: "
                         f"state {self._state.value}, last error {self._last_error!r}")
                 if self._thread is not None:
                     self._ready.wait(left)

@@ -331,6 +331,18 @@ class LedFrame:
         _set(self, "blink", blink)
 
     @classmethod
+    def _from_wire(cls, seq: int, colours: tuple[Colour, ...], blink: tuple[Blink, ...],
+                   brightness: int) -> "LedFrame":
+        """Skip the checks: for the decoder, whose values come from bytes and are valid by
+        construction (u8 channels, Blink members, counts that fit a u16)."""
+        frame = object.__new__(cls)
+        _set(frame, "seq", seq)
+        _set(frame, "colours", colours)
+        _set(frame, "blink", blink)
+        _set(frame, "brightness", brightness)
+        return frame
+
+    @classmethod
     def build(cls, seq: int, colours: Sequence[Colour],
               blink: Sequence[int] | Mapping[int, int] | None = None, brightness: int = 255) -> "LedFrame":
         """Like the constructor, but ``blink`` may also be ``None`` (all steady) or a sparse

@@ -24,7 +24,7 @@ import threading
 import time
 import tty
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Container, Iterable
 
 import serial
 
@@ -101,12 +101,14 @@ class FakePin:
             self.pull = pull
         if value is not None:
             self.out = 1 if value else 0
+        self.machine.changed(self)
 
     def value(self, x: int | None = None) -> int | None:
         if x is not None:
             if self.mode != FakeMachine.OUT:
                 raise RuntimeError(f"GPIO {self.gpio} is an input; driving it is a bug")
             self.out = 1 if x else 0
+            self.machine.changed(self)
             return None
         if self.mode == FakeMachine.OUT:
             return self.out
@@ -140,24 +142,33 @@ class FakeMachine:
     IN, OUT = _PinFactory.IN, _PinFactory.OUT
     PULL_UP, PULL_DOWN = _PinFactory.PULL_UP, _PinFactory.PULL_DOWN
 
-    def __init__(self, closed: Callable[[], Iterable[int]], columns=fb_pins.COLUMNS, rows=fb_pins.ROWS) -> None:
+    def __init__(self, closed: Callable[[], Container[int]], columns=fb_pins.COLUMNS, rows=fb_pins.ROWS) -> None:
         self.pins: dict[int, FakePin] = {}
         self.Pin = _PinFactory(self)
         self._closed = closed
         self._columns = {g: c for c, g in enumerate(columns)}
         self._rows = {g: r for r, g in enumerate(rows)}
+        self._low_columns: set[int] = set()  # columns driven low right now
         self.reads = 0
+
+    def changed(self, pin: FakePin) -> None:
+        """A pin's mode or output changed: keep track of which columns pull low."""
+        col = self._columns.get(pin.gpio)
+        if col is not None:
+            if pin.mode == self.OUT and pin.out == 0:
+                self._low_columns.add(col)
+            else:
+                self._low_columns.discard(col)
 
     def level(self, pin: FakePin) -> int:
         """What an input pin reads: pulled low through a closed switch and a low column."""
         self.reads += 1
         row = self._rows.get(pin.gpio)
-        if row is not None:
-            closed = set(self._closed())
-            ncols = len(self._columns)
-            for gpio, col in self._columns.items():
-                p = self.pins.get(gpio)
-                if p is not None and p.mode == self.OUT and p.out == 0 and row * ncols + col in closed:
+        if row is not None and self._low_columns:
+            closed = self._closed()
+            base = row * len(self._columns)
+            for col in self._low_columns:
+                if base + col in closed:
                     return 0
         if pin.pull == self.PULL_UP:
             return 1

@@ -253,3 +253,15 @@ def test_messages_are_frozen_and_slotted():
     with pytest.raises(AttributeError):
         msg.token = 2
     assert not hasattr(msg, "__dict__")
+
+
+def test_the_bridge_imports_neither_engine_nor_board_driver():
+    import ast
+    from pathlib import Path
+
+    import firmware_bridge
+    for path in Path(firmware_bridge.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                names = [a.name for a in node.names] + [getattr(node, "module", None) or ""]
+                assert not any(n.split(".")[0] in ("engine", "board_driver") for n in names), path.name

@@ -16,9 +16,9 @@ import fb_proto
 from bridge_fakes import RealTicks, Rig, VirtualBoard
 from firmware_bridge import (
     Blink, BoardError, Decoder, ErrorCode, Hello, LedFrame, LinkClosedError, LinkTimeoutError,
-    MessageError, Occupancy, OccupancyReason, Pong, RequestKind, Settings, encode,
+    MessageError, Occupancy, OccupancyReason, PortError, Pong, RequestKind, Settings, encode,
 )
-from firmware_bridge.link import Link, LinkHealth, LinkState, LinkStatus, LinkTimings, resolve_ports
+from firmware_bridge.link import BoardLink, Link, LinkHealth, LinkState, LinkStatus, LinkTimings, resolve_ports
 
 CHANGE = OccupancyReason.CHANGE
 RED, GREEN, BLUE, DARK = (255, 0, 0), (0, 255, 0), (0, 0, 255), (0, 0, 0)
@@ -388,6 +388,7 @@ def test_a_loop_url_needs_only_configuration():
 
 def test_the_default_opener_uses_serial_for_url(board):
     link = Link([board.port_glob], timings=LinkTimings(read_timeout=0))
+    assert isinstance(link, BoardLink)
     with link:
         link.service()
         assert link.state is LinkState.HANDSHAKE
@@ -416,11 +417,20 @@ def test_a_closed_link_refuses_work(board):
         link.service()
 
 
-def test_wait_ready_times_out_naming_the_ports(tmp_path):
+def test_wait_ready_without_a_port_names_the_candidates(tmp_path):
     link = Link([str(tmp_path / "nothing*")], timings=LinkTimings(read_timeout=0.001)).open()
-    with pytest.raises(LinkTimeoutError, match="nothing"):
+    with pytest.raises(PortError, match="no port matches .*nothing"):
         link.wait_ready(0.05)
     link.close()
+
+
+def test_wait_ready_with_a_silent_board_times_out(board):
+    board.hung = True  # nobody runs the firmware: the port opens, nothing answers
+    link = Link([board.port_glob], open_port=board.open_port, timings=LinkTimings(read_timeout=0.001))
+    with link:
+        with pytest.raises(LinkTimeoutError, match="ttyFAIRY0 not ready"):
+            link.wait_ready(0.05)
+        assert link.state is LinkState.HANDSHAKE
 
 
 def test_reader_thread_with_real_clocks(tmp_path):
