@@ -82,3 +82,90 @@ class FakeStrip:
 
     def squares(self) -> list:
         return chain_to_squares(self.installed, self.shown)
+
+
+class SerialRig:
+    """The Pico board (firmware logic on fake pins, :mod:`bridge_fakes`) behind a pty, and the
+    host's :class:`SerialBoard` on a link without a reader thread, moved in lockstep.
+
+    The switches follow a :class:`fake_gpio.ReedBoard`; :meth:`step` lets one millisecond pass
+    on both clocks (running what the virtual clock has due, e.g. a scripted person's moves)
+    and waits -- by byte counts, not sleeps -- until the pty has carried everything written.
+    :attr:`source` is a SensorSource whose ``read(timeout)`` lets that much virtual time pass.
+    """
+
+    def __init__(self, directory, *, reed, clock: VirtualClock, led_order: LedOrder = LedOrder(),
+                 installed: LedOrder | None = None, settings=None, boot_id: int = 0xB007) -> None:
+        from bridge_fakes import VirtualBoard
+        from firmware_bridge import Settings
+        from firmware_bridge.link import Link, LinkState, LinkTimings
+        from board_driver.hardware.serial_board import SerialBoard
+
+        self.reed, self.clock = reed, clock
+        self.installed = installed or led_order
+        self.board = VirtualBoard(directory, boot_id=boot_id)
+        self.board.closed = reed.closed
+        self.link = Link([self.board.port_glob], clock=clock, timings=LinkTimings(read_timeout=0.0),
+                         settings=settings or Settings(scan_period_ms=5, debounce_ms=20),
+                         open_port=self.board.open_port)
+        self.link.open()
+        for _ in range(2000):
+            self.settle()
+            if self.link.state is LinkState.READY:
+                break
+            self.step()
+        else:
+            raise AssertionError(f"board never ready: {self.link.health()}")
+        self.serial = SerialBoard(self.link, led_order=led_order)
+        self.source = LockstepSource(self)
+
+    def settle(self, timeout: float = 2.0) -> None:
+        import time
+        board, cable = self.board, self.board.cable
+        deadline = time.monotonic() + timeout
+        while True:
+            board.closed = self.reed.closed
+            board.fw.step()
+            self.link.service()
+            port = board.host_port
+            if port is None or port.cable is not cable or not cable.host_connected:
+                return
+            if port.read_count == cable.sent and cable.received == port.write_count:
+                return
+            if time.monotonic() > deadline:
+                raise AssertionError(f"pty did not settle: host read {port.read_count}/{cable.sent} bytes, "
+                                     f"board read {cable.received}/{port.write_count}")
+
+    def step(self, ms: int = 1) -> None:
+        for _ in range(ms):
+            self.board.ticks.advance(1)
+            self.clock.sleep(0.001)
+            self.settle()
+
+    def squares(self) -> list:
+        """What each physical square's LED shows."""
+        return chain_to_squares(self.installed, self.board.strip.shown)
+
+    def close(self) -> None:
+        self.serial.close()
+        self.board.close()
+
+
+class LockstepSource:
+    """A SensorSource: the rig's serial board, with ``read(timeout)`` moving virtual time."""
+
+    def __init__(self, rig: SerialRig) -> None:
+        self.rig = rig
+        self.sensor_count = rig.serial.sensor_count
+
+    def read(self, timeout: float):
+        frame = self.rig.serial.read(0)
+        ms = 0
+        while frame is None and ms < int(round(timeout * 1000)):
+            self.rig.step()
+            ms += 1
+            frame = self.rig.serial.read(0)
+        return frame
+
+    def close(self) -> None:
+        self.rig.close()
