@@ -1,0 +1,288 @@
+"""WS2812 LEDs driven from the Pi itself, when the board has no Pico.
+
+Two drivers, each through a well-kept library that is an optional extra (imported only when
+used, with an error saying what to install):
+
+``spi`` (``pip install 'fairyboard[leds]'``: py-spidev)
+    The LED data line on SPI0 MOSI (GPIO 10). Every WS2812 bit becomes three SPI bits at
+    2.4 MHz (``100`` for a 0, ``110`` for a 1), so the kernel's SPI driver makes the timing.
+    Works on every Pi including the Pi 5, and without root (the service user is in group
+    ``spi``). Enable SPI (``dtparam=spi=on``); on a Pi 3/4 fix the core clock
+    (``core_freq=250`` / ``core_freq_min=500``) so the SPI clock does not drift.
+``ws281x`` (``pip install 'fairyboard[leds-pwm]'``: rpi_ws281x)
+    PWM on GPIO 18 (or 12, 13, 19), PCM on GPIO 21, or SPI on GPIO 10 through the rpi_ws281x
+    library. Pi 1-4 only, and PWM/PCM need root.
+
+:class:`PiLedSink` is the :class:`~board_driver.devices.LedSink`: it maps physical squares to
+the chain with the profile's :class:`~board_driver.layout.LedOrder`, scales by brightness and
+runs the blink patterns on its clock with the same phases as the Pico firmware (slow: on
+while ``ms % 1000 < 500``; fast: on while ``ms % 250 < 125``). :meth:`PiLedSink.tick` redraws
+when a blink phase changes; :meth:`PiLedSink.start` runs ``tick`` in a thread of its own.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from typing import Callable, Protocol, Sequence
+
+from ..devices import DARK, FAST, RGB, SLOW, SLOW_INVERTED, STEADY, LedFrame
+from ..layout import LedOrder
+from ._check import Section
+from .errors import HardwareError, MissingLibraryError
+
+DRIVERS = ("spi", "ws281x")
+WS281X_PINS = {18: 0, 12: 0, 10: 0, 21: 0, 13: 1, 19: 1}   # pin -> PWM channel
+SPI_HZ = 2_400_000
+RESET_BYTES = 90      # 300 us of low at 2.4 MHz: the latch (WS2812B needs > 280 us)
+
+
+@dataclass(frozen=True, slots=True)
+class PiLedConfig:
+    """``hardware.leds`` with ``backend: pi``."""
+
+    driver: str = "spi"
+    pin: int = 10
+    spi_bus: int = 0
+    spi_device: int = 0
+    brightness: int = 64
+    count: int = 96
+
+    @classmethod
+    def from_section(cls, s: Section, count: int) -> PiLedConfig:
+        s.only(("backend", "driver", "pin", "spi_bus", "spi_device", "brightness"))
+        driver = s.choice("driver", DRIVERS, "spi")
+        if driver == "spi":
+            pin = s.integer("pin", 10, 10, 10) if s.has("pin") else 10
+        else:
+            pin = s.pin("pin", 18)
+            if pin not in WS281X_PINS:
+                raise s.fail("pin", pin, f"rpi_ws281x drives GPIO {', '.join(map(str, sorted(WS281X_PINS)))}")
+        return cls(driver, pin, s.integer("spi_bus", 0, 0, 6), s.integer("spi_device", 0, 0, 3),
+                   s.integer("brightness", 64, 0, 255), count)
+
+
+class PixelDriver(Protocol):
+    """A chain of RGB LEDs: ``write`` shows one (r, g, b) per LED, in chain order."""
+
+    count: int
+
+    def write(self, pixels: Sequence[RGB]) -> None: ...
+
+    def close(self) -> None: ...
+
+
+# --- SPI --------------------------------------------------------------------------------------
+
+def _spi_table() -> tuple[bytes, ...]:
+    table = []
+    for byte in range(256):
+        bits = 0
+        for i in range(7, -1, -1):
+            bits = (bits << 3) | (0b110 if byte >> i & 1 else 0b100)
+        table.append(bits.to_bytes(3, "big"))
+    return tuple(table)
+
+
+_SPI = _spi_table()
+
+
+def encode_spi(pixels: Sequence[RGB]) -> bytes:
+    """The SPI bytes (at 2.4 MHz) that send ``pixels`` to a WS2812 chain: GRB order, then the latch."""
+    out = bytearray()
+    table = _SPI
+    for r, g, b in pixels:
+        out += table[g]
+        out += table[r]
+        out += table[b]
+    out += bytes(RESET_BYTES)
+    return bytes(out)
+
+
+def decode_spi(data: bytes) -> list[RGB]:
+    """The pixels a WS2812 chain reads from :func:`encode_spi`'s bytes (for checks)."""
+    bits = "".join(f"{b:08b}" for b in data)
+    values: list[int] = []
+    byte = n = i = 0
+    while i + 3 <= len(bits):
+        sym = bits[i:i + 3]
+        if sym == "000":
+            break                                    # the latch: the line stays low
+        if sym not in ("100", "110"):
+            raise ValueError(f"not a WS2812 symbol at SPI bit {i}: {sym}")
+        byte, n, i = byte << 1 | (sym == "110"), n + 1, i + 3
+        if n == 8:
+            values.append(byte)
+            byte = n = 0
+    if "1" in bits[i:] or n or len(values) % 3:
+        raise ValueError("stray bits after the last whole pixel")
+    return [(values[k + 1], values[k], values[k + 2]) for k in range(0, len(values), 3)]
+
+
+class SpiDriver:
+    """WS2812 on SPI MOSI through py-spidev."""
+
+    def __init__(self, count: int, bus: int = 0, device: int = 0, *, spidev_module=None) -> None:
+        if spidev_module is None:
+            try:
+                import spidev as spidev_module
+            except ImportError as exc:
+                raise MissingLibraryError(
+                    f"LEDs on the Pi's SPI need the spidev module ({exc}): "
+                    "`pip install 'fairyboard[leds]'`, and enable SPI (dtparam=spi=on)") from None
+        self.count = count
+        self._spi = spidev_module.SpiDev()
+        try:
+            self._spi.open(bus, device)
+        except OSError as exc:
+            raise HardwareError(f"cannot open /dev/spidev{bus}.{device}: {exc.strerror or exc} "
+                                "(is SPI enabled, and is the user in group spi?)") from None
+        self._spi.max_speed_hz = SPI_HZ
+        self._spi.mode = 0
+
+    def write(self, pixels: Sequence[RGB]) -> None:
+        self._spi.writebytes2(encode_spi(pixels))
+
+    def close(self) -> None:
+        self._spi.close()
+
+
+class Ws281xDriver:
+    """WS2812 through the rpi_ws281x library (PWM, PCM or SPI; Pi 1-4)."""
+
+    def __init__(self, count: int, pin: int = 18, *, module=None) -> None:
+        if module is None:
+            try:
+                import rpi_ws281x as module
+            except ImportError as exc:
+                raise MissingLibraryError(
+                    f"LEDs on the Pi's PWM need the rpi_ws281x module ({exc}): "
+                    "`pip install 'fairyboard[leds-pwm]'` (Raspberry Pi 1-4; run as root), "
+                    "or use driver: spi") from None
+        self.count = count
+        self._color = module.Color
+        self._strip = module.PixelStrip(count, pin, 800_000, 10, False, 255, WS281X_PINS.get(pin, 0))
+        try:
+            self._strip.begin()
+        except RuntimeError as exc:
+            raise HardwareError(f"rpi_ws281x cannot start on GPIO {pin}: {exc} (PWM and PCM need root)") from None
+
+    def write(self, pixels: Sequence[RGB]) -> None:
+        for i, (r, g, b) in enumerate(pixels):
+            self._strip.setPixelColor(i, self._color(r, g, b))
+        self._strip.show()
+
+    def close(self) -> None:
+        pass
+
+
+def open_driver(config: PiLedConfig) -> PixelDriver:
+    if config.driver == "spi":
+        return SpiDriver(config.count, config.spi_bus, config.spi_device)
+    return Ws281xDriver(config.count, config.pin)
+
+
+# --- the sink ---------------------------------------------------------------------------------
+
+def blink_phase(ms: int) -> int:
+    """Bit 0: slow patterns in their on half; bit 1: fast patterns in their on half."""
+    return (1 if ms % 1000 < 500 else 0) | (2 if ms % 250 < 125 else 0)
+
+
+def _on(pattern: int, phase: int) -> bool:
+    return (pattern == STEADY or (pattern == SLOW and phase & 1) or (pattern == FAST and phase & 2)
+            or (pattern == SLOW_INVERTED and not phase & 1))
+
+
+class PiLedSink:
+    """A :class:`~board_driver.devices.LedSink` on a :class:`PixelDriver` (see the module docstring)."""
+
+    def __init__(self, driver: PixelDriver, *, order: LedOrder = LedOrder(), brightness: int = 255,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.driver = driver
+        self.order = order
+        self.brightness = brightness
+        self.led_count = order.files * order.ranks
+        if driver.count < self.led_count:
+            raise HardwareError(f"an LED chain of {driver.count} for {self.led_count} squares")
+        self._clock = clock
+        self._chain: tuple[RGB, ...] = (DARK,) * driver.count
+        self._blink: tuple[int, ...] = (STEADY,) * driver.count
+        self._blinking = False
+        self._phase = -1
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._closed = False
+        self.writes = 0
+
+    def show(self, frame: LedFrame) -> None:
+        if len(frame.colors) != self.led_count:
+            raise HardwareError(f"an LED frame of {len(frame.colors)} squares for a "
+                                f"{self.order.files}x{self.order.ranks} board")
+        pad = self.driver.count - self.led_count
+        self._set(self.order.to_chain(frame.colors) + (DARK,) * pad,
+                  self.order.to_chain(frame.blink) + (STEADY,) * pad)
+
+    def show_chain(self, colours: Sequence[RGB]) -> None:
+        """Light LEDs by chain index, bypassing the LED order (calibration checks the order)."""
+        colours = tuple(colours)[:self.driver.count]
+        self._set(colours + (DARK,) * (self.driver.count - len(colours)), (STEADY,) * self.driver.count)
+
+    def _set(self, chain: tuple, blink: tuple) -> None:
+        with self._lock:
+            if self._closed:
+                raise HardwareError("show() on closed LEDs")
+            self._chain, self._blink = chain, blink
+            self._blinking = any(b != STEADY for b in blink)
+            self._render()
+
+    def _render(self) -> None:
+        ms = int(self._clock() * 1000)
+        phase = blink_phase(ms) if self._blinking else 0
+        br = self.brightness
+        pixels = []
+        for (r, g, b), pattern in zip(self._chain, self._blink):
+            if _on(pattern, phase):
+                pixels.append(((r * br + 127) // 255, (g * br + 127) // 255, (b * br + 127) // 255))
+            else:
+                pixels.append(DARK)
+        self.driver.write(pixels)
+        self.writes += 1
+        self._phase = phase
+
+    def tick(self) -> bool:
+        """Redraw if a blink phase changed since the last draw; True if it drew."""
+        with self._lock:
+            if self._closed or not self._blinking:
+                return False
+            if blink_phase(int(self._clock() * 1000)) == self._phase:
+                return False
+            self._render()
+            return True
+
+    def start(self, interval: float = 0.01) -> PiLedSink:
+        """Run :meth:`tick` every ``interval`` seconds in a daemon thread until :meth:`close`."""
+        if self._thread is None:
+            def run() -> None:
+                while not self._stop.wait(interval):
+                    self.tick()
+            self._thread = threading.Thread(target=run, name="fairyboard-leds", daemon=True)
+            self._thread.start()
+        return self
+
+    def close(self) -> None:
+        """Stop blinking, darken the chain and release the driver."""
+        if self._thread is not None:
+            self._stop.set()
+            self._thread.join()
+            self._thread = None
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            try:
+                self.driver.write([DARK] * self.driver.count)
+            finally:
+                self.driver.close()
