@@ -176,6 +176,24 @@ def open_serial(url: str, *, timings: LinkTimings = LinkTimings()) -> serial.Ser
 _SEQ_MOD = 1 << 16
 
 
+@dataclass(slots=True)
+class _Counters:
+    """The link's running counts (mutable, private; :class:`LinkHealth` is the public copy)."""
+
+    frames_sent: int = 0
+    bytes_received: int = 0
+    occupancy_frames: int = 0
+    occupancy_lost: int = 0
+    occupancy_duplicates: int = 0
+    syncs: int = 0          # handshakes completed; all but the first are resyncs
+    attaches: int = 0       # ports opened; all but the first are reconnects
+    heartbeat_timeouts: int = 0
+    board_resets: int = 0
+    board_errors: int = 0
+    board_rx_errors: int = 0
+    led_resends: int = 0
+
+
 class Link:
     """The host's end of the board link. See the module docstring.
 
@@ -223,10 +241,7 @@ class Link:
         self._ping_token = 0
         self._last_error: str | None = None
         self._rejected_seen = 0
-        self._c = dict.fromkeys(
-            ("frames_sent", "bytes_received", "occupancy_frames", "occupancy_lost",
-             "occupancy_duplicates", "syncs", "attaches", "heartbeat_timeouts", "board_resets",
-             "board_errors", "board_rx_errors", "led_resends"), 0)
+        self._c = _Counters()
 
     # --- lifecycle -------------------------------------------------------------------------
 
@@ -234,7 +249,7 @@ class Link:
         """Start connecting: the first :meth:`service` call tries the ports. Returns self."""
         with self._lock:
             if self._state is LinkState.CLOSED:
-                self._set_state(LinkState.DISCONNECTED, "opened", self._clock())
+                self._set_state(LinkState.DISCONNECTED, "waiting for a port", self._clock())
                 self._next_open_at = float("-inf")
         return self
 
@@ -392,14 +407,14 @@ class Link:
             return LinkHealth(
                 state=self._state, port=self._port_name, hello=self._hello,
                 board_settings=self._board_settings, frames_received=s.frames,
-                frames_sent=c["frames_sent"], bytes_received=c["bytes_received"],
+                frames_sent=c.frames_sent, bytes_received=c.bytes_received,
                 crc_errors=s.crc_errors, framing_errors=s.framing_errors,
-                message_errors=s.message_errors, occupancy_frames=c["occupancy_frames"],
-                occupancy_lost=c["occupancy_lost"], occupancy_duplicates=c["occupancy_duplicates"],
-                resyncs=max(0, c["syncs"] - 1), reconnects=max(0, c["attaches"] - 1),
-                heartbeat_timeouts=c["heartbeat_timeouts"], board_resets=c["board_resets"],
-                board_errors=c["board_errors"], board_rx_errors=c["board_rx_errors"],
-                led_resends=c["led_resends"], leds_acked=self._led_acked,
+                message_errors=s.message_errors, occupancy_frames=c.occupancy_frames,
+                occupancy_lost=c.occupancy_lost, occupancy_duplicates=c.occupancy_duplicates,
+                resyncs=max(0, c.syncs - 1), reconnects=max(0, c.attaches - 1),
+                heartbeat_timeouts=c.heartbeat_timeouts, board_resets=c.board_resets,
+                board_errors=c.board_errors, board_rx_errors=c.board_rx_errors,
+                led_resends=c.led_resends, leds_acked=self._led_acked,
                 last_rx_at=self._last_rx_at, last_error=self._last_error)
 
     # --- one round of work -----------------------------------------------------------------
@@ -462,7 +477,7 @@ class Link:
 
     def _attach(self, port: SerialPort, name: str, now: float) -> None:
         self._port, self._port_name = port, name
-        self._c["attaches"] += 1
+        self._c.attaches += 1
         self._decoder.reset()
         self._last_seq = None
         self._last_rx_at = now
@@ -501,7 +516,7 @@ class Link:
 
     def _send(self, msg: Message, now: float) -> bool:
         if self._write(encode(msg), now):
-            self._c["frames_sent"] += 1
+            self._c.frames_sent += 1
             return True
         return False
 
@@ -523,7 +538,7 @@ class Link:
             self._send(Request(RequestKind.OCCUPANCY), now)
 
     def _on_bytes(self, data: bytes, now: float) -> None:
-        self._c["bytes_received"] += len(data)
+        self._c.bytes_received += len(data)
         messages = self._decoder.feed(data)
         rejected = self._decoder.stats.rejected
         if rejected != self._rejected_seen:
@@ -544,7 +559,7 @@ class Link:
         elif isinstance(msg, Hello):
             self._on_hello(msg, now)
         elif isinstance(msg, Heartbeat):
-            self._c["board_rx_errors"] = msg.rx_errors
+            self._c.board_rx_errors = msg.rx_errors
             last = self._last_seq
             if last is not None and 0 < (msg.occupancy_seq - last) % _SEQ_MOD < _SEQ_MOD // 2:
                 # The board sent occupancy frames we never got: ask for the current one.
@@ -553,10 +568,10 @@ class Link:
             if self._led is not None and msg.seq == self._led.seq:
                 self._led_acked = True
         elif isinstance(msg, BoardError):
-            self._c["board_errors"] += 1
+            self._c.board_errors += 1
             self._last_error = f"board reports {msg.code.name}: {msg.text or msg.detail}"
             if msg.code is ErrorCode.BAD_FRAME and not self._led_acked and self._state is LinkState.READY:
-                self._c["led_resends"] += 1
+                self._c.led_resends += 1
                 self._send_led(now)
             self._deliver(msg, now)
         elif isinstance(msg, Settings):
@@ -572,13 +587,13 @@ class Link:
         if last is not None:
             step = (msg.seq - last) % _SEQ_MOD
             if step == 0 or step >= _SEQ_MOD // 2:
-                self._c["occupancy_duplicates"] += 1
+                self._c.occupancy_duplicates += 1
                 return
-            self._c["occupancy_lost"] += step - 1
+            self._c.occupancy_lost += step - 1
         self._last_seq = msg.seq
         if msg.reason is OccupancyReason.REQUESTED:
             self._occupancy_requested_at = None  # answered: the next request may go at once
-        self._c["occupancy_frames"] += 1
+        self._c.occupancy_frames += 1
         self._deliver(msg, now)
 
     def _on_hello(self, msg: Hello, now: float) -> None:
@@ -592,14 +607,14 @@ class Link:
         previous = self._hello
         reset = previous is not None and previous.boot_id != msg.boot_id
         if reset:
-            self._c["board_resets"] += 1
+            self._c.board_resets += 1
             self._last_seq = None
         self._hello = msg
         self._deliver(msg, now)
         if self._state is LinkState.READY and not reset:
             return  # an answer to someone's request: nothing was lost
         # Sync: the board may have lost (reset) or we may have missed (resync) our state.
-        self._c["syncs"] += 1
+        self._c.syncs += 1
         if self._desired_settings is not None:
             self._send(SetSettings(self._desired_settings), now)
         if self._led is not None:
@@ -622,13 +637,13 @@ class Link:
         if self._state is not LinkState.READY:
             return
         if self._last_rx_at is not None and now - self._last_rx_at >= t.heartbeat_timeout:
-            self._c["heartbeat_timeouts"] += 1
+            self._c.heartbeat_timeouts += 1
             self._last_error = f"board silent for {now - self._last_rx_at:.3f} s"
             self._set_state(LinkState.HANDSHAKE, self._last_error, now)
             self._request_hello(now, first=True)
             return
         if self._led is not None and not self._led_acked and now - self._led_sent_at >= t.led_ack_timeout:
-            self._c["led_resends"] += 1
+            self._c.led_resends += 1
             self._send_led(now)
         if self._want_occupancy:
             self._request_occupancy(now)

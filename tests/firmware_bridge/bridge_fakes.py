@@ -20,18 +20,25 @@ from __future__ import annotations
 import os
 import pty
 import select
+import sys
 import threading
 import time
 import tty
 from pathlib import Path
 from typing import Callable, Container, Iterable
 
+import pytest
 import serial
 
-import fb_core
-import fb_pins
-from firmware_bridge import Occupancy, OccupancyReason
-from firmware_bridge.link import Link, LinkTimings, Received
+FIRMWARE_DIR = Path(__file__).resolve().parents[2] / "hardware" / "firmware"
+if str(FIRMWARE_DIR) not in sys.path:
+    # The firmware's modules are flat files on the Pico; import them the same way here.
+    sys.path.append(str(FIRMWARE_DIR))
+
+import fb_core  # noqa: E402
+import fb_pins  # noqa: E402
+from firmware_bridge import Occupancy, OccupancyReason  # noqa: E402
+from firmware_bridge.link import Link, LinkTimings, Received  # noqa: E402
 
 TICKS_PERIOD = 1 << 30
 PICO_GPIOS = frozenset(range(0, 23)) | {26, 27, 28}
@@ -453,3 +460,11 @@ class Rig:
 
     def close(self) -> None:
         self.link.close()
+
+
+@pytest.fixture
+def board(tmp_path):
+    """A virtual board (firmware logic + fake pins + fake LEDs) plugged in through a pty."""
+    vb = VirtualBoard(tmp_path)
+    yield vb
+    vb.close()

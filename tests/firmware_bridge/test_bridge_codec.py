@@ -11,6 +11,7 @@ from firmware_bridge import (
 )
 from firmware_bridge.framing import MAX_ENCODED, MAX_PAYLOAD, cobs_decode, cobs_encode, crc16, pack_body
 
+import bridge_fakes  # noqa: F401  (puts the firmware's modules on sys.path)
 import fb_proto
 
 H = bytes.fromhex

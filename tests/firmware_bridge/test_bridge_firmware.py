@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from bridge_fakes import FakeMachine, FakeNeopixel, FakeTicks  # first: puts the firmware on sys.path
 import fb_core
 import fb_pins
 import fb_proto
-from bridge_fakes import FakeMachine, FakeNeopixel, FakeTicks
 from firmware_bridge import (
     Blink, BoardError, Decoder, ErrorCode, Heartbeat, Hello, LedAck, LedFrame, Occupancy,
     OccupancyReason, Ping, Pong, Request, RequestKind, SetSettings, Settings, body_of, encode,

@@ -12,8 +12,8 @@ import time
 import pytest
 import serial
 
+from bridge_fakes import RealTicks, Rig, VirtualBoard, board  # noqa: F401  (board: a fixture)
 import fb_proto
-from bridge_fakes import RealTicks, Rig, VirtualBoard
 from firmware_bridge import (
     Blink, BoardError, Decoder, ErrorCode, Hello, LedFrame, LinkClosedError, LinkTimeoutError,
     MessageError, Occupancy, OccupancyReason, PortError, Pong, RequestKind, Settings, encode,

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import bridge_fakes  # noqa: F401  (puts the firmware's modules on sys.path)
 import fb_proto
 from firmware_bridge import (
     Blink, BoardError, Decoder, ErrorCode, Heartbeat, Hello, LedAck, LedFrame, Occupancy,

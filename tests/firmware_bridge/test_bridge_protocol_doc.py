@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+import bridge_fakes  # noqa: F401  (puts the firmware's modules on sys.path)
 import fb_proto
 import firmware_bridge
 from firmware_bridge import BOARD_MESSAGES, HOST_MESSAGES, Decoder, body_of, decode, encode
