@@ -39,7 +39,9 @@ from typing import Callable, Mapping, Protocol, Sequence, Union, runtime_checkab
 import serial
 
 from firmware_bridge.codec import Decoder, encode
-from firmware_bridge.errors import LinkClosedError, LinkTimeoutError, MessageError, PortError
+from firmware_bridge.errors import (
+    IncompatibleBoardError, LinkClosedError, LinkTimeoutError, MessageError, PortError,
+)
 from firmware_bridge.messages import (
     PROTOCOL_VERSION, BoardError, Colour, ErrorCode, Heartbeat, Hello, LedAck, LedFrame, Message,
     Occupancy, OccupancyReason, Ping, Pong, Request, RequestKind, SetSettings, Settings,
@@ -333,9 +335,10 @@ class Link:
     def wait_ready(self, timeout: float) -> Hello:
         """Block until the link is READY (at most ``timeout`` real seconds) and return the Hello.
 
-        Raises :class:`PortError` if no candidate port could be opened in that time, and
-        :class:`LinkTimeoutError` if a port is open but the board has not answered (or speaks
-        another protocol version). Without a reader thread this drives :meth:`service` itself.
+        Raises :class:`PortError` if no candidate port could be opened in that time,
+        :class:`LinkTimeoutError` if a port is open but the board has not answered, and
+        :class:`IncompatibleBoardError` as soon as the board turns out to speak another
+        protocol version. Without a reader thread this drives :meth:`service` itself.
         """
         deadline = time.monotonic() + timeout
         with self._lock:
@@ -345,6 +348,8 @@ class Link:
             with self._lock:
                 if self._state is LinkState.READY and self._hello is not None:
                     return self._hello
+                if self._state is LinkState.INCOMPATIBLE:
+                    raise IncompatibleBoardError(f"the board on {self._port_name}: {self._last_error}")
                 left = deadline - time.monotonic()
                 if left <= 0:
                     if self._port is None:

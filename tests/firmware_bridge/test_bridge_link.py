@@ -15,7 +15,8 @@ import serial
 from bridge_fakes import RealTicks, Rig, VirtualBoard, board  # noqa: F401  (board: a fixture)
 import fb_proto
 from firmware_bridge import (
-    Blink, BoardError, Decoder, ErrorCode, Hello, LedFrame, LinkClosedError, LinkTimeoutError,
+    Blink, BoardError, Decoder, ErrorCode, Hello, IncompatibleBoardError, LedFrame, LinkClosedError,
+    LinkTimeoutError,
     MessageError, Occupancy, OccupancyReason, PortError, Pong, RequestKind, Settings, encode,
 )
 from firmware_bridge.link import BoardLink, Link, LinkHealth, LinkState, LinkStatus, LinkTimings, resolve_ports
@@ -353,6 +354,8 @@ def test_an_incompatible_board_is_left_alone(board, monkeypatch):
     assert r.link.hello.protocol_version == 9
     assert "protocol version 9" in r.link.health().last_error
     assert spy.of(LedFrame) == [] and r.occupancies() == []
+    with pytest.raises(IncompatibleBoardError, match="protocol version 9, this host speaks 1"):
+        r.link.wait_ready(1.0)
     r.close()
 
 
