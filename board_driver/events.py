@@ -1,0 +1,108 @@
+"""Physical event scripts: the simulator's JSON-lines format, parsed and played in virtual time.
+
+One event per line (DESIGN.md): ``{"t": 1200, "lift": "e2"}``, ``{"t": 1900, "place": "e4"}``,
+``{"t": 2500, "input": "choose q"}`` -- ``t`` in milliseconds, never decreasing. A ``lift`` or
+``place`` is a raw sensor change (several within a few milliseconds are contact bounce);
+an ``input`` is any console command. Blank lines are skipped.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Iterable
+
+from engine.geometry import Geometry
+
+from .errors import BoardDriverError
+from .runner import Display, pump, settle
+from .session import CommandError, NewGameRequest, Session
+from .simulator import SimulatedBoard, SimulatorError, VirtualClock
+
+
+class EventFileError(BoardDriverError, ValueError):
+    """An event line is malformed; the message names the line."""
+
+
+@dataclass(frozen=True, slots=True)
+class Ev:
+    """One scripted event: a lift or place of a square, or a console input."""
+
+    t: int
+    kind: str        # lift | place | input
+    arg: str
+
+    def to_json(self) -> dict:
+        return {"t": self.t, self.kind: self.arg}
+
+    def line(self) -> str:
+        return json.dumps(self.to_json(), separators=(", ", ": "))
+
+
+def parse_events(lines: Iterable[str], geometry: Geometry, source: str = "events") -> list[Ev]:
+    """Validate every line; EventFileError names the first bad one."""
+    out: list[Ev] = []
+    last_t = 0
+    for n, raw in enumerate(lines, 1):
+        text = raw.strip()
+        if not text:
+            continue
+        where = f"{source} line {n}"
+        try:
+            obj = json.loads(text)
+        except ValueError as exc:
+            raise EventFileError(f"{where}: not JSON ({exc.msg}): {text[:60]!r}") from None
+        if not isinstance(obj, dict):
+            raise EventFileError(f"{where}: an event is a JSON object such as {{\"t\": 0, \"lift\": \"e2\"}}, not {text[:40]!r}")
+        t = obj.get("t")
+        if not isinstance(t, int) or isinstance(t, bool) or t < 0:
+            raise EventFileError(f"{where}: \"t\" must be a whole number of milliseconds >= 0, not {t!r}")
+        if t < last_t:
+            raise EventFileError(f"{where}: time {t} goes back (the line before was at {last_t})")
+        kinds = [k for k in ("lift", "place", "input") if k in obj]
+        extra = set(obj) - {"t", "lift", "place", "input"}
+        if len(kinds) != 1 or extra:
+            bad = sorted(extra)[0] if extra else None
+            raise EventFileError(f"{where}: an event has \"t\" and exactly one of \"lift\", \"place\", \"input\""
+                                 + (f" (unknown key {bad!r})" if bad else ""))
+        kind = kinds[0]
+        arg = obj[kind]
+        if not isinstance(arg, str) or not arg.strip():
+            raise EventFileError(f"{where}: \"{kind}\" needs a {'command' if kind == 'input' else 'square'} string, not {arg!r}")
+        if kind != "input":
+            try:
+                geometry.parse(arg)
+            except ValueError as exc:
+                raise EventFileError(f"{where}: {exc}") from None
+            arg = arg.strip().lower()
+        out.append(Ev(t, kind, arg.strip()))
+        last_t = t
+    return out
+
+
+def play_events(session: Session, board: SimulatedBoard, clock: VirtualClock, events: list[Ev],
+                display: Display | None = None, *, strict: bool = False) -> list[dict]:
+    """Play a script in virtual time, then let time run on until the board settled.
+
+    Returns the warnings (physically impossible events, refused inputs), each with its
+    event number. With ``strict`` they raise instead.
+    """
+    warnings: list[dict] = []
+    for i, ev in enumerate(events, 1):
+        clock.advance_to(ev.t)
+        pump(session, board, display, ev.t)
+        try:
+            if ev.kind == "lift":
+                board.lift(ev.arg, ev.t)
+            elif ev.kind == "place":
+                board.place(ev.arg, ev.t)
+            else:
+                pump(session, board, display, ev.t)
+                session.command(ev.arg, ev.t)
+        except (SimulatorError, CommandError, ValueError) as exc:
+            if strict or isinstance(exc, NewGameRequest):
+                raise
+            warnings.append({"event": i, "t": ev.t, "warning": str(exc)})
+        pump(session, board, display, ev.t)
+    settle(session, display)
+    return warnings

@@ -1,0 +1,210 @@
+"""The LED scene: game state and the reconciler's verdict -> a colour and blink per square (pure).
+
+Layers, lowest first (a later layer wins on a square both light):
+
+==============  ====================  =========================================================
+layer           default colour        when
+==============  ====================  =========================================================
+last move       dim yellow            the squares of the last action seen on the board
+drop squares    dim cyan              nothing in hand and the side to move may drop a piece
+                                      (csipgs: next to a royal not in check; Chego: neutral
+                                      squares that satisfy the drop conditions)
+purchase        bright cyan           the drop squares of the piece just bought
+territory       dim white / dim blue  game over in a territory game (Chego): empty squares
+                                      White / Black controls
+points          amber                 points left in a multi-move turn: one LED each on the
+                                      spare squares beside the game (or on the back rank's
+                                      empty squares when the game fills the board)
+source          dim green             pieces that may still take part in the move under way
+                                      (the capturers of a lifted victim, a castling rook)
+target          green                 where the piece in hand may go
+capture         orange                a target holding a piece to be captured
+remove          magenta, blinking     pieces to lift off (the victims of a Chego drop)
+hold            green                 the square a move is being held on (it may slide on)
+prompt          violet, blinking      the squares of a move waiting for a choice (promotion...)
+check           red                   each royal piece in check
+game over       red blink / green     the mated (or resigned) royal blinks red, the winner's
+                / yellow              royals are green; a draw lights every royal yellow
+mismatch        red / blue, blinking  fast red: take the piece off (or from, in a from->to
+                                      pair); fast blue: put a piece here (to)
+==============  ====================  =========================================================
+
+Squares outside the game (the spare files of an 8x8 game on the 12x8 board) stay dark
+except for the points bar.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any, Mapping
+
+from engine.game import Outcome
+
+from .devices import DARK, FAST, RGB, SLOW, STEADY, LedFrame
+from .errors import ConfigError
+from .layout import Layout
+from .reconcile import Fix, Verdict
+
+
+@dataclass(frozen=True, slots=True)
+class Palette:
+    last_move: RGB = (60, 45, 0)
+    drop: RGB = (0, 40, 50)
+    purchase: RGB = (0, 160, 200)
+    white_area: RGB = (50, 50, 50)
+    black_area: RGB = (0, 0, 70)
+    points: RGB = (200, 110, 0)
+    source: RGB = (0, 50, 0)
+    target: RGB = (0, 200, 0)
+    capture: RGB = (230, 90, 0)
+    remove: RGB = (200, 0, 200)
+    hold: RGB = (0, 200, 0)
+    prompt: RGB = (140, 0, 255)
+    check: RGB = (255, 0, 0)
+    lose: RGB = (255, 0, 0)
+    win: RGB = (0, 255, 0)
+    draw: RGB = (220, 200, 0)
+    clear: RGB = (255, 0, 0)
+    fill: RGB = (0, 60, 255)
+
+    @classmethod
+    def from_dict(cls, data: Any, source: str = "<palette>") -> Palette:
+        if data is None:
+            return cls()
+        if not isinstance(data, Mapping):
+            raise ConfigError(f"{source}: palette: {data!r}: must be a mapping of layer -> [r, g, b]")
+        names = {f.name for f in fields(cls)}
+        out = {}
+        for k, v in data.items():
+            if k not in names:
+                raise ConfigError(f"{source}: palette.{k}: unknown layer (known: {', '.join(sorted(names))})")
+            if not (isinstance(v, (list, tuple)) and len(v) == 3
+                    and all(isinstance(c, int) and not isinstance(c, bool) and 0 <= c <= 255 for c in v)):
+                raise ConfigError(f"{source}: palette.{k}: {v!r}: must be [r, g, b] with values 0-255")
+            out[k] = tuple(v)
+        return cls(**out)
+
+    def name_of(self, color: RGB) -> str:
+        """The layer a colour belongs to (for the plain-text legend)."""
+        for f in fields(self):
+            if getattr(self, f.name) == color:
+                return f.name.replace("_", " ")
+        return "rgb(%d,%d,%d)" % color
+
+
+@dataclass(frozen=True, slots=True)
+class SceneState:
+    """What the scene needs from the confirmed game state (computed once per position)."""
+
+    occupancy: int = 0
+    last: frozenset[int] = frozenset()          # squares of the last physical action
+    checked: tuple[int, ...] = ()               # royal pieces in check
+    drops: frozenset[int] = frozenset()         # legal drop squares of the side to move
+    purchase: frozenset[int] = frozenset()      # drop squares of the piece just bought
+    outcome: Outcome | None = None
+    royals: tuple[tuple[int, int], ...] = ()    # (square, colour) of every royal piece
+    territory: tuple[frozenset[int], frozenset[int]] | None = None   # (white's, black's) at game end
+    points_left: int | None = None              # multi-move turn
+
+
+def render(layout: Layout, palette: Palette, state: SceneState, verdict: Verdict | None = None,
+           recover: Fix | None = None, prompt_squares: frozenset[int] = frozenset()) -> LedFrame:
+    """The LED frame for one moment: ``verdict`` is the reconciler's view of the board (None or
+    settled: the board matches), ``recover`` a fix the player must make before play resumes,
+    ``prompt_squares`` the squares of an open prompt."""
+    size = layout.physical_size
+    colors: list[RGB] = [DARK] * size
+    blink = [STEADY] * size
+    phys = layout.physical
+
+    def put(squares, color: RGB, pattern: int = STEADY) -> None:
+        for sq in squares:
+            p = phys(sq)
+            if p >= 0:
+                colors[p] = color
+                blink[p] = pattern
+
+    status = verdict.status if verdict is not None else "settled"
+    idle = status == "settled" and recover is None
+    over = state.outcome is not None
+
+    put(state.last, palette.last_move)
+    if idle and not over:
+        put(state.drops, palette.drop)
+        put(state.purchase, palette.purchase)
+    if over and state.territory is not None:
+        put(state.territory[0], palette.white_area)
+        put(state.territory[1], palette.black_area)
+    if state.points_left and not over:
+        spare = layout.spare_squares()
+        for p in spare[:state.points_left]:
+            colors[p] = palette.points
+            blink[p] = STEADY
+
+    if verdict is not None and recover is None:
+        occ = _occupancy_now(state.occupancy, verdict)
+        if status in ("pending", "hold", "prompt", "mismatch") and verdict.partial:
+            for e in verdict.partial:
+                places = _mask_of(sq for a in e.actions for sq in a.places)
+                lifts = _mask_of(sq for a in e.actions for sq in a.lifts)
+                todo_places = [sq for sq in _bits(places) if not (occ >> sq & 1) or (lifts >> sq & 1 and not _lifted(verdict, sq))]
+                todo_lifts = [sq for sq in _bits(lifts & ~places) if occ >> sq & 1]
+                if todo_places:
+                    put(todo_lifts, palette.source)
+                    for sq in todo_places:
+                        capture = bool(state.occupancy >> sq & 1) and bool(lifts >> sq & 1)
+                        put([sq], palette.capture if capture else palette.target)
+                else:
+                    put(todo_lifts, palette.remove, SLOW)
+        if status == "hold":
+            put([sq for a in verdict.options[0].actions for sq in a.places], palette.hold)
+        if status == "prompt":
+            put([sq for e in verdict.options for a in e.actions for sq in a.places], palette.prompt, SLOW)
+    put(prompt_squares, palette.prompt, SLOW)
+
+    put(state.checked, palette.check)
+    if over:
+        win = state.outcome.winner
+        for sq, color in state.royals:
+            if win is None:
+                put([sq], palette.draw)
+            elif color == win:
+                put([sq], palette.win)
+            else:
+                put([sq], palette.lose, SLOW)
+
+    fix = recover if recover is not None else (verdict.fix if verdict is not None and status == "mismatch" else None)
+    if fix is not None:
+        for a, b in fix.moves:
+            put([a], palette.clear, FAST)
+            put([b], palette.fill, FAST)
+        put(fix.clear, palette.clear, FAST)
+        put(fix.fill, palette.fill, FAST)
+    return LedFrame(tuple(colors), tuple(blink))
+
+
+def _occupancy_now(confirmed: int, verdict: Verdict) -> int:
+    occ = confirmed
+    for sq in verdict.lifted:
+        occ &= ~(1 << sq)
+    for sq in verdict.placed:
+        occ |= 1 << sq
+    return occ
+
+
+def _lifted(verdict: Verdict, sq: int) -> bool:
+    return sq in verdict.lifted
+
+
+def _mask_of(squares) -> int:
+    m = 0
+    for s in squares:
+        m |= 1 << s
+    return m
+
+
+def _bits(bb: int):
+    while bb:
+        low = bb & -bb
+        yield low.bit_length() - 1
+        bb ^= low

@@ -1,0 +1,458 @@
+"""Reconciliation: which legal actions explain what the board shows? (pure)
+
+The board senses occupancy only; the engine knows which piece stands where. The reconciler
+takes the confirmed game state (as one or more :class:`Base` snapshots), the debounced
+occupancy, the lift/place events since each base was confirmed and the time, and returns a
+:class:`Verdict`:
+
+``settled``
+    the board shows the confirmed position: nothing to do;
+``commit``
+    one explanation fits and cannot be extended any more: apply it;
+``hold``
+    one explanation fits but the move could still be extended (a slider set down on a
+    square it may also pass over, a rook moved next to its king, a Chego drop that could
+    still kill more): apply it at ``deadline`` unless the board changes;
+``prompt``
+    several explanations fit the same occupancy (promotion piece, which reserve piece,
+    one long step or two short ones in a multi-move turn): the player chooses, ``default``
+    says what happens when they do not;
+``pending``
+    the board is on the way to one or more legal actions (a piece in hand, a victim
+    removed, a castling half done);
+``mismatch``
+    nothing legal explains the board: :class:`Fix` says which squares to clear and fill.
+
+An explanation is a number of physical actions taken back (``depth``) and the actions
+played from there. Depth 0 explains the board from the current state (possibly with an
+implicit ``end`` of a multi-move turn first, when the opponent has started moving); depth 1
+is a takeback, or a *replacement*: a piece set down and picked up again continues the same
+move ("Rf1, then the king lifted and set on g1" becomes castling); depth 2 is a double
+takeback.
+
+Matching rules, for an action with squares ``lifts`` and ``places`` from a base with
+occupancy ``B``:
+
+* exact -- the board equals ``(B - lifts) | places`` and every square in both ``lifts`` and
+  ``places`` (a capture's target) has been lifted since the base: a capture is seen as the
+  victim leaving, whichever piece was lifted first;
+* partial -- every square that changed is one of the action's (emptied squares among
+  ``lifts``, filled squares among ``places``): the action may still be under way.
+
+Nothing here guesses: an occupancy that no candidate explains is a mismatch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+from engine.game import Action
+
+from .debounce import SquareEvent
+
+# -- inputs --------------------------------------------------------------------------------
+
+
+def _mask(squares) -> int:
+    m = 0
+    for s in squares:
+        m |= 1 << s
+    return m
+
+
+@dataclass(frozen=True, slots=True)
+class Base:
+    """A confirmed game state the board may be explained from (a snapshot: no engine calls)."""
+
+    depth: int                          # physical actions taken back to reach it (0: the current state)
+    occupancy: int
+    actions: tuple[Action, ...]         # the legal actions in this state
+    files: int                          # the game's width (for the slide geometry)
+    start: int = 0                      # index of the first event of this base's window
+    prefix: tuple[Action, ...] = ()     # silent actions played first (an implicit end of turn)
+    undone: tuple[tuple[Action, int], ...] = ()   # (physical action taken back, event index of its commit)
+    replaceable: bool = False           # depth 1: the last action may be replaced by another
+    same_turn: bool = False             # depth 1: the same side is to move here and now (multi-move turn)
+    last_side: int = -1                 # depth 0: squares of the side that made the last physical action
+    last_to_move: bool = False          # depth 0: and that side is to move again (multi-move turn)
+    masks: tuple[tuple[int, int], ...] = field(default=(), compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not self.masks:
+            object.__setattr__(self, "masks", tuple((_mask(a.lifts), _mask(a.places)) for a in self.actions))
+
+
+@dataclass(frozen=True, slots=True)
+class Board:
+    """What the board shows: the debounced occupancy and the events that led to it.
+
+    ``occ_after[i]`` is the occupancy right after ``events[i]``.
+    """
+
+    occupancy: int
+    events: Sequence[SquareEvent] = ()
+    occ_after: Sequence[int] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Preferences:
+    """What a prompt defaults to when the player does not choose."""
+
+    promotion: tuple[str, ...] = ("q",)     # promotion letters, best first
+    drop: tuple[str, ...] = ()              # reserve piece letters to assume, best first
+    choice: str | None = None               # the player's choice (``choose n``): a key of an option
+
+
+# -- outputs -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    """Take back ``depth`` physical actions, then play ``actions``."""
+
+    depth: int
+    actions: tuple[Action, ...]
+
+    @property
+    def physical(self) -> tuple[Action, ...]:
+        return tuple(a for a in self.actions if not a.silent)
+
+    @property
+    def label(self) -> str:
+        """How a prompt names this option: ``e7e8q``, ``N@e4``, ``takeback``, ``e2e3 e3e4``."""
+        shown = [a.text for a in self.physical] or [a.text for a in self.actions]
+        if not shown:
+            return "takeback" if self.depth == 1 else f"takeback {self.depth}"
+        return " ".join(shown)
+
+    def keys(self) -> frozenset[str]:
+        """Words a player may ``choose`` this option by."""
+        out = {self.label.lower()}
+        last = self.physical[-1] if self.physical else None
+        if last is not None:
+            out.add(last.text.lower())
+            if last.kind == "promotion" or (last.kind in ("move", "capture") and last.text[-1:].isalpha()):
+                out.add(last.text[-1].lower())
+            if "@" in last.text:
+                out.add(last.text.split("@")[0].lower())
+        return frozenset(out)
+
+    def squares(self) -> frozenset[int]:
+        s: set[int] = set()
+        for a in self.actions:
+            s |= a.lifts | a.places
+        return frozenset(s)
+
+    def __str__(self) -> str:
+        return self.label
+
+
+@dataclass(frozen=True, slots=True)
+class Fix:
+    """What to do to make the board match the confirmed position."""
+
+    moves: tuple[tuple[int, int], ...] = ()   # (from, to): move the piece on ``from`` to ``to``
+    clear: tuple[int, ...] = ()               # remove the piece on these squares
+    fill: tuple[int, ...] = ()                # put the missing piece back on these squares
+
+    @property
+    def squares(self) -> frozenset[int]:
+        return frozenset(self.clear) | frozenset(self.fill) | frozenset(s for m in self.moves for s in m)
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    status: str                                   # settled | commit | hold | prompt | pending | mismatch
+    options: tuple[Explanation, ...] = ()         # commit/hold: one; prompt: every fitting explanation
+    default: int | None = None                    # prompt: index of the option taken when nobody chooses
+    partial: tuple[Explanation, ...] = ()         # candidates still under way (for the LEDs)
+    deadline: int | None = None                   # hold: when to commit
+    fix: Fix | None = None                        # mismatch (and pending): how to get back to the confirmed position
+    lifted: frozenset[int] = frozenset()          # confirmed-occupied squares now empty
+    placed: frozenset[int] = frozenset()          # confirmed-empty squares now occupied
+
+    @property
+    def chosen(self) -> Explanation | None:
+        """The explanation to apply now (commit), or after the hold / by default (prompt)."""
+        if self.status in ("commit", "hold"):
+            return self.options[0]
+        if self.status == "prompt" and self.default is not None:
+            return self.options[self.default]
+        return None
+
+    @property
+    def exact(self) -> bool:
+        return self.status in ("commit", "hold", "prompt")
+
+    def own_squares(self) -> frozenset[int]:
+        """Squares of every candidate: events there continue this move, events elsewhere do not."""
+        s: set[int] = set()
+        for e in self.options + self.partial:
+            s |= e.squares()
+        return frozenset(s)
+
+
+# -- the reconciler ------------------------------------------------------------------------
+
+
+def window(board: Board, base: Base) -> tuple[int, int, int]:
+    """(lifted mask, placed mask, time of the last event) over the events since the base was
+    last seen on the board."""
+    events, occs = board.events, board.occ_after
+    start = base.start
+    for i in range(len(occs) - 1, start - 1, -1):
+        if occs[i] == base.occupancy:
+            start = i + 1
+            break
+    lifted = placed = 0
+    last_t = -1
+    for i in range(start, len(events)):
+        e = events[i]
+        if e.placed:
+            placed |= 1 << e.square
+        else:
+            lifted |= 1 << e.square
+        last_t = e.t
+    return lifted, placed, last_t
+
+
+def _touched_since(board: Board, index: int) -> tuple[int, int]:
+    lifted = placed = 0
+    for e in board.events[index:]:
+        if e.placed:
+            placed |= 1 << e.square
+        else:
+            lifted |= 1 << e.square
+    return lifted, placed
+
+
+def _scan(base: Base, occ: int, lifted: int):
+    """Exact and partial actions of one base."""
+    b = base.occupancy
+    changed = occ ^ b
+    filled = occ & ~b
+    emptied = b & ~occ
+    exact: list[int] = []
+    partial: list[int] = []
+    if not changed:
+        return exact, partial
+    for i, (lm, pm) in enumerate(base.masks):
+        if not lm and not pm:
+            continue
+        if (b & ~lm) | pm == occ:
+            if (lm & pm) & ~lifted == 0:
+                exact.append(i)
+                continue
+        if changed & ~(lm | pm) == 0 and filled & ~pm == 0 and emptied & ~lm == 0:
+            partial.append(i)
+    return exact, partial
+
+
+def _coords(sq: int, files: int) -> tuple[int, int]:
+    return sq % files, sq // files
+
+
+def _extendable(base: Base, index: int) -> bool:
+    """Could the move ``base.actions[index]`` still be extended by the same piece sliding on?"""
+    lm, pm = base.masks[index]
+    if lm & pm:
+        return False                     # a capture: the victim was removed, the move ends here
+    sources = lm & ~pm
+    dests = pm & ~lm
+    if not sources or not dests:
+        return False
+    files = base.files
+    src = [s for s in range(sources.bit_length()) if sources >> s & 1]
+    dst = [d for d in range(dests.bit_length()) if dests >> d & 1]
+    for j, (lm2, pm2) in enumerate(base.masks):
+        if j == index or not lm2 & sources:
+            continue
+        for t2 in range(pm2.bit_length()):
+            if not pm2 >> t2 & 1 or pm >> t2 & 1:
+                continue
+            f2, r2 = _coords(t2, files)
+            for s in src:
+                if not lm2 >> s & 1:
+                    continue
+                fs, rs = _coords(s, files)
+                for d in dst:
+                    fd, rd = _coords(d, files)
+                    if min(fs, f2) <= fd <= max(fs, f2) and min(rs, r2) <= rd <= max(rs, r2):
+                        return True
+    return False
+
+
+def reconcile(bases: Callable[[int], Base | None], board: Board, now: int, *,
+              hold_ms: int = 350, prefs: Preferences = Preferences(),
+              end_base: Callable[[], Base | None] | None = None) -> Verdict:
+    """Explain ``board`` by legal actions from the confirmed state.
+
+    ``bases(k)`` returns the state with ``k`` physical actions taken back (``k`` = 0, 1, 2),
+    or None; ``end_base()`` returns the state after an implicit end of a multi-move turn, or
+    None. Both are called lazily, only when the nearer explanations fail.
+    """
+    b0 = bases(0)
+    occ = board.occupancy
+    lifted_sq = frozenset(_squares(b0.occupancy & ~occ))
+    placed_sq = frozenset(_squares(occ & ~b0.occupancy))
+    if occ == b0.occupancy:
+        return Verdict("settled")
+
+    # 1. from the current state
+    lifted, placed, last_t = window(board, b0)
+    ex, pa = _scan(b0, occ, lifted)
+    exact = [(b0, i) for i in ex]
+    partial = [(b0, i) for i in pa]
+    ambiguous_steps: list[tuple[Base, int]] = []
+
+    b1 = None
+    # Taking back or replacing the last action needs a piece of the side that made it picked up.
+    own_touched = bool(lifted & b0.last_side)
+    if exact and b0.last_to_move and own_touched:
+        # a multi-move turn: the piece just set down may be continuing its move (one long step)
+        # or making a second move (two short steps) -- both legal is a prompt.
+        b1 = bases(1)
+        if b1 is not None and b1.replaceable and b1.same_turn:
+            last_places = _mask(b1.undone[0][0].places) if b1.undone else 0
+            if any(b0.masks[i][0] & last_places for _, i in exact):
+                l1, p1, t1 = window(board, b1)
+                ex1, _ = _scan(b1, occ, l1)
+                ambiguous_steps = [(b1, i) for i in ex1]
+    else:
+        # 2. an implicit end of a multi-move turn, then the opponent's action
+        eb = end_base() if end_base is not None else None
+        if eb is not None:
+            ex_e, pa_e = _scan(eb, occ, lifted)
+            exact += [(eb, i) for i in ex_e]
+            partial += [(eb, i) for i in pa_e]
+        # 3. takebacks and replacements (a replacement's exact fit beats a move under way:
+        #    the replaced move's capture looks like a piece in hand from the current state)
+        if not exact and own_touched:
+            b1 = bases(1)
+            if b1 is not None:
+                l1, p1, t1 = window(board, b1)
+                if occ == b1.occupancy and _undone_touched(board, b1):
+                    if _knock_like(b1):
+                        # the last action only placed pieces (a drop): lifting it off again looks
+                        # exactly like a knocked piece, so it is not taken back by itself -- drop
+                        # it elsewhere (a replacement), put it back, or say takeback.
+                        partial.append((b1, -1))
+                    else:
+                        return _finish([Explanation(1, ())], [], lifted_sq, placed_sq, now, t1, hold_ms, prefs, None)
+                if b1.replaceable:
+                    ex1, pa1 = _scan(b1, occ, l1)
+                    exact += [(b1, i) for i in ex1]
+                    partial += [(b1, i) for i in pa1]
+                    if exact:
+                        last_t = t1
+                if not exact:
+                    b2 = bases(2)
+                    if b2 is not None and occ == b2.occupancy and _undone_touched(board, b2):
+                        _, _, t2 = window(board, b2)
+                        return _finish([Explanation(2, ())], [], lifted_sq, placed_sq, now, t2, hold_ms, prefs, None)
+
+    def expl(base: Base, i: int) -> Explanation:
+        if i < 0:
+            return Explanation(base.depth, ())
+        return Explanation(base.depth, base.prefix + (base.actions[i],))
+
+    options = [expl(b, i) for b, i in ambiguous_steps] + [expl(b, i) for b, i in exact]
+    partials = [expl(b, i) for b, i in partial]
+    if not options:
+        if partials:
+            return Verdict("pending", partial=tuple(partials), lifted=lifted_sq, placed=placed_sq,
+                           fix=_fix(b0.occupancy, occ, b0.files))
+        return Verdict("mismatch", fix=_fix(b0.occupancy, occ, b0.files), lifted=lifted_sq, placed=placed_sq)
+    extendable = bool(partials) or any(_extendable(b, i) for b, i in exact if not b.prefix)
+    if ambiguous_steps:
+        extendable = False
+    return _finish(options, partials, lifted_sq, placed_sq, now, last_t, hold_ms, prefs,
+                   True if extendable else None, steps=bool(ambiguous_steps))
+
+
+def _squares(bb: int) -> list[int]:
+    out = []
+    while bb:
+        low = bb & -bb
+        out.append(low.bit_length() - 1)
+        bb ^= low
+    return out
+
+
+def _knock_like(base: Base) -> bool:
+    """Would undoing the taken-back actions need nothing but lifting pieces off?"""
+    return all(not a.lifts for a, _ in base.undone)
+
+
+def _undone_touched(board: Board, base: Base) -> bool:
+    """A takeback needs the taken-back pieces picked up and the removed ones put back."""
+    for action, index in base.undone:
+        lifted, placed = _touched_since(board, index)
+        if _mask(action.places) & ~lifted or _mask(action.lifts) & ~placed:
+            return False
+    return True
+
+
+def _finish(options, partials, lifted_sq, placed_sq, now, last_t, hold_ms, prefs, extendable,
+            steps: bool = False) -> Verdict:
+    if prefs.choice is not None and len(options) > 1:
+        picked = [o for o in options if prefs.choice in o.keys()]
+        if picked:
+            options = picked
+    common = dict(partial=tuple(partials), lifted=lifted_sq, placed=placed_sq)
+    if len(options) == 1:
+        if extendable and now - last_t < hold_ms:
+            return Verdict("hold", options=tuple(options), deadline=last_t + hold_ms, **common)
+        return Verdict("commit", options=tuple(options), **common)
+    options = _order(options, prefs, steps)
+    default = 0 if _has_default(options, prefs, steps) else None
+    return Verdict("prompt", options=tuple(options), default=default, **common)
+
+
+def _order(options: list[Explanation], prefs: Preferences, steps: bool) -> list[Explanation]:
+    if steps:
+        return sorted(options, key=lambda o: (len(o.physical), -o.depth))
+    def rank(o: Explanation):
+        last = o.physical[-1] if o.physical else None
+        if last is None:
+            return (9, o.label)
+        if "@" in last.text:
+            letter = last.text.split("@")[0].lower()
+            return (prefs.drop.index(letter) if letter in prefs.drop else len(prefs.drop), o.label)
+        letter = last.text[-1].lower()
+        return (prefs.promotion.index(letter) if letter in prefs.promotion else len(prefs.promotion), o.label)
+    return sorted(options, key=rank)
+
+
+def _has_default(options: list[Explanation], prefs: Preferences, steps: bool) -> bool:
+    """Promotions and one-long-step-or-two-short ones have a default; a reserve piece has one
+    only when the preferences name it (the piece just bought)."""
+    if steps:
+        return True
+    last = options[0].physical[-1] if options[0].physical else None
+    if last is None:
+        return False
+    if "@" in last.text:
+        return last.text.split("@")[0].lower() in prefs.drop
+    return last.kind == "promotion"
+
+
+def _fix(expected: int, occ: int, files: int) -> Fix:
+    """Pair surplus and missing squares, nearest first: 'move e5 -> e4', then what is left."""
+    clear = _squares(occ & ~expected)
+    fill = _squares(expected & ~occ)
+    pairs = []
+    if clear and fill:
+        cands = sorted((max(abs(c % files - f % files), abs(c // files - f // files)), c, f)
+                       for c in clear for f in fill)
+        used_c, used_f = set(), set()
+        for _, c, f in cands:
+            if c in used_c or f in used_f:
+                continue
+            used_c.add(c)
+            used_f.add(f)
+            pairs.append((c, f))
+        clear = [c for c in clear if c not in used_c]
+        fill = [f for f in fill if f not in used_f]
+    return Fix(tuple(sorted(pairs)), tuple(clear), tuple(fill))

@@ -1,0 +1,103 @@
+"""Runners: move frames between the devices and the session, in virtual or real time.
+
+* :func:`pump` -- feed every frame a source has queued (handling any deadline that falls
+  between two frames first), then show the LED frame if it changed;
+* :func:`settle` -- let virtual time run on until nothing is due (debounce, holds);
+* :func:`run_realtime` -- the service loop for real hardware: wait for a frame or the next
+  deadline, whichever comes first; commands arrive on a queue (console thread, buttons).
+"""
+
+from __future__ import annotations
+
+import queue
+from typing import Callable
+
+from .devices import LedSink, SensorSource
+from .session import Session
+
+
+class Display:
+    """Shows the session's LED frame on a sink, only when it changed."""
+
+    def __init__(self, sink: LedSink):
+        self.sink = sink
+        self.last = None
+
+    def update(self, session: Session) -> bool:
+        frame = session.leds
+        if frame != self.last:
+            self.sink.show(frame)
+            self.last = frame
+            return True
+        return False
+
+
+def _due(session: Session, until: int) -> None:
+    while True:
+        d = session.next_deadline()
+        if d is None or d > until:
+            return
+        session.tick(d)
+
+
+def pump(session: Session, source: SensorSource, display: Display | None = None, now: int | None = None) -> None:
+    """Feed the frames ``source`` has ready; deadlines in between are met in time order."""
+    while True:
+        frame = source.read(0.0)
+        if frame is None:
+            break
+        _due(session, frame.t)
+        session.on_frame(frame)
+        if display is not None:
+            display.update(session)
+    if now is not None:
+        _due(session, now)
+        session.tick(now)
+    if display is not None:
+        display.update(session)
+
+
+def settle(session: Session, display: Display | None = None, limit: int = 60_000) -> int:
+    """Advance virtual time until nothing is due; returns the time reached."""
+    t = session.now
+    for _ in range(1000):
+        d = session.next_deadline()
+        if d is None or d - t > limit:
+            break
+        t = max(t, d)
+        session.tick(t)
+        if display is not None:
+            display.update(session)
+    return t
+
+
+def run_realtime(session: Session, source: SensorSource, sink: LedSink, clock: Callable[[], int], *,
+                 commands: "queue.Queue[str] | None" = None, stop: Callable[[], bool] = lambda: False,
+                 on_notice: Callable[[str], None] = print, poll: float = 0.05) -> Session:
+    """The service loop: frames and commands in, LED frames out, until ``stop()``."""
+    display = Display(sink)
+    display.update(session)
+    while not stop():
+        d = session.next_deadline()
+        now = clock()
+        timeout = poll if d is None else max(0.0, min(poll, (d - now) / 1000))
+        frame = source.read(timeout)
+        if frame is not None:
+            _due(session, frame.t)
+            session.on_frame(frame)
+        else:
+            session.tick(clock())
+        while commands is not None:
+            try:
+                text = commands.get_nowait()
+            except queue.Empty:
+                break
+            try:
+                for line in session.command(text, clock()):
+                    on_notice(line)
+            except ValueError as exc:
+                on_notice(f"error: {exc}")
+        display.update(session)
+        for line in session.drain_notices():
+            on_notice(line)
+    return session
