@@ -87,6 +87,7 @@ class Session:
         self.recover = False                # after a takeback command or a new game: wait for the board
         self.verdict = Verdict("settled")
         self.notices: list[str] = []
+        self._mover = 0                     # the side that made the action being announced
         self._bases: dict = {}
         self._scene: SceneState | None = None
         self._last_status: tuple | None = None
@@ -349,6 +350,7 @@ class Session:
 
     def _commit(self, expl: Explanation, start: int) -> None:
         sans = self._sans(expl)
+        self._mover = self.game.turn
         popped = self._push_mem(expl, start)
         self._journal_apply(expl, popped, start, "replaced" if expl.actions else "takeback", sans)
 
@@ -380,7 +382,8 @@ class Session:
             if phys_popped:
                 self.notices.append(f"{phys_popped[-1].text} replaced by {' '.join(a.text for a in expl.actions)}.")
             else:
-                self.notices.append(" ".join(names))
+                side = COLOR[self._mover].capitalize() if expl.depth == 0 else ""
+                self.notices.append(f"{side}: {' '.join(names)}" if side else " ".join(names))
         out = self.outcome()
         if out is not None:
             self.notices.append(f"Game over: {out.result} ({out.reason}).")
@@ -397,9 +400,11 @@ class Session:
             chosen = t.verdict.chosen
             if chosen is not None:
                 sans = self._sans(chosen)
+                mover = self.game.turn
                 popped = self._push_mem(chosen, t.mark)
                 v2 = self._verdict(now)
                 if v2.status in ("commit", "hold", "prompt", "settled"):
+                    self._mover = mover
                     self._journal_apply(chosen, popped, t.mark, "replaced", sans)
                     v = v2
                 else:

@@ -15,6 +15,8 @@ import sys
 COMMAND_MODULES = (
     "engine_cmds",
     "csipgs_cmds",
+    "play_cmds",
+    "games_cmds",
 )
 
 

@@ -1,0 +1,175 @@
+"""``fairyboard games``: list, show and export the saved games."""
+
+from __future__ import annotations
+
+import json
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+from engine.game import new_game
+
+from ..config import load_variant
+from ..errors import BoardDriverError
+from ..journal import GameRecord, GameStore, data_dir
+
+
+def register(sub) -> None:
+    p = sub.add_parser("games", help="list, show and export saved games",
+                       description="Every game played is saved as it is played (in $FAIRYBOARD_DATA, "
+                                   "$XDG_DATA_HOME/fairyboard or ~/.local/share/fairyboard). "
+                                   "An ID may be 'latest'.")
+    gsub = p.add_subparsers(dest="games_command", metavar="ACTION")
+    gsub.required = True
+    q = gsub.add_parser("list", help="one line per game: id, date, variant, players, result, actions")
+    q.add_argument("--json", action="store_true", help="print a JSON list")
+    q.set_defaults(handler=cmd_list)
+    q = gsub.add_parser("show", help="a game's details and moves")
+    q.add_argument("id")
+    q.add_argument("--json", action="store_true", help="print a JSON object (moves, fen, result ...)")
+    q.set_defaults(handler=cmd_show)
+    q = gsub.add_parser("export", help="export a game (PGN)")
+    q.add_argument("id")
+    q.add_argument("--format", choices=("pgn",), default="pgn")
+    q.add_argument("--output", "-o", help="write to this file instead of standard output")
+    q.set_defaults(handler=cmd_export)
+
+
+def _record(store: GameStore, gid: str) -> GameRecord:
+    if gid in ("latest", "last"):
+        ids = store.ids()
+        if not ids:
+            raise BoardDriverError(f"no games saved yet in {store.games}")
+        gid = ids[-1]
+    return store.load(gid)
+
+
+def _replay(rec: GameRecord):
+    variant = load_variant(rec.variant)
+    game = new_game(variant, rec.header.get("start_fen"))
+    sans = []
+    for text in rec.actions:
+        a = game.parse(text)
+        sans.append((game.turn, a, game.san(a) if not a.silent else a.text))
+        game.push(a)
+    for r in rec.records:
+        if r.get("type") == "resign":
+            pass
+    return variant, game, sans
+
+
+def cmd_list(args) -> int:
+    store = GameStore(data_dir())
+    recs = store.list()
+    if args.json:
+        print(json.dumps([{"id": r.id, "date": r.header.get("date"), "variant": r.variant,
+                           "players": r.header.get("players"), "result": r.result, "reason": r.reason,
+                           "actions": len(r.actions)} for r in recs]))
+        return 0
+    if not recs:
+        print(f"No games saved yet (in {store.games}). Play one with: fairyboard play")
+        return 0
+    print(f"{'id':18} {'date':19} {'variant':18} {'players':24} {'result':10} actions")
+    for r in recs:
+        pl = r.header.get("players") or {}
+        players = f"{pl.get('white', '?')} - {pl.get('black', '?')}"
+        print(f"{r.id:18} {str(r.header.get('date', '?'))[:19]:19} {r.variant:18} {players[:24]:24} "
+              f"{(r.result or 'playing'):10} {len(r.actions)}")
+    return 0
+
+
+def _movetext(sans, start_fullmove: int = 1) -> str:
+    """Numbered moves; a side's consecutive actions share a number; silent ones are comments."""
+    parts = []
+    number = start_fullmove
+    prev_turn = None
+    for turn, action, san in sans:
+        if prev_turn is not None and turn == 0 and prev_turn == 1:
+            number += 1
+        if turn != prev_turn:
+            parts.append(f"{number}." if turn == 0 else f"{number}...")
+        parts.append("{" + san + "}" if action.silent else san)
+        prev_turn = turn
+    return " ".join(parts)
+
+
+def cmd_show(args) -> int:
+    store = GameStore(data_dir())
+    rec = _record(store, args.id)
+    variant, game, sans = _replay(rec)
+    pl = rec.header.get("players") or {}
+    if args.json:
+        print(json.dumps({"id": rec.id, "variant": rec.variant, "date": rec.header.get("date"),
+                          "players": pl, "result": rec.result, "reason": rec.reason,
+                          "moves": list(rec.actions), "san": [s for _, _, s in sans],
+                          "start_fen": rec.header.get("start_fen"), "fen": game.fen(),
+                          "journal": str(rec.path)}))
+        return 0
+    print(f"Game {rec.id}: {rec.variant}, {rec.header.get('date', '?')}")
+    print(f"White: {pl.get('white', '?')}  Black: {pl.get('black', '?')}")
+    print(f"Result: {rec.result or 'in progress'}" + (f" ({rec.reason})" if rec.reason else ""))
+    print(f"Start: {rec.header.get('start_fen')}")
+    print(f"Moves: {_movetext(sans, _fullmove(rec.header.get('start_fen')))}")
+    print(f"Position: {game.fen()}")
+    print(f"Journal: {rec.path}")
+    return 0
+
+
+def _fullmove(fen: str | None) -> int:
+    try:
+        return int((fen or "").split()[5])
+    except (IndexError, ValueError):
+        return 1
+
+
+def _pgn_result(result: str | None) -> str:
+    if result is None or result == "*":
+        return "*"
+    if result in ("1-0", "0-1", "1/2-1/2"):
+        return result
+    try:
+        w, b = (Fraction(x) for x in result.split("-"))
+    except (ValueError, ZeroDivisionError):
+        return "*"
+    return "1-0" if w > b else "0-1" if b > w else "1/2-1/2"
+
+
+def pgn_of(rec: GameRecord) -> str:
+    variant, game, sans = _replay(rec)
+    pl = rec.header.get("players") or {}
+    date = str(rec.header.get("date", "????.??.??"))[:10].replace("-", ".")
+    result = _pgn_result(rec.result)
+    tags = [("Event", "fairyboard game"), ("Site", "fairyboard"), ("Date", date), ("Round", "-"),
+            ("White", pl.get("white", "?")), ("Black", pl.get("black", "?")), ("Result", result),
+            # python-chess and most readers know orthodox chess as "Standard"
+            ("Variant", "Standard" if rec.variant == "orthodox" else rec.variant),
+            ("FairyboardVariant", rec.variant),
+            ("SetUp", "1"), ("FEN", rec.header.get("start_fen", variant.start_fen))]
+    if rec.result and rec.result != result:
+        tags.append(("VariantResult", rec.result))
+    if rec.reason:
+        tags.append(("Termination", rec.reason))
+    tags.append(("GameId", rec.id))
+    head = "\n".join(f'[{k} "{str(v).replace(chr(92), chr(92) * 2).replace(chr(34), chr(92) + chr(34))}"]' for k, v in tags)
+    body = _movetext(sans, _fullmove(rec.header.get("start_fen")))
+    text = (body + " " + result).strip()
+    lines, line = [], ""
+    for word in text.split(" "):
+        if len(line) + len(word) + 1 > 79 and line:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    lines.append(line)
+    return head + "\n\n" + "\n".join(lines) + "\n"
+
+
+def cmd_export(args) -> int:
+    store = GameStore(data_dir())
+    rec = _record(store, args.id)
+    text = pgn_of(rec)
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return 0
