@@ -16,8 +16,9 @@ unless the scene uses them for status (the points bar of a multi-move turn).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Mapping
 
 from engine.geometry import FILE_LETTERS, Geometry
@@ -72,6 +73,7 @@ class BoardProfile:
     led_order: LedOrder = LedOrder()
     first_file: str | None = None        # where a narrower game's file a sits; None = centred
     first_rank: int | None = None        # where a shorter game's rank 1 sits (1-based); None = centred
+    hardware: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)  # backends' section, as read
 
     @property
     def size(self) -> int:
@@ -85,7 +87,7 @@ class BoardProfile:
     def from_dict(cls, data: Any, source: str = "<board>") -> BoardProfile:
         if not isinstance(data, Mapping):
             raise ConfigError(f"{source}: a board profile is a mapping, not {type(data).__name__}")
-        known = {"name", "description", "files", "ranks", "sensors", "leds", "small_game"}
+        known = {"name", "description", "files", "ranks", "sensors", "leds", "small_game", "hardware"}
         for k in data:
             if k not in known:
                 raise ConfigError(f"{source}: {k}: unknown key (known: {', '.join(sorted(known))})")
@@ -131,9 +133,12 @@ class BoardProfile:
             fr = None
         elif not (isinstance(fr, int) and not isinstance(fr, bool) and 1 <= fr <= ranks):
             raise ConfigError(f"{source}: small_game.first_rank: {fr!r}: a rank 1-{ranks} or 'centre'")
+        hw = data.get("hardware", {}) or {}
+        if not isinstance(hw, Mapping):
+            raise ConfigError(f"{source}: hardware: {hw!r}: must be a mapping")
         return cls(name=str(data.get("name", Path(source).stem)), files=files, ranks=ranks,
                    sensor_map=smap, led_order=LedOrder(files, ranks, order, first),
-                   first_file=ff, first_rank=fr)
+                   first_file=ff, first_rank=fr, hardware=MappingProxyType(dict(hw)))
 
 
 @dataclass(frozen=True, slots=True)

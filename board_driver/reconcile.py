@@ -318,7 +318,7 @@ def reconcile(bases: Callable[[int], Base | None], board: Board, now: int, *,
             if any(b0.masks[i][0] & last_places for _, i in exact):
                 l1, p1, t1 = window(board, b1)
                 ex1, _ = _scan(b1, occ, l1)
-                ambiguous_steps = [(b1, i) for i in ex1]
+                ambiguous_steps = [(b1, i) for i in _continuations(board, b1, ex1)]
     else:
         # 2. an implicit end of a multi-move turn, then the opponent's action
         eb = end_base() if end_base is not None else None
@@ -342,8 +342,8 @@ def reconcile(bases: Callable[[int], Base | None], board: Board, now: int, *,
                         return _finish([Explanation(1, ())], [], lifted_sq, placed_sq, now, t1, hold_ms, prefs, None)
                 if b1.replaceable:
                     ex1, pa1 = _scan(b1, occ, l1)
-                    exact += [(b1, i) for i in ex1]
-                    partial += [(b1, i) for i in pa1]
+                    exact += [(b1, i) for i in _continuations(board, b1, ex1)]
+                    partial += [(b1, i) for i in _continuations(board, b1, pa1)]
                     if exact:
                         last_t = t1
                 if not exact:
@@ -377,6 +377,28 @@ def _squares(bb: int) -> list[int]:
         low = bb & -bb
         out.append(low.bit_length() - 1)
         bb ^= low
+    return out
+
+
+def _continuations(board: Board, b1: Base, indexes: list[int]) -> list[int]:
+    """The actions of ``b1`` that may replace the last action A: the piece A set down was
+    picked up again since (a slide going on, a drop moved elsewhere), or the new action
+    contains A (castling after the rook was moved first; a Chego drop that kills more).
+    A piece knocked over next to the one just dropped never turns the drop into a move."""
+    if not b1.undone or not indexes:
+        return indexes
+    last, mark = b1.undone[0]
+    lifted, _ = _touched_since(board, mark)
+    lp = _mask(last.places)
+    if lp & ~lifted == 0:
+        return indexes
+    ll = _mask(last.lifts)
+    out = []
+    for i in indexes:
+        lm, pm = b1.masks[i]
+        a = b1.actions[i]
+        if ll & ~lm == 0 and lp & ~pm == 0 and (ll or (a.kind == last.kind == "drop")):
+            out.append(i)
     return out
 
 

@@ -42,11 +42,16 @@ Board:    lift e2 | place e4 | e2-e4 (lift e2, place e4; an occupied e4 is lifte
 Commands: choose X    answer a prompt (promotion piece, reserve piece, an option number)
           pass        pass (games that allow it)
           end         end a multi-move turn
-          buy X       buy a piece (csipgs)        design ... / invent ...  (csipgs)
+          buy X       buy a piece (csipgs)        design N=BETZA / invent ... (csipgs)
+          setup ARMY  record an army (Army csipgs: royal-WF@e1,BR@d1,...), then set it up
           takeback    take back the last action, then restore the board as the LEDs show
           resign      the side to move resigns (resign white|black)
           new [VARIANT]  start a new game
           help        this text"""
+
+
+_WORDS = {"choose", "takeback", "undo", "resign", "help", "?", "pass", "end", "buy", "design", "invent",
+          "setup", "new"}
 
 
 class CommandError(BoardDriverError, ValueError):
@@ -443,15 +448,22 @@ class Session:
         words = text.strip().split()
         if not words:
             return []
-        cmd, args = words[0].lower(), words[1:]
+        cmd, args = words[0], words[1:]
+        if cmd.lower() in _WORDS:
+            cmd = cmd.lower()
         handler = {
             "choose": self._cmd_choose, "takeback": self._cmd_takeback, "undo": self._cmd_takeback,
             "resign": self._cmd_resign, "help": self._cmd_help, "?": self._cmd_help,
             "pass": self._cmd_silent, "end": self._cmd_silent, "buy": self._cmd_silent,
-            "design": self._cmd_silent, "invent": self._cmd_silent, "new": self._cmd_new,
+            "design": self._cmd_silent, "invent": self._cmd_silent, "setup": self._cmd_silent,
+            "new": self._cmd_new,
         }.get(cmd)
         if handler is None:
-            raise CommandError(f"unknown command {cmd!r}; type help for the commands")
+            head = cmd.split(":")[0].lower()
+            if head in ("buy", "design", "invent", "pass", "end", "setup"):
+                handler = self._cmd_silent
+            else:
+                raise CommandError(f"unknown command {cmd!r}; type help for the commands")
         replies = handler(cmd, args)
         self._update(self.now)
         return replies
@@ -512,22 +524,30 @@ class Session:
             self._commit(chosen, len(self.events))
 
     def _cmd_silent(self, cmd, args) -> list[str]:
+        """pass, end, buy, design, invent, setup: actions the board cannot see."""
         g = self.game
-        text = " ".join([cmd] + args)
-        legal = g.legal_actions()
-        if not any(a.kind == cmd or a.text.split()[0] == cmd for a in legal):
-            out = g.outcome()
-            if out is not None:
-                raise CommandError(f"{cmd}: the game is over ({out.result}, {out.reason})")
-            raise CommandError(f"{cmd}: not possible now in {self.variant_name}"
-                               + self._why_not(cmd))
-        self._ready_for_silent(cmd)
+        head = cmd.split(":")[0]
+        text = " ".join(args) if head == "setup" else " ".join([cmd] + args)
+        out = self.outcome()
+        if out is not None:
+            raise CommandError(f"{head}: the game is over ({out.result}, {out.reason})")
         try:
             action = g.parse(text)
         except IllegalMoveError as exc:
+            if not any(a.kind == head for a in self._base(0).actions) and self._why_not(head):
+                raise CommandError(f"{head}: not possible now in {self.variant_name}{self._why_not(head)}") from None
             raise CommandError(str(exc)) from None
+        if head == "setup":
+            if action.kind != "setup":
+                raise CommandError(f"setup: {text!r} is not an army set-up")
+            self._ready_for_silent(head)
+            self._commit(Explanation(0, (action,)), len(self.events))
+            if self.occupancy != g.occupancy():
+                self.recover = True
+            return ["Army recorded: put the pieces on the squares the LEDs show."]
         if not action.silent:
             raise CommandError(f"{text!r} moves pieces: make that move on the board")
+        self._ready_for_silent(head)
         self._commit(Explanation(0, (action,)), len(self.events))
         return []
 
@@ -536,8 +556,8 @@ class Session:
         if cmd == "end":
             return " (only a multi-move turn ends with end)" if fam != "cost-progressive" else \
                 " (no multi-move turn is under way)"
-        if cmd in ("buy", "design", "invent"):
-            return " (purchases and designs are csipgs rules)" if fam != "csipgs" else ""
+        if cmd in ("buy", "design", "invent", "setup"):
+            return " (purchases, designs and armies are csipgs rules)" if fam != "csipgs" else ""
         if cmd == "pass":
             return " (passing is not allowed in this game)"
         return ""
