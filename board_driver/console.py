@@ -88,7 +88,8 @@ def render_board(session, board, *, color: bool, palette: Palette | None = None)
             blink = frame.blink[phys]
             lit = rgb != (0, 0, 0)
             if lit and sq is not None:
-                legend.setdefault(palette.name_of(rgb) + (" (blinking)" if blink in (SLOW, FAST) else ""), []).append(geo.name(sq))
+                name = session.led_layers[phys] or palette.name_of(rgb)
+                legend.setdefault(name + (" (blinking)" if blink in (SLOW, FAST) else ""), []).append(geo.name(sq))
             if color:
                 cell = f" {ch} "
                 if lit:

@@ -112,34 +112,44 @@ def render(layout: Layout, palette: Palette, state: SceneState, verdict: Verdict
     """The LED frame for one moment: ``verdict`` is the reconciler's view of the board (None or
     settled: the board matches), ``recover`` a fix the player must make before play resumes,
     ``prompt_squares`` the squares of an open prompt."""
+    return render_scene(layout, palette, state, verdict, recover, prompt_squares)[0]
+
+
+def render_scene(layout: Layout, palette: Palette, state: SceneState, verdict: Verdict | None = None,
+                 recover: Fix | None = None, prompt_squares: frozenset[int] = frozenset()
+                 ) -> tuple[LedFrame, tuple[str | None, ...]]:
+    """The LED frame and, per physical square, the name of the layer that lit it (or None)."""
     size = layout.physical_size
     colors: list[RGB] = [DARK] * size
     blink = [STEADY] * size
+    layers: list[str | None] = [None] * size
     phys = layout.physical
 
-    def put(squares, color: RGB, pattern: int = STEADY) -> None:
+    def put(squares, color: RGB, pattern: int = STEADY, layer: str = "") -> None:
         for sq in squares:
             p = phys(sq)
             if p >= 0:
                 colors[p] = color
                 blink[p] = pattern
+                layers[p] = layer
 
     status = verdict.status if verdict is not None else "settled"
     idle = status == "settled" and recover is None
     over = state.outcome is not None
 
-    put(state.last, palette.last_move)
+    put(state.last, palette.last_move, layer="last move")
     if idle and not over:
-        put(state.drops, palette.drop)
-        put(state.purchase, palette.purchase)
+        put(state.drops, palette.drop, layer="drop")
+        put(state.purchase, palette.purchase, layer="purchase")
     if over and state.territory is not None:
-        put(state.territory[0], palette.white_area)
-        put(state.territory[1], palette.black_area)
+        put(state.territory[0], palette.white_area, layer="white area")
+        put(state.territory[1], palette.black_area, layer="black area")
     if state.points_left and not over:
         spare = layout.spare_squares()
         for p in spare[:state.points_left]:
             colors[p] = palette.points
             blink[p] = STEADY
+            layers[p] = "points"
 
     if verdict is not None and recover is None:
         occ = _occupancy_now(state.occupancy, verdict)
@@ -150,37 +160,37 @@ def render(layout: Layout, palette: Palette, state: SceneState, verdict: Verdict
                 todo_places = [sq for sq in _bits(places) if not (occ >> sq & 1) or (lifts >> sq & 1 and not _lifted(verdict, sq))]
                 todo_lifts = [sq for sq in _bits(lifts & ~places) if occ >> sq & 1]
                 if todo_places:
-                    put(todo_lifts, palette.source)
+                    put(todo_lifts, palette.source, layer="source")
                     for sq in todo_places:
                         capture = bool(state.occupancy >> sq & 1) and bool(lifts >> sq & 1)
-                        put([sq], palette.capture if capture else palette.target)
+                        put([sq], palette.capture if capture else palette.target, layer="capture" if capture else "target")
                 else:
-                    put(todo_lifts, palette.remove, SLOW)
+                    put(todo_lifts, palette.remove, SLOW, "remove")
         if status == "hold":
-            put([sq for a in verdict.options[0].actions for sq in a.places], palette.hold)
+            put([sq for a in verdict.options[0].actions for sq in a.places], palette.hold, layer="hold")
         if status == "prompt":
-            put([sq for e in verdict.options for a in e.actions for sq in a.places], palette.prompt, SLOW)
-    put(prompt_squares, palette.prompt, SLOW)
+            put([sq for e in verdict.options for a in e.actions for sq in a.places], palette.prompt, SLOW, "prompt")
+    put(prompt_squares, palette.prompt, SLOW, "prompt")
 
-    put(state.checked, palette.check)
+    put(state.checked, palette.check, layer="check")
     if over:
         win = state.outcome.winner
         for sq, color in state.royals:
             if win is None:
-                put([sq], palette.draw)
+                put([sq], palette.draw, layer="draw")
             elif color == win:
-                put([sq], palette.win)
+                put([sq], palette.win, layer="win")
             else:
-                put([sq], palette.lose, SLOW)
+                put([sq], palette.lose, SLOW, "lose")
 
     fix = recover if recover is not None else (verdict.fix if verdict is not None and status == "mismatch" else None)
     if fix is not None:
         for a, b in fix.moves:
-            put([a], palette.clear, FAST)
-            put([b], palette.fill, FAST)
-        put(fix.clear, palette.clear, FAST)
-        put(fix.fill, palette.fill, FAST)
-    return LedFrame(tuple(colors), tuple(blink))
+            put([a], palette.clear, FAST, "clear")
+            put([b], palette.fill, FAST, "fill")
+        put(fix.clear, palette.clear, FAST, "clear")
+        put(fix.fill, palette.fill, FAST, "fill")
+    return LedFrame(tuple(colors), tuple(blink)), tuple(layers)
 
 
 def _occupancy_now(confirmed: int, verdict: Verdict) -> int:

@@ -28,7 +28,7 @@ from .devices import LedFrame, RawFrame
 from .errors import BoardDriverError
 from .journal import GameStore, Journal, JournalError, read_records
 from .layout import BoardProfile, Layout
-from .leds import SceneState, render
+from .leds import SceneState, render_scene
 from .reconcile import Base, Board, Explanation, Fix, Preferences, Verdict, _fix, reconcile
 from .settings import Settings
 
@@ -97,6 +97,7 @@ class Session:
         self._scene: SceneState | None = None
         self._last_status: tuple | None = None
         self.leds: LedFrame = LedFrame.dark(layout.physical_size)
+        self.led_layers: tuple[str | None, ...] = (None,) * layout.physical_size
 
     # -- construction ---------------------------------------------------------------------------
     @classmethod
@@ -654,7 +655,8 @@ class Session:
         t = self.tentative
         if t is not None and v.status != "prompt" and t.verdict.status == "prompt" and t.verdict.default is None:
             prompt_sq = frozenset(sq for o in t.verdict.options for a in o.actions for sq in a.places)
-        self.leds = render(self.layout, self.settings.palette, self.scene_state(), shown, recover, prompt_sq)
+        self.leds, self.led_layers = render_scene(self.layout, self.settings.palette, self.scene_state(),
+                                                  shown, recover, prompt_sq)
 
     def drain_notices(self) -> list[str]:
         out, self.notices = self.notices, []
