@@ -53,6 +53,13 @@ class Choreographer:
         if action.silent:
             out.append(Ev(t, "input", action.text))
             return out, t
+        if action.kind == "setup":
+            # an army is typed in, then set up piece by piece
+            out.append(Ev(t, "input", "setup " + action.text))
+            for sq in sorted(action.places, key=lambda s: self.rng.random()):
+                t += self._gap(st.step)
+                out.append(Ev(t, "place", name(sq)))
+            return out, t
         choose = self._choice(game, action, last)
         if choose is not None and rng.random() < st.choose_before:
             out.append(Ev(t, "input", f"choose {choose}"))

@@ -54,6 +54,9 @@ from .debounce import SquareEvent
 # -- inputs --------------------------------------------------------------------------------
 
 
+_FROM_OUTSIDE = ("promotion", "drop", "setup")
+
+
 def _mask(squares) -> int:
     m = 0
     for s in squares:
@@ -77,10 +80,15 @@ class Base:
     last_side: int = -1                 # depth 0: squares of the side that made the last physical action
     last_to_move: bool = False          # depth 0: and that side is to move again (multi-move turn)
     masks: tuple[tuple[int, int], ...] = field(default=(), compare=False, repr=False)
+    sources: tuple[int, ...] = field(default=(), compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if not self.masks:
             object.__setattr__(self, "masks", tuple((_mask(a.lifts), _mask(a.places)) for a in self.actions))
+            # the squares a moving piece comes from: one of them must be empty before the piece
+            # can be set down (a promotion piece or a dropped one comes from outside the board)
+            object.__setattr__(self, "sources", tuple(
+                0 if a.kind in _FROM_OUTSIDE else lm & ~pm for a, (lm, pm) in zip(self.actions, self.masks)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,6 +253,9 @@ def _scan(base: Base, occ: int, lifted: int):
                 exact.append(i)
                 continue
         if changed & ~(lm | pm) == 0 and filled & ~pm == 0 and emptied & ~lm == 0:
+            src = base.sources[i]
+            if filled and src and not src & emptied:
+                continue            # a piece set down before any piece that could move there left
             partial.append(i)
     return exact, partial
 

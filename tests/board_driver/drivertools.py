@@ -105,14 +105,26 @@ class Table:
         return frame.blink[phys] != 0
 
 
-def random_actions(game, rng: random.Random, plies: int) -> list:
-    """A random legal game from ``game``'s state (which is advanced)."""
+SPECIAL = ("castle", "en-passant", "promotion")
+
+
+def random_actions(game, rng: random.Random, plies: int, *, bias: bool = True) -> list:
+    """A random legal game from ``game``'s state (which is advanced). With ``bias``, the rare
+    kinds (castling, en passant, promotion, drops that kill) and captures are preferred when
+    they are legal, so that short games contain them."""
     out = []
     for _ in range(plies):
         legal = game.legal_actions()
         if not legal:
             break
-        a = rng.choice(legal)
+        special = [a for a in legal if a.kind in SPECIAL or (a.kind == "drop" and a.lifts)]
+        captures = [a for a in legal if a.lifts & a.places]
+        if bias and special and rng.random() < 0.7:
+            a = rng.choice(special)
+        elif bias and captures and rng.random() < 0.3:
+            a = rng.choice(captures)
+        else:
+            a = rng.choice(legal)
         out.append(a)
         game.push(a)
     return out
