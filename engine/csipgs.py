@@ -355,6 +355,18 @@ class CsipgsGame:
         t = self._type_index(design)
         if t is not None:
             return t
+        types = self._types_with(design)
+        self._rebase(types)
+        return len(types) - 1
+
+    def letter_for(self, design: str) -> str:
+        """The letter a design's pieces have, or will have when first bought."""
+        t = self._type_index(design)
+        return self._pv.pieces[t].letter if t is not None else self._types_with(design)[-1][1]
+
+    def _types_with(self, design: str) -> tuple:
+        """The piece types after adding ``design`` (dropping types with no piece left when the
+        letters run out)."""
         types = list(self.types)
         used = {letter for _, letter in types}
         if len(used) >= 26:
@@ -369,8 +381,7 @@ class CsipgsGame:
         if letter is None:
             raise IllegalMoveError(f"{design!r}: every letter is in use by a piece type on the board or in reserve")
         types.append((design, letter))
-        self._rebase(tuple(types))
-        return len(types) - 1
+        return tuple(types)
 
     def _rebase(self, types: tuple) -> None:
         pos = self.position
@@ -651,7 +662,11 @@ class CsipgsGame:
                 continue
             seen.add(d)
             if self._buy_refusal(d) is None:
-                out.append(Action(f"buy:{d}", "buy", piece=d, detail=(d, self.cost(d).price)))
+                try:
+                    letter = self.letter_for(d)
+                except IllegalMoveError:     # all 26 letters name pieces in play
+                    continue
+                out.append(Action(f"buy:{d}", "buy", piece=letter, detail=(d, self.cost(d).price)))
         return out
 
     def action_of(self, m: int) -> Action:
