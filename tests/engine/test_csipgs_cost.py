@@ -11,11 +11,15 @@ import sys
 from fractions import Fraction as F
 
 import pytest
+import yaml
 
+from board_driver.config import configs_dir, read_yaml
+from engine.csipgs import CsipgsGame
 from engine.csipgs_cost import (
     DesignError, PriceList, colourbound, cost_of, decimal, direction_multiplier, parse_design, round_up,
 )
-from engine.errors import BetzaError
+from engine.errors import BetzaError, VariantError
+from engine.variant import Variant
 
 
 def exact(design, prices=None):
@@ -157,6 +161,18 @@ def test_unofficial_modifiers_need_a_variant_that_enables_them():
     assert parse_design("doublemove-royal-WF").text == "royal-doublemove-WF"
 
 
+def test_invented_modifiers_multiply_the_atom_they_modify():
+    lame = PriceList().with_modifier("lame", F("0.8"))
+    assert exact("nN", lame) == F("2.4")               # 3 x 0.8
+    assert exact("WcnN", lame) == F("2.94")            # the same piece as the invented atom
+    hopper = PriceList().with_modifier("hopper", F("0.5"))
+    assert exact("mRcpR", hopper) == F("4.5")          # 5 x 0.6 + 5 x 0.5 x 0.6
+    invented = PriceList().with_atom("nN", F("2.4"), "oblique").with_modifier("lame", F(9))
+    assert exact("nN", invented) == F("2.4")           # an invented atom beats a modifier
+    runner = PriceList().with_modifier("runner", F(5))
+    assert exact("R", runner) == 5 and exact("NN", runner) == F("5.5")   # the table's riders stay
+
+
 @pytest.mark.parametrize("design, part", [
     ("WZ", "'Z'"),               # the zebra has no price
     ("N(1,4)", "'(1,4)'"),       # nor the giraffe
@@ -232,3 +248,16 @@ def test_cost_command_errors_name_the_bad_part(args, named):
     assert proc.returncode == 2
     assert named in proc.stderr
     assert proc.stdout == ""
+
+
+def test_relay_is_priced_where_a_variant_enables_it(tmp_path):
+    data = read_yaml(configs_dir() / "variants" / "csipgs.yaml")
+    data["name"] = "csipgs-relay"
+    data["rules"]["unofficial"] = ["relay"]
+    path = tmp_path / "csipgs-relay.yaml"
+    path.write_text(yaml.safe_dump(data))
+    proc = run("relay-N", "--variant", str(path))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[-1] == "6 6"        # 3 x 2
+    with pytest.raises(VariantError, match="relay"):
+        CsipgsGame(Variant.from_dict(data))           # priced, but not played
