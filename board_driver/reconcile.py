@@ -265,7 +265,11 @@ def _coords(sq: int, files: int) -> tuple[int, int]:
 
 
 def _extendable(base: Base, index: int) -> bool:
-    """Could the move ``base.actions[index]`` still be extended by the same piece sliding on?"""
+    """Could the move ``base.actions[index]`` still be extended by the same piece sliding on?
+
+    True when the piece has another legal destination further along the same line (PicoChess
+    holds a move while the piece has other destinations; holding only for those further on
+    keeps ordinary moves fast)."""
     lm, pm = base.masks[index]
     if lm & pm:
         return False                     # a capture: the victim was removed, the move ends here
@@ -287,10 +291,16 @@ def _extendable(base: Base, index: int) -> bool:
                 if not lm2 >> s & 1:
                     continue
                 fs, rs = _coords(s, files)
+                df, dr = f2 - fs, r2 - rs
+                if not (df == 0 or dr == 0 or abs(df) == abs(dr)):
+                    continue            # not along a line: the piece does not slide there
+                n = max(abs(df), abs(dr))
+                sf, sr = (df > 0) - (df < 0), (dr > 0) - (dr < 0)
                 for d in dst:
                     fd, rd = _coords(d, files)
-                    if min(fs, f2) <= fd <= max(fs, f2) and min(rs, r2) <= rd <= max(rs, r2):
-                        return True
+                    k = max(abs(fd - fs), abs(rd - rs))
+                    if 0 < k < n and fd == fs + k * sf and rd == rs + k * sr:
+                        return True     # d lies on the way from s to t2
     return False
 
 
@@ -359,7 +369,7 @@ def reconcile(bases: Callable[[int], Base | None], board: Board, now: int, *,
                         last_t = t1
                 if not exact:
                     b2 = bases(2)
-                    if b2 is not None and occ == b2.occupancy and _undone_touched(board, b2):
+                    if b2 is not None and occ == b2.occupancy and _undone_touched(board, b2) and not _knock_like(b2):
                         _, _, t2 = window(board, b2)
                         return _finish([Explanation(2, ())], [], lifted_sq, placed_sq, now, t2, hold_ms, prefs, None)
 

@@ -284,18 +284,30 @@ class Session:
         self._bases["end"] = base
         return base
 
-    def _prefs(self) -> Preferences:
-        drop: tuple[str, ...] = ()
-        turn = self.game.turn
-        # the piece the side to move bought last, if it has not been dropped since
+    def _bought(self, legal) -> tuple[str, ...]:
+        """The letter of the piece bought last, when it may be dropped now (the default of a
+        'which reserve piece?' prompt, and the purchase LEDs)."""
         h = self.game.history
-        for idx in range(len(h) - 1, max(-1, len(h) - 7), -1):
+        for idx in range(len(h) - 1, max(-1, len(h) - 8), -1):
             a = h[idx]
             if a.kind == "buy" and a.piece:
-                drop = (a.piece.lower(),)
-                break
-        del turn
-        return Preferences(promotion=PROMOTION_ORDER, drop=drop, choice=self.choice)
+                letter = a.piece
+                if len(letter) != 1 or not letter.isalpha():
+                    pieces = self.game.describe().get("pieces", {}) if hasattr(self.game, "describe") else {}
+                    letter = next((k for k, d in pieces.items() if d == a.piece), letter)
+                letter = letter.lower()
+                if any(x.kind == "drop" and x.piece.lower() == letter for x in legal):
+                    return (letter,)
+                return ()
+        return ()
+
+    def _prefs(self) -> Preferences:
+        b0 = self._base(0)
+        legal = b0.actions
+        if legal and all(a.silent for a in legal):
+            eb = self._end_base()
+            legal = eb.actions if eb is not None else legal
+        return Preferences(promotion=PROMOTION_ORDER, drop=self._bought(legal), choice=self.choice)
 
     def _verdict(self, now: int) -> Verdict:
         b0 = self._base(0)
@@ -628,8 +640,14 @@ class Session:
             except (EngineError, ValueError):
                 pass
         legal = self._base(0).actions if out is None else ()
+        if legal and all(a.silent for a in legal):
+            # a design phase (or a multi-move turn that can only end): show what the next
+            # player may drop
+            eb = self._end_base()
+            if eb is not None:
+                legal = eb.actions
         drops = frozenset(sq for a in legal if a.kind == "drop" for sq in a.places)
-        bought = self._prefs().drop
+        bought = self._bought(legal)
         purchase = frozenset(sq for a in legal if a.kind == "drop" and a.piece.lower() in bought
                              for sq in a.places) if bought else frozenset()
         desc = g.describe() if hasattr(g, "describe") else {}
