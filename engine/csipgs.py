@@ -276,6 +276,11 @@ class CsipgsGame:
     family = "csipgs"
 
     def __init__(self, variant, fen: str | None = None, *, treasury=None, designs=None):
+        """A new game of a csipgs variant, from its start or from ``fen`` (letters of the YAML's
+        pieces; reserves as [..]; the move number and side give the turn, so a Drawless
+        schedule can start mid-game). ``treasury`` = (white, black) replaces the treasuries
+        after the first credit; ``designs`` = (white's, black's) replaces the initial designs.
+        With a FEN, an Army variant skips the set-up."""
         self.variant = variant
         self.rules = CsipgsRules.from_variant(variant)
         if "relay" in self.rules.unofficial:
@@ -295,7 +300,6 @@ class CsipgsGame:
         for p in variant.pieces:
             text = ("royal-" if p.royal else "") + p.betza
             types.append((parse_design(text).text, p.letter))
-        self._initial_types = tuple(types)
         self._pv = self._variant_for(tuple(types))
         self.position = Position.from_fen(self._pv, fen)
         self.position.castling = 0
