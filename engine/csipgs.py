@@ -907,7 +907,7 @@ class CsipgsGame:
         for design, sq in action.detail:
             t = self._ensure_type(design)
             pos = self.position
-            pos._put(sq, (t + 1) * 2 + us)
+            pos.put_piece(sq, t, us)
             st.army_spent[us] += self.cost(design).exact
         st.army_count[us] += len(action.detail)
         army = self.rules.army
@@ -1150,33 +1150,8 @@ def _bits(bb: int):
 
 
 def _targets(pos: Position, sq: int) -> tuple[int, int]:
-    """(quiet, capture) target bitboards of the piece on ``sq``, ignoring royal safety: the
-    Position's own generation step for one piece (its compiled tables)."""
-    code = pos.board[sq]
-    color = code & 1
-    T = pos.tables
-    pt = T.pieces[color][(code >> 1) - 1]
-    occ = pos.occ[0] | pos.occ[1]
-    empty = ~occ & pos.geometry.mask
-    enemy = pos.occ[color ^ 1]
-    quiet = pt.lm[sq] & empty
-    caps = pt.lc[sq] & enemy
-    ray, positive = T.ray, T.positive
-    for d, mv, cp, lim in pt.rides:
-        r = ray[d][sq] if lim == 0 else T.limited_ray(d, lim)[sq]
-        b = r & occ
-        if b:
-            f = (b & -b).bit_length() - 1 if positive[d] else b.bit_length() - 1
-            r &= ~ray[d][f]
-        if mv:
-            quiet |= r & empty
-        if cp:
-            caps |= r & enemy
-    if pt.has_special:
-        q2, c2, _ = pos._special_targets(pt, sq, occ, empty, enemy, pos._initial[color], False)
-        quiet |= q2
-        caps |= c2
-    return quiet, caps
+    """(quiet, capture) target bitboards of the piece on ``sq``, ignoring royal safety."""
+    return pos.targets_of(sq)
 
 
 def _forward_only(design: str) -> bool:

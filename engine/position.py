@@ -371,6 +371,56 @@ class Position:
                         return True
         return False
 
+    def targets_of(self, sq: int) -> tuple[int, int]:
+        """(quiet, capture) target bitboards of the piece on sq, ignoring royal safety (its
+        pseudo-legal moves). The generator inlines the same steps for speed."""
+        code = self.board[sq]
+        if not code:
+            return 0, 0
+        color = code & 1
+        T = self.tables
+        pt = T.pieces[color][(code >> 1) - 1]
+        occ = self.occ[0] | self.occ[1]
+        empty = ~occ & self._mask
+        enemy = self.occ[color ^ 1]
+        quiet = pt.lm[sq] & empty
+        caps = pt.lc[sq] & enemy
+        ray, positive = T.ray, T.positive
+        for d, mv, cp, lim in pt.rides:
+            r = ray[d][sq] if lim == 0 else T.limited_ray(d, lim)[sq]
+            b = r & occ
+            if b:
+                f = (b & -b).bit_length() - 1 if positive[d] else b.bit_length() - 1
+                r &= ~ray[d][f]
+            if mv:
+                quiet |= r & empty
+            if cp:
+                caps |= r & enemy
+        pawn = self.variant.pieces[(code >> 1) - 1].pawn
+        for to, block, mv, cp, init in pt.lame[sq]:
+            if block & occ or (init and not self._initial[color] >> sq & 1):
+                continue
+            if mv and empty >> to & 1 and not (pawn and init and not self.variant.double_step):
+                quiet |= 1 << to
+            elif cp and enemy >> to & 1:
+                caps |= 1 << to
+        if pt.has_special:
+            q2, c2 = self._hop_bent_targets(pt, sq, occ, empty, enemy)
+            quiet |= q2
+            caps |= c2
+        return quiet, caps
+
+    def put_piece(self, sq: int, type_index: int, color: int) -> None:
+        """Set a piece on an empty square (set-ups, drops by families with their own rules)."""
+        if self.board[sq]:
+            raise ValueError(f"{self.geometry.name(sq)} is not empty")
+        self._put(sq, (type_index + 1) * 2 + color)
+
+    def remove_piece(self, sq: int) -> tuple[int, int] | None:
+        """Take the piece off sq; returns its (type index, colour), or None if sq was empty."""
+        code = self._remove(sq)
+        return None if not code else ((code >> 1) - 1, code & 1)
+
     def attacks_of(self, sq: int) -> int:
         """Bitboard of the squares the piece on sq attacks directly: where it could capture if
         an enemy stood there (own pieces' squares included; sliders stop at the first piece)."""

@@ -247,3 +247,25 @@ def test_variant_errors_name_the_source_key_and_value():
         Variant.from_dict({"name": "x", "back_rank": ["rook", "knight", "bishop", "queen", "king", "bishop",
                                                       "knight", "rook"],
                            "stalemate": {"white_stalemates_black": "3/5-3/5"}}, "my.yaml")
+
+
+def test_targets_of_covers_lame_leapers_and_hoppers():
+    # A Xiangqi horse (nN) on d4 with its own pawn on d3: the legs towards c2 and e2 are
+    # blocked, the other six destinations are open. A cannon on a1 slides up to a7 (a8 holds
+    # the black king, with no screen in between: no capture) and right to d1 (e1: white king).
+    v = Variant.from_dict({"name": "t", "castling": False,
+                           "pieces": {"king": {}, "horse": {"letter": "h", "betza": "nN"}, "cannon": {}, "pawn": {}},
+                           "start_fen": "k7/8/8/8/3H4/3P4/8/o3K3 w - - 0 1"})
+    g = ChessGame(v)
+    pos, geo = g.position, v.geometry
+    quiet, caps = pos.targets_of(geo.parse("d4"))
+    assert {geo.name(s) for s in geo.squares_of(quiet | caps)} == {"b3", "b5", "c6", "e6", "f3", "f5"}
+    quiet, caps = pos.targets_of(geo.parse("a1"))
+    assert {geo.name(s) for s in geo.squares_of(quiet)} == {"a2", "a3", "a4", "a5", "a6", "a7", "b1", "c1", "d1"}
+    assert caps == 0
+    pos.put_piece(geo.parse("a5"), v.piece_index("pawn"), 0)   # a white screen on a5
+    quiet, caps = pos.targets_of(geo.parse("a1"))
+    assert {geo.name(s) for s in geo.squares_of(caps)} == {"a8"}
+    assert pos.remove_piece(geo.parse("a5")) == (v.piece_index("pawn"), 0)
+    with pytest.raises(ValueError, match="d4 is not empty"):
+        pos.put_piece(geo.parse("d4"), 0, 0)
