@@ -251,8 +251,8 @@ def test_variant_errors_name_the_source_key_and_value():
 
 def test_targets_of_covers_lame_leapers_and_hoppers():
     # A Xiangqi horse (nN) on d4 with its own pawn on d3: the legs towards c2 and e2 are
-    # blocked, the other six destinations are open. A cannon on a1 slides up to a7 (a8 holds
-    # the black king, with no screen in between: no capture) and right to d1 (e1: white king).
+    # blocked, the other six destinations are open. The black cannon on a1 slides up to a7
+    # (a8 holds its own king) and right to d1 (e1: the white king, no screen: no capture).
     v = Variant.from_dict({"name": "t", "castling": False,
                            "pieces": {"king": {}, "horse": {"letter": "h", "betza": "nN"}, "cannon": {}, "pawn": {}},
                            "start_fen": "k7/8/8/8/3H4/3P4/8/o3K3 w - - 0 1"})
@@ -263,9 +263,10 @@ def test_targets_of_covers_lame_leapers_and_hoppers():
     quiet, caps = pos.targets_of(geo.parse("a1"))
     assert {geo.name(s) for s in geo.squares_of(quiet)} == {"a2", "a3", "a4", "a5", "a6", "a7", "b1", "c1", "d1"}
     assert caps == 0
-    pos.put_piece(geo.parse("a5"), v.piece_index("pawn"), 0)   # a white screen on a5
+    pos.put_piece(geo.parse("c1"), v.piece_index("pawn"), 0)   # a screen on c1: e1 is hit
     quiet, caps = pos.targets_of(geo.parse("a1"))
-    assert {geo.name(s) for s in geo.squares_of(caps)} == {"a8"}
-    assert pos.remove_piece(geo.parse("a5")) == (v.piece_index("pawn"), 0)
+    assert {geo.name(s) for s in geo.squares_of(caps)} == {"e1"}
+    assert {geo.name(s) for s in geo.squares_of(quiet)} >= {"b1"} and geo.parse("d1") not in geo.squares_of(quiet)
+    assert pos.remove_piece(geo.parse("c1")) == (v.piece_index("pawn"), 0)
     with pytest.raises(ValueError, match="d4 is not empty"):
         pos.put_piece(geo.parse("d4"), 0, 0)
