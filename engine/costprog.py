@@ -62,6 +62,7 @@ from types import MappingProxyType
 from typing import Mapping
 
 from .betza import parse_betza
+from .csipgs_cost import DesignError, cost_of, split_terms
 from .errors import BetzaError, IllegalMoveError, VariantError
 from .game import Action, ChessGame, Outcome
 from .moves import DROP
@@ -103,81 +104,19 @@ COST_TABLES: Mapping[str, Mapping[str, int]] = MappingProxyType({
 
 # -- the csipgs formula -------------------------------------------------------------------
 
-_F = Fraction
-_ORTHO, _DIAG, _OBLIQUE = "orthogonal", "diagonal", "knightwise"
-_CSIPGS_LEAP = {"W": _F(3, 2), "D": _F(3, 2), "H": _F(3, 2), "F": _F(3, 2), "A": _F(3, 2),
-                "G": _F(3, 2), "N": _F(3), "C": _F(33, 10), "L": _F(33, 10)}
-_CSIPGS_RIDE = {"W": _F(5), "F": _F(33, 10), "N": _F(11, 2)}
-_CSIPGS_DIRS = {
-    _ORTHO: {"f": _F(1, 2), "s": _F(1, 2), "b": _F(1, 5)},
-    _DIAG: {"f": _F(7, 10), "b": _F(2, 5)},
-    _OBLIQUE: {"f": _F(7, 10), "b": _F(2, 5), "s": _F(1, 2), "v": _F(1, 2)},
-}
-_MOVE_OR_CAPTURE_ONLY = _F(3, 5)
-_COLOURBOUND = _F(9, 10)
-_ROYAL = _F(4)
-
-
-def _atom_family(vectors) -> str:
-    x, y = abs(vectors[0][0]), abs(vectors[0][1])
-    if x == 0 or y == 0:
-        return _ORTHO
-    if x == y:
-        return _DIAG
-    return _OBLIQUE
-
-
 def csipgs_value(betza: str, *, royal: bool = False) -> Fraction:
-    """The unrounded csipgs price of a piece written in Betza notation: each way of moving is
-    its atom's price times its modifiers, summed; times 0.9 for a colourbound piece (and 4
-    for a royal one). Atoms the csipgs table lacks: an oblique leaper is priced as N (3),
-    or as the camel L (3.3) when it keeps its colour; an orthogonal or diagonal one as W/F.
-    Moves only from the initial rank (a pawn's double step) are left out, as csipgs pawns
-    have none. Raises VariantError for what the formula cannot price (hoppers, bent or
-    limited riders, lame leapers, several direction modifiers)."""
+    """The unrounded csipgs price of a piece written in Betza notation, by the csipgs module's
+    formula (engine/csipgs_cost.py: atoms times modifiers, colourbound 0.9, royal 4). Moves
+    only from the initial rank (a pawn's double step) are left out, as csipgs pawns have none.
+    Raises VariantError naming the piece for what the formula cannot price (hoppers, bent or
+    limited riders, lame leapers, atoms it does not know such as the giraffe's (1,4))."""
     try:
-        parsed = parse_betza(betza)
-    except BetzaError as exc:
-        raise VariantError(f"csipgs price of {betza!r}: {exc}") from None
-    total = _F(0)
-    vectors = []
-    for comp in parsed.components:
-        if comp.initial:
-            continue
-        if comp.kind not in ("leap", "ride") or comp.lame or (comp.kind == "ride" and comp.limit):
-            raise VariantError(f"csipgs price of {betza!r}: the formula has no price for a "
-                               f"{'lame ' if comp.lame else ''}{comp.kind} of {comp.atom!r}; "
-                               "give the piece's cost explicitly")
-        family = _atom_family(comp.vectors)
-        if comp.kind == "leap":
-            base = _CSIPGS_LEAP.get(comp.atom)
-            if base is None:
-                x, y = abs(comp.vectors[0][0]), abs(comp.vectors[0][1])
-                base = (_F(33, 10) if (x + y) % 2 == 0 else _F(3)) if family == _OBLIQUE else _F(3, 2)
-        else:
-            base = _CSIPGS_RIDE.get(comp.atom)
-            if base is None:
-                raise VariantError(f"csipgs price of {betza!r}: the formula has no rider of "
-                                   f"{comp.atom!r}; give the piece's cost explicitly")
-        dirs = comp.directions
-        if dirs:
-            mod = _CSIPGS_DIRS[family].get(dirs)
-            if mod is None:
-                raise VariantError(f"csipgs price of {betza!r}: no csipgs modifier {dirs!r} for a "
-                                   f"{family} atom (known: {', '.join(_CSIPGS_DIRS[family])}); "
-                                   "give the piece's cost explicitly")
-            base *= mod
-        if not (comp.move and comp.capture):
-            base *= _MOVE_OR_CAPTURE_ONLY
-        total += base
-        vectors.extend(comp.vectors)
-    if not vectors:
-        raise VariantError(f"csipgs price of {betza!r}: the piece has no move to price")
-    if all((dx + dy) % 2 == 0 for dx, dy in vectors):
-        total *= _COLOURBOUND
-    if royal:
-        total *= _ROYAL
-    return total
+        terms = [t for t, _ in split_terms(betza) if not parse_betza(t).components[0].initial]
+        if not terms:
+            raise VariantError(f"csipgs price of {betza!r}: the piece has no move to price")
+        return cost_of(("royal-" if royal else "") + "".join(terms)).exact
+    except (BetzaError, DesignError) as exc:
+        raise VariantError(f"csipgs price of {betza!r}: {exc}; give the piece's cost explicitly") from None
 
 
 def csipgs_cost(betza: str, *, royal: bool = False) -> int:
