@@ -170,9 +170,13 @@ def resolve_ports(ports: Sequence[str]) -> list[str]:
 
 
 def open_serial(url: str, *, timings: LinkTimings = LinkTimings()) -> serial.SerialBase:
-    """Open a port by name or URL through ``serial.serial_for_url`` with the link's timeouts."""
+    """Open a port by name or URL through ``serial.serial_for_url`` with the link's timeouts.
+
+    Ports are locked for exclusive use (on POSIX), so a second program cannot read frames
+    meant for the first: its open fails with "Could not exclusively lock port".
+    """
     return serial.serial_for_url(url, baudrate=115200, timeout=timings.read_timeout,
-                                 write_timeout=timings.write_timeout)
+                                 write_timeout=timings.write_timeout, exclusive=True)
 
 
 _SEQ_MOD = 1 << 16

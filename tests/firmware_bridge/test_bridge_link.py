@@ -16,8 +16,8 @@ from bridge_fakes import RealTicks, Rig, VirtualBoard, board  # noqa: F401  (boa
 import fb_proto
 from firmware_bridge import (
     Blink, BoardError, Decoder, ErrorCode, Hello, IncompatibleBoardError, LedFrame, LinkClosedError,
-    LinkTimeoutError,
-    MessageError, Occupancy, OccupancyReason, PortError, Pong, RequestKind, Settings, encode,
+    LinkTimeoutError, MessageError, Occupancy, OccupancyReason, PortError, Pong, RequestKind,
+    Settings, encode,
 )
 from firmware_bridge.link import BoardLink, Link, LinkHealth, LinkState, LinkStatus, LinkTimings, resolve_ports
 
@@ -396,6 +396,20 @@ def test_the_default_opener_uses_serial_for_url(board):
         link.service()
         assert link.state is LinkState.HANDSHAKE
         assert link.health().port == str(board.directory / "ttyFAIRY0")
+
+
+def test_a_second_program_cannot_take_the_port(board):
+    first = Link([board.port_glob], timings=LinkTimings(read_timeout=0)).open()
+    second = Link([board.port_glob], timings=LinkTimings(read_timeout=0)).open()
+    try:
+        first.service()
+        second.service()
+        assert first.state is LinkState.HANDSHAKE
+        assert second.state is LinkState.DISCONNECTED
+        assert "exclusively lock" in second.health().last_error
+    finally:
+        first.close()
+        second.close()
 
 
 def test_health_is_a_frozen_snapshot(rig):
