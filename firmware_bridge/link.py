@@ -442,6 +442,11 @@ class Link:
         try:
             waiting = port.in_waiting
             data = port.read(waiting if waiting > 0 else 1)
+            if data and waiting <= 0:
+                # Woken by the first byte of something: take the rest that came with it.
+                waiting = port.in_waiting
+                if waiting > 0:
+                    data += port.read(waiting)
         except (serial.SerialException, OSError) as exc:
             with self._lock:
                 if self._port is port:

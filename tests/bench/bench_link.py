@@ -6,8 +6,9 @@ Run by hand from the repository root:
 
 Prints frames/s through the codec (encode and decode; occupancy and LED frames) and the
 round-trip time of PING -> PONG and LED_FRAME -> LED_ACK through a real pty to the
-firmware's own logic running in a separate process on fake pins (p50, p99, max).
-Goals: codec over 10,000 frames/s; the link under 2 ms at p99.
+firmware's own logic running in a separate process on fake pins (p50, p99, max), next to a
+baseline: the same pty with a process that only echoes bytes. What the link adds is the
+difference. Goals: codec over 10,000 frames/s; the link adds under 2 ms at p99.
 """
 
 from __future__ import annotations
@@ -103,6 +104,22 @@ def board_process() -> None:
         board.close()
 
 
+def echo_process() -> None:
+    """Child process: a pty that echoes every byte back, to time the bare transport."""
+    import pty
+    import select
+    import tty
+
+    master, slave = pty.openpty()
+    tty.setraw(slave)
+    print(os.ttyname(slave), flush=True)
+    stop = threading.Event()
+    threading.Thread(target=lambda: (sys.stdin.read(), stop.set()), daemon=True).start()
+    while not stop.is_set():
+        if select.select([master], [], [], 0.05)[0]:
+            os.write(master, os.read(master, 4096))
+
+
 def percentile(sorted_values: list[float], p: float) -> float:
     index = min(len(sorted_values) - 1, max(0, round(p / 100 * (len(sorted_values) - 1))))
     return sorted_values[index]
@@ -112,6 +129,30 @@ def report(name: str, samples: list[float]) -> None:
     s = sorted(samples)
     ms = [x * 1000 for x in (percentile(s, 50), percentile(s, 99), s[-1], statistics.fmean(s))]
     print(f"  {name:40s} p50 {ms[0]:6.3f}  p99 {ms[1]:6.3f}  max {ms[2]:6.3f}  mean {ms[3]:6.3f}  (n={len(s)})")
+
+
+def bench_bare_pty(round_trips: int) -> list[float]:
+    """Round trips of a 9-byte frame through a pty to a process that only echoes it."""
+    import serial
+
+    child = subprocess.Popen([sys.executable, __file__, "--echo-process"], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True, cwd=REPO)
+    try:
+        port = serial.serial_for_url(child.stdout.readline().strip(), timeout=1.0)
+        frame = encode(Pong(1))
+        samples = []
+        for i in range(round_trips + 50):
+            start = time.perf_counter()
+            port.write(frame)
+            got = port.read(len(frame))
+            assert got == frame, got
+            if i >= 50:
+                samples.append(time.perf_counter() - start)
+        port.close()
+    finally:
+        child.stdin.close()
+        child.wait(timeout=10)
+    return samples
 
 
 def bench_link(round_trips: int) -> None:
@@ -152,9 +193,16 @@ def bench_link(round_trips: int) -> None:
     finally:
         child.stdin.close()
         child.wait(timeout=10)
-    print("round trip over a pty to the firmware logic in another process (ms; goal p99 < 2)")
+    bare = bench_bare_pty(round_trips)
+    print("round trip over a pty to the firmware logic in another process (ms)")
+    report("bare pty echo, 9 bytes (baseline)", bare)
     report("PING -> PONG", pings)
     report("LED_FRAME (96 LEDs) -> LED_ACK", leds)
+    b50, b99 = percentile(sorted(bare), 50), percentile(sorted(bare), 99)
+    for name, samples in (("PING -> PONG", pings), ("LED_FRAME -> LED_ACK", leds)):
+        s = sorted(samples)
+        print(f"  link adds to the bare pty, {name:22s} p50 {1000 * (percentile(s, 50) - b50):6.3f}"
+              f"  p99 {1000 * (percentile(s, 99) - b99):6.3f}  (goal p99 < 2)")
     print(f"  errors: crc {health.crc_errors}, framing {health.framing_errors}, "
           f"message {health.message_errors}, LED resends {health.led_resends}")
 
@@ -164,9 +212,13 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=1.0, help="time per codec measurement")
     parser.add_argument("--round-trips", type=int, default=2000, help="PINGs to time (half as many LED frames)")
     parser.add_argument("--board-process", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--echo-process", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.board_process:
         board_process()
+        return
+    if args.echo_process:
+        echo_process()
         return
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"Python {sys.version.split()[0]} on {os.uname().machine}, {os.cpu_count()} CPUs, load {load:.2f}")
