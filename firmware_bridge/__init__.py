@@ -14,6 +14,16 @@ Layers, each usable alone:
 * :mod:`firmware_bridge.link` -- :class:`Link`, a board connection over ``serial.serial_for_url``
   that handshakes, tracks sequence numbers, re-sends the LED state after any resync and
   reconnects when the port vanishes and comes back.
+
+Typical use::
+
+    link = Link(["/dev/fairyboard", "/dev/ttyACM*"], settings=Settings(debounce_ms=30))
+    link.start()                      # reader thread; or call link.service() from your loop
+    hello = link.wait_ready(5.0)      # PortError / LinkTimeoutError / IncompatibleBoardError
+    link.send_leds([(255, 0, 0)] + [(0, 0, 0)] * 95, blink={0: Blink.SLOW}, brightness=128)
+    item = link.get(timeout=0.1)      # Received(message, at): Occupancy, Hello, LinkStatus, ...
+    print(link.health().lines())      # counters for diagnostics
+    link.close()
 """
 
 from firmware_bridge.codec import Decoder, DecoderStats, body_of, decode, encode
