@@ -95,13 +95,15 @@ class SerialRig:
     """
 
     def __init__(self, directory, *, reed, clock: VirtualClock, led_order: LedOrder = LedOrder(),
-                 installed: LedOrder | None = None, settings=None, boot_id: int = 0xB007) -> None:
+                 installed: LedOrder | None = None, settings=None, boot_id: int = 0xB007,
+                 quantum_ms: int = 1) -> None:
         from bridge_fakes import VirtualBoard
         from firmware_bridge import Settings
         from firmware_bridge.link import Link, LinkState, LinkTimings
         from board_driver.hardware.serial_board import SerialBoard
 
         self.reed, self.clock = reed, clock
+        self.quantum_ms = quantum_ms
         self.installed = installed or led_order
         self.board = VirtualBoard(directory, boot_id=boot_id)
         self.board.closed = reed.closed
@@ -137,10 +139,13 @@ class SerialRig:
                                      f"board read {cable.received}/{port.write_count}")
 
     def step(self, ms: int = 1) -> None:
-        for _ in range(ms):
-            self.board.ticks.advance(1)
-            self.clock.sleep(0.001)
+        """Let ``ms`` pass, in steps of ``quantum_ms`` (the firmware catches up a missed scan)."""
+        while ms > 0:
+            q = min(ms, self.quantum_ms)
+            self.board.ticks.advance(q)
+            self.clock.sleep(q / 1000)
             self.settle()
+            ms -= q
 
     def squares(self) -> list:
         """What each physical square's LED shows."""
@@ -161,9 +166,10 @@ class LockstepSource:
     def read(self, timeout: float):
         frame = self.rig.serial.read(0)
         ms = 0
+        q = self.rig.quantum_ms
         while frame is None and ms < int(round(timeout * 1000)):
-            self.rig.step()
-            ms += 1
+            self.rig.step(q)
+            ms += q
             frame = self.rig.serial.read(0)
         return frame
 
