@@ -14,11 +14,8 @@ for extra in (ROOT / "hardware" / "firmware", ROOT / "tests" / "firmware_bridge"
         # the firmware's flat modules, and the bridge tests' fakes of the Pico (bridge_fakes)
         sys.path.insert(0, str(extra))
 
-from fake_gpio import FakeGPIO, ReedBoard  # noqa: E402
+from fake_gpio import PI_COLUMNS, PI_ROWS, FakeGPIO, ReedBoard  # noqa: E402
 from hw_fakes import VirtualClock  # noqa: E402
-
-ROWS = (2, 3, 4, 17, 27, 22, 5, 6)
-COLUMNS = (13, 19, 26, 21, 20, 16, 12, 25, 24, 23, 18, 7)
 
 
 @pytest.fixture
@@ -33,4 +30,4 @@ def reed():
 
 @pytest.fixture
 def gpio(reed):
-    return FakeGPIO(reed, rows=ROWS, columns=COLUMNS)
+    return FakeGPIO(reed, rows=PI_ROWS, columns=PI_COLUMNS)

@@ -33,6 +33,10 @@ BOARD_TO_BCM = {3: 2, 5: 3, 7: 4, 8: 14, 10: 15, 11: 17, 12: 18, 13: 27, 15: 22,
                 33: 13, 35: 19, 36: 16, 37: 26, 38: 20, 40: 21}
 BCM_CHANNELS = frozenset(range(28))
 
+# The pin map of configs/boards/gpio-12x8.yaml (hardware/WIRING.md): rows driven, columns read.
+PI_ROWS = (2, 3, 4, 17, 27, 22, 5, 6)
+PI_COLUMNS = (13, 19, 26, 21, 20, 16, 12, 25, 24, 23, 18, 7)
+
 
 class ReedBoard:
     """The physical board: pieces, the wiring of squares to matrix switches, and faults."""

@@ -14,9 +14,11 @@ from board_driver.calibrate import (
 )
 from board_driver.hardware.gpio_matrix import GpioMatrix, MatrixConfig
 from board_driver.hardware.pi_leds import PiLedSink
-from board_driver.layout import BoardProfile, LedOrder
-from conftest import COLUMNS, ROWS
+from board_driver.config import configs_dir
+from board_driver.layout import LedOrder
+from board_driver.settings import load_profile
 from engine.geometry import Geometry
+from fake_gpio import PI_COLUMNS as COLUMNS, PI_ROWS as ROWS
 from hw_fakes import FakeStrip, SerialRig
 
 G = Geometry(12, 8)
@@ -166,7 +168,7 @@ def test_rerun_of_one_square_after_a_repair(tmp_path, gpio, reed, clock):
     person = Person(reed, clock, lambda: [(0, 0, 0)] * 96)
     cal = Wizard(source, person, clock=clock, settle=0.05, square_timeout=1.0).run(check_leds=False)
     assert [p.kind for p in cal.problems] == ["dead"]
-    base = yaml.safe_load(open("configs/boards/sim.yaml"))
+    base = yaml.safe_load(open(configs_dir() / "boards" / "sim.yaml"))
     out = tmp_path / "board.yaml"
     write_profile(out, profile_data(base, cal, when="2024-05-01T10:00:00"), cal)
     data = yaml.safe_load(out.read_text())
@@ -218,13 +220,12 @@ def test_led_order_from_the_three_probe_squares():
 
 def test_written_profile_loads_as_a_board_profile(tmp_path):
     cal = analyse(12, 8, identity_readings(a1={1}, b1={0}), led_order=REVERSED)
-    base = yaml.safe_load(open("configs/boards/sim.yaml"))
+    base = yaml.safe_load(open(configs_dir() / "boards" / "sim.yaml"))
     out = tmp_path / "calibrated.yaml"
     write_profile(out, profile_data(base, cal), cal)
-    data = yaml.safe_load(out.read_text())
-    data.pop("hardware")
-    profile = BoardProfile.from_dict(data, str(out))
+    profile = load_profile(str(out))                     # as the driver loads a board
     assert profile.sensor_map[0] == sq("b1") and profile.sensor_map[1] == sq("a1")
+    assert profile.hardware["calibration"]["readings"]["a1"] == [1]
     assert profile.led_order == REVERSED
     assert not list(tmp_path.glob("*.tmp"))
 

@@ -10,8 +10,7 @@ from board_driver.hardware._check import Section
 from board_driver.hardware.errors import HardwareError
 from board_driver.hardware.gpio_matrix import GpioMatrix, MatrixConfig
 from board_driver.errors import ConfigError
-from conftest import COLUMNS, ROWS
-from fake_gpio import FakeGPIO, ReedBoard
+from fake_gpio import PI_COLUMNS as COLUMNS, PI_ROWS as ROWS, FakeGPIO, ReedBoard
 
 CONFIG = MatrixConfig(ROWS, COLUMNS, settle_us=10, scan_ms=10)
 
