@@ -35,7 +35,7 @@ BCM_CHANNELS = frozenset(range(28))
 
 # The pin map of configs/boards/gpio-12x8.yaml (hardware/WIRING.md): rows driven, columns read.
 PI_ROWS = (2, 3, 4, 17, 27, 22, 5, 6)
-PI_COLUMNS = (13, 19, 26, 21, 20, 16, 12, 25, 24, 23, 18, 7)
+PI_COLUMNS = (13, 19, 26, 21, 20, 16, 12, 25, 24, 23, 18, 14)
 
 
 class ReedBoard:

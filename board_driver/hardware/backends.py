@@ -1,0 +1,219 @@
+"""Build the sensor source, LED sink and buttons a board profile names.
+
+A board profile (``configs/boards/*.yaml``) describes the board for the driver (size, sensor
+map, LED order) and, under ``hardware:``, the devices behind it::
+
+    hardware:
+      sensors:                  # where occupancy comes from
+        backend: gpio           # gpio | serial | sim
+        rows: [2, 3, ...]       #   gpio: BCM pins, rank 1 first, driven
+        columns: [13, 19, ...]  #   gpio: BCM pins, file a first, read with pull-downs
+        settle_us: 10
+        scan_ms: 10
+        # serial: ports: [/dev/fairyboard, "/dev/ttyACM*"], scan_ms, debounce_ms, periodic_ms, heartbeat_ms
+      leds:                     # where the LED frames go
+        backend: pi             # pi | serial (the Pico's, needs sensors.backend serial) | sim | none
+        driver: spi             #   pi: spi (GPIO 10) | ws281x (PWM GPIO 18, Pi 1-4, root)
+        brightness: 64
+      buttons:                  # optional push buttons (to ground) sending console commands
+        pins:
+          - {pin: 8, command: choose}
+          - {pin: 9, command: end, hold: pass}
+      calibration: {...}        # written by `fairyboard calibrate` (the readings it used)
+
+:func:`load_board` reads and validates a profile once (errors name the file, key and value);
+:func:`open_hardware` opens the devices, taking the GPIO module, port opener, LED driver and
+clock as keyword arguments so the tests run it on fakes.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from ..config import configs_dir, read_yaml
+from ..devices import LedSink, SensorSource
+from ..errors import ConfigError
+from ..layout import BoardProfile
+from ._check import Section
+from .buttons import ButtonsConfig, GpioButtons
+from .gpio_matrix import GpioMatrix, GpioModule, MatrixConfig, busy_wait_us, import_gpio
+from .pi_leds import PiLedConfig, PiLedSink, PixelDriver, open_driver
+from .serial_board import SerialBoard, SerialConfig, open_serial_board
+
+SENSOR_BACKENDS = ("sim", "gpio", "serial")
+LED_BACKENDS = ("sim", "pi", "serial", "none")
+SERVICE_BOARD = Path("/etc/fairyboard/board.yaml")
+
+
+@dataclass(frozen=True, slots=True)
+class SerialLeds:
+    """``hardware.leds`` with ``backend: serial``: the Pico drives the LEDs."""
+
+    brightness: int = 64
+
+
+@dataclass(frozen=True, slots=True)
+class HardwareConfig:
+    """The ``hardware:`` section of a board profile, validated."""
+
+    sensors: MatrixConfig | SerialConfig | None = None          # None: the simulated board
+    leds: PiLedConfig | SerialLeds | None | str = "sim"         # "sim", "none" or a config
+    buttons: ButtonsConfig | None = None
+
+    @property
+    def sensor_backend(self) -> str:
+        return "gpio" if isinstance(self.sensors, MatrixConfig) else "serial" if self.sensors else "sim"
+
+    @property
+    def led_backend(self) -> str:
+        if isinstance(self.leds, PiLedConfig):
+            return "pi"
+        if isinstance(self.leds, SerialLeds):
+            return "serial"
+        return str(self.leds)
+
+    @classmethod
+    def from_dict(cls, data: Any, source: str, files: int = 12, ranks: int = 8) -> HardwareConfig:
+        hw = Section(data, source, "hardware")
+        hw.only(("sensors", "leds", "buttons", "calibration"))
+        sens = hw.section("sensors")
+        backend = sens.choice("backend", SENSOR_BACKENDS, "sim")
+        sensors: MatrixConfig | SerialConfig | None
+        if backend == "gpio":
+            sensors = MatrixConfig.from_section(sens, files, ranks)
+        elif backend == "serial":
+            sensors = SerialConfig.from_section(sens)
+        else:
+            sens.only(("backend",))
+            sensors = None
+        led = hw.section("leds")
+        lb = led.choice("backend", LED_BACKENDS, "serial" if backend == "serial" else "sim" if backend == "sim" else "none")
+        leds: PiLedConfig | SerialLeds | str
+        if lb == "pi":
+            leds = PiLedConfig.from_section(led, files * ranks)
+        elif lb == "serial":
+            if backend != "serial":
+                raise led.fail("backend", lb, "serial LEDs are the Pico's: they need hardware.sensors.backend serial")
+            led.only(("backend", "brightness"))
+            leds = SerialLeds(led.integer("brightness", 64, 0, 255))
+        else:
+            led.only(("backend",))
+            leds = lb
+        buttons = None
+        if hw.has("buttons") and hw.get("buttons") is not None:
+            taken = set(sensors.pins()) if isinstance(sensors, MatrixConfig) else set()
+            if isinstance(leds, PiLedConfig):
+                taken |= {leds.pin, 11} if leds.driver == "spi" else {leds.pin}
+            buttons = ButtonsConfig.from_section(hw.section("buttons"), taken)
+        if isinstance(sensors, MatrixConfig) and isinstance(leds, PiLedConfig) and leds.pin in sensors.pins():
+            raise led.fail("pin", leds.pin, f"GPIO {leds.pin} is also a matrix pin")
+        return cls(sensors, leds, buttons)
+
+
+@dataclass(frozen=True, slots=True)
+class BoardConfig:
+    """A board profile as read from its file: the driver's profile and the hardware section."""
+
+    path: Path | None
+    profile: BoardProfile
+    hardware: HardwareConfig
+    data: Mapping[str, Any] = field(compare=False, repr=False, default_factory=dict)
+
+
+def board_path(name: str | os.PathLike | None) -> Path:
+    """The file of a board profile: a path, a name in ``configs/boards``, or by default
+    ``$FAIRYBOARD_BOARD``, else ``/etc/fairyboard/board.yaml`` when it exists, else the simulator."""
+    if name is None:
+        name = os.environ.get("FAIRYBOARD_BOARD") or (str(SERVICE_BOARD) if SERVICE_BOARD.exists() else "sim")
+    name = str(name)
+    p = Path(name)
+    if name.endswith((".yaml", ".yml")) or os.sep in name:
+        return p
+    return configs_dir() / "boards" / f"{name}.yaml"
+
+
+def load_board(name: str | os.PathLike | None = None) -> BoardConfig:
+    """Read and validate a board profile (see :func:`board_path` for ``name``)."""
+    path = board_path(name)
+    if not path.exists():
+        known = ", ".join(sorted(p.stem for p in (configs_dir() / "boards").glob("*.yaml"))) or "none"
+        raise ConfigError(f"board profile {str(name)!r}: no file {path} (known: {known})")
+    data = read_yaml(path)
+    profile = BoardProfile.from_dict(data, str(path))
+    hardware = HardwareConfig.from_dict(data.get("hardware"), str(path), profile.files, profile.ranks)
+    return BoardConfig(path, profile, hardware, data)
+
+
+@dataclass
+class Hardware:
+    """The open devices of a board; :meth:`close` closes each once."""
+
+    source: SensorSource
+    leds: LedSink | None
+    buttons: GpioButtons | None = None
+    serial: SerialBoard | None = None
+    gpio: GpioModule | None = None
+
+    def close(self) -> None:
+        done = []
+        for dev in (self.buttons, self.leds, self.source):
+            if dev is not None and not any(dev is d for d in done):
+                done.append(dev)
+                dev.close()
+
+
+def open_hardware(board: BoardConfig, *, gpio: GpioModule | None = None,
+                  clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep,
+                  delay_us: Callable[[float], None] | None = None, open_port: Callable | None = None,
+                  pixel_driver: PixelDriver | None = None, start_threads: bool = True) -> Hardware:
+    """Open the devices ``board`` names. ``gpio`` defaults to RPi.GPIO (imported only when a
+    GPIO device is named), ``pixel_driver`` to the profile's LED driver; ``start_threads``
+    False leaves the LED blink thread to the caller (tests call ``tick``)."""
+    hw, profile = board.hardware, board.profile
+    opened: list = []
+    try:
+        needs_gpio = isinstance(hw.sensors, MatrixConfig) or hw.buttons is not None
+        if needs_gpio and gpio is None:
+            gpio = import_gpio()
+        serial = None
+        leds: LedSink | None = None
+        if isinstance(hw.sensors, MatrixConfig):
+            source: SensorSource = GpioMatrix(hw.sensors, gpio=gpio, clock=clock, sleep=sleep,
+                                              delay_us=delay_us or busy_wait_us)
+        elif isinstance(hw.sensors, SerialConfig):
+            brightness = hw.leds.brightness if isinstance(hw.leds, SerialLeds) else 0
+            serial = open_serial_board(hw.sensors, led_order=profile.led_order, brightness=brightness,
+                                       sensor_count=profile.sensor_count, clock=clock, open_port=open_port)
+            source = serial
+        else:
+            from ..layout import Layout
+            from ..simulator import SimulatedBoard
+            from engine.geometry import Geometry
+            layout = Layout.place(profile, Geometry(profile.files, profile.ranks))
+            sim = SimulatedBoard(layout, clock=lambda: int(clock() * 1000))
+            source = sim
+            if hw.leds == "sim":
+                leds = sim
+        opened.append(source)
+        if isinstance(hw.leds, SerialLeds):
+            leds = serial
+        elif isinstance(hw.leds, PiLedConfig):
+            driver = pixel_driver if pixel_driver is not None else open_driver(hw.leds)
+            sink = PiLedSink(driver, order=profile.led_order, brightness=hw.leds.brightness, clock=clock)
+            opened.append(sink)
+            leds = sink.start() if start_threads else sink
+        buttons = None
+        if hw.buttons is not None:
+            buttons = GpioButtons(hw.buttons, gpio=gpio, clock=clock)
+        return Hardware(source, leds, buttons, serial, gpio)
+    except BaseException:
+        for dev in reversed(opened):
+            try:
+                dev.close()
+            except Exception:
+                pass
+        raise
