@@ -17,6 +17,7 @@ COMMAND_MODULES = (
     "csipgs_cmds",
     "play_cmds",
     "games_cmds",
+    "hw_cmds",
 )
 
 

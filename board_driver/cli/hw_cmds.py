@@ -1,0 +1,422 @@
+"""Commands for the real board: ``calibrate``, ``selftest`` (``doctor``), ``serve`` and
+``install-service``.
+
+``serve`` is what the systemd unit runs: the board's devices from the profile, the game in
+progress resumed (or a new one), buttons as commands, notices to stdout (the journal under
+systemd), until SIGTERM or SIGINT; then the game's journal is closed (every committed action
+was already on disk with fsync), the LEDs go dark and the devices are released.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from datetime import datetime
+from pathlib import Path
+
+from ..errors import BoardDriverError, ConfigError
+
+ROOT = Path(__file__).resolve().parents[2]
+HARDWARE_DIR = ROOT / "hardware"
+UNIT_NAME = "fairyboard.service"
+UDEV_NAME = "99-fairyboard.rules"
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "calibrate", help="walk through the board: map sensors to squares, check the LED order",
+        description="Lights (or names) each square in turn and asks for a piece there, records which "
+                    "sensor responds, finds dead, stuck, doubled and swapped sensors, checks the LED "
+                    "chain's order with test patterns, and writes the calibrated board profile.")
+    p.add_argument("--board", help="board profile: a name in configs/boards or a file "
+                                   "(default: $FAIRYBOARD_BOARD, else /etc/fairyboard/board.yaml)")
+    p.add_argument("--out", help="where to write the calibrated profile (default: the --board file "
+                                 "when it is a file, else $FAIRYBOARD_CONFIG_DIR/board.yaml)")
+    p.add_argument("--square", action="append", default=[], metavar="SQ",
+                   help="re-run these squares only (repeatable), keeping the other readings")
+    p.add_argument("--no-leds", action="store_true", help="do not use or check the LEDs: name the squares")
+    p.add_argument("--settle", type=float, default=0.3, help="seconds a reading must hold (default 0.3)")
+    p.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for a piece (default 30)")
+    p.set_defaults(handler=cmd_calibrate)
+
+    for name in ("selftest", "doctor"):
+        p = sub.add_parser(
+            name, help="check the board: config, sensors, LEDs, link counters",
+            description="Checks the board profile, opens the devices, watches the sensors for a while "
+                        "(closed and flickering sensors), shows LED test patterns and prints the link's "
+                        "counters. Exit code 0: all fine; 1: problems found; 2: the profile or a device "
+                        "cannot be used.")
+        p.add_argument("--board", help="board profile (as for calibrate)")
+        p.add_argument("--seconds", type=float, default=2.0, help="how long to watch the sensors (default 2)")
+        p.add_argument("--no-leds", action="store_true", help="skip the LED test patterns")
+        p.add_argument("--json", action="store_true", help="print the findings as one JSON object")
+        p.set_defaults(handler=cmd_selftest)
+
+    p = sub.add_parser(
+        "serve", help="run the board: the game on the real board until stopped (what the service runs)",
+        description="Opens the board's devices, resumes the game in progress (or starts one), and "
+                    "referees it: sensors in, LEDs and notices out, buttons as commands. Stops cleanly "
+                    "on SIGTERM or SIGINT.")
+    p.add_argument("--board", help="board profile (as for calibrate)")
+    p.add_argument("--variant", help="variant of a new game (default: the game in progress, else orthodox)")
+    p.add_argument("--new", action="store_true", help="start a new game even if one is in progress")
+    p.set_defaults(handler=cmd_serve)
+
+    p = sub.add_parser(
+        "install-service", help="install the systemd unit, the udev rule and /etc/fairyboard on a Pi",
+        description="Writes /etc/systemd/system/fairyboard.service, /etc/udev/rules.d/99-fairyboard.rules, "
+                    "/etc/fairyboard/board.yaml (a copy of --board, kept if present) and "
+                    "/etc/fairyboard/fairyboard.env, then reloads systemd and udev and enables the service. "
+                    "--root DIR writes under DIR instead and runs nothing; --dry-run only prints.")
+    p.add_argument("--root", default="/", help="install under this directory (default /)")
+    p.add_argument("--dry-run", action="store_true", help="print what would be done, change nothing")
+    p.add_argument("--user", default=None, help="user the service runs as (default: $SUDO_USER, else fairyboard)")
+    p.add_argument("--board", default="gpio-12x8", help="profile to copy to /etc/fairyboard/board.yaml "
+                                                        "(default gpio-12x8; pico-serial for the Pico board)")
+    p.add_argument("--bin", default=None, help="the fairyboard executable the unit runs "
+                                              "(default: the one next to this Python)")
+    p.add_argument("--no-start", action="store_true", help="enable the service but do not start it now")
+    p.set_defaults(handler=cmd_install_service)
+
+
+# --- calibrate ----------------------------------------------------------------------------------
+
+class ConsolePrompter:
+    """The wizard's voice on a terminal: print, and read a line for each question."""
+
+    def __init__(self, out=None, inp=None) -> None:
+        self.out = out or sys.stdout
+        self.inp = inp or sys.stdin
+
+    def say(self, text: str) -> None:
+        print(text, file=self.out, flush=True)
+
+    def ask(self, text: str) -> str:
+        print(f"{text} ", end="", file=self.out, flush=True)
+        line = self.inp.readline()
+        if not line:
+            from ..calibrate import CalibrationAborted
+            raise CalibrationAborted("no more input: calibration stopped")
+        return line.rstrip("\n")
+
+
+def config_dir() -> Path:
+    return Path(os.environ.get("FAIRYBOARD_CONFIG_DIR") or "/etc/fairyboard")
+
+
+def cmd_calibrate(args) -> int:
+    from ..calibrate import Wizard, previous_readings, profile_data, write_profile
+    from ..hardware.backends import load_board, open_hardware
+    from engine.geometry import Geometry
+
+    board = load_board(args.board)
+    if board.hardware.sensor_backend == "sim":
+        raise BoardDriverError(f"{board.path}: the simulated board needs no calibration "
+                               f"(give --board gpio-12x8, pico-serial or your board's file)")
+    from ..config import configs_dir
+    if args.out:
+        out = Path(args.out)
+    elif board.path.resolve().parent == (configs_dir() / "boards").resolve():
+        out = config_dir() / "board.yaml"          # never overwrite a shipped profile
+    else:
+        out = board.path
+    geo = Geometry(board.profile.files, board.profile.ranks)
+    squares = None
+    previous = None
+    if args.square:
+        try:
+            squares = [geo.parse(s) for s in args.square]
+        except ValueError as exc:
+            raise ConfigError(f"--square: {exc}") from None
+        source_data = board.data
+        if out.exists() and out != board.path:
+            from ..config import read_yaml
+            source_data = read_yaml(out)
+        previous, _ = previous_readings(source_data, str(out), geo.files, geo.ranks)
+        if len(previous) < geo.size - len(squares):
+            raise BoardDriverError(f"--square needs a full calibration first: {out} has readings for "
+                                   f"{len(previous)} of {geo.size} squares")
+    hw = open_hardware(board)
+    try:
+        leds = None if args.no_leds else hw.leds
+        if leds is not None and not hasattr(leds, "show_chain"):
+            leds = None
+        ui = ConsolePrompter()
+        wizard = Wizard(hw.source, ui, files=geo.files, ranks=geo.ranks, leds=leds,
+                        led_order=board.profile.led_order, settle=args.settle, square_timeout=args.timeout)
+        cal = wizard.run(squares, previous=previous, check_leds=leds is not None)
+    finally:
+        hw.close()
+    data = profile_data(board.data, cal, when=datetime.now().isoformat(timespec="seconds"))
+    write_profile(out, data, cal)
+    for line in cal.report():
+        print(line)
+    print(f"Written to {out}.")
+    return 0 if cal.ok else 1
+
+
+# --- selftest -----------------------------------------------------------------------------------
+
+def cmd_selftest(args) -> int:
+    from ..devices import DARK, LedFrame
+    from ..hardware.backends import load_board, open_hardware
+
+    findings: dict = {"problems": []}
+    problems = findings["problems"]
+    board = load_board(args.board)
+    hw_cfg = board.hardware
+    p = board.profile
+    findings["config"] = {
+        "file": str(board.path), "board": p.name, "size": f"{p.files}x{p.ranks}",
+        "sensors": hw_cfg.sensor_backend, "leds": hw_cfg.led_backend,
+        "led_order": f"{p.led_order.order} from {p.led_order.first}",
+        "calibrated": bool(p.sensor_map) or "calibration" in (board.data.get("hardware") or {}),
+        "buttons": [b.pin for b in hw_cfg.buttons.buttons] if hw_cfg.buttons else [],
+    }
+    cal = (board.data.get("hardware") or {}).get("calibration") or {}
+    for text in cal.get("problems") or []:
+        if str(text).startswith("REPAIR"):
+            problems.append(f"calibration: {text}")
+    hw = open_hardware(board)
+    try:
+        frames, changes, closed = 0, {}, frozenset()
+        end = time.monotonic() + args.seconds
+        first = None
+        while time.monotonic() < end:
+            f = hw.source.read(min(0.1, max(0.0, end - time.monotonic())))
+            if f is None:
+                continue
+            frames += 1
+            if first is None:
+                first = closed = f.closed
+            for s in f.closed ^ closed:
+                changes[s] = changes.get(s, 0) + 1
+            closed = f.closed
+        from engine.geometry import Geometry
+        geo = Geometry(p.files, p.ranks)
+        smap = p.sensor_map or tuple(range(p.size))
+
+        def sname(s: int) -> str:
+            return geo.name(smap[s]) if 0 <= s < len(smap) else f"sensor {s}"
+        flicker = sorted(s for s, n in changes.items() if n >= 4)
+        findings["sensors"] = {"frames": frames, "seconds": args.seconds,
+                               "closed": [sname(s) for s in sorted(closed)],
+                               "flickering": [sname(s) for s in flicker]}
+        if frames == 0 and hw_cfg.sensor_backend != "sim":      # the simulator speaks only when moved
+            problems.append(f"sensors: no frame in {args.seconds} s")
+        if flicker:
+            problems.append("sensors: flickering " + ", ".join(sname(s) for s in flicker))
+        if hw.leds is not None and not args.no_leds:
+            n = p.size
+            shown = []
+            for name, c in (("red", (255, 0, 0)), ("green", (0, 255, 0)), ("blue", (0, 0, 255)),
+                            ("white", (255, 255, 255))):
+                hw.leds.show(LedFrame((c,) * n, (0,) * n))
+                shown.append(name)
+                time.sleep(0.4)
+            corners = {0: (255, 0, 0), p.files - 1: (0, 255, 0), n - p.files: (0, 0, 255), n - 1: (255, 255, 255)}
+            hw.leds.show(LedFrame(tuple(corners.get(i, DARK) for i in range(n)), (0,) * n))
+            shown.append("corners a1 red, " + f"{geo.name(p.files - 1)} green, {geo.name(n - p.files)} blue, "
+                         f"{geo.name(n - 1)} white")
+            time.sleep(0.8)
+            hw.leds.show(LedFrame.dark(n))
+            findings["leds"] = shown
+        if hw.serial is not None:
+            h = hw.serial.health()
+            findings["link"] = {k: (v if isinstance(v, (int, float, str, bool, type(None))) else str(v))
+                                for k, v in ((name, getattr(h, name)) for name in h.__dataclass_fields__)}
+            for name in ("crc_errors", "framing_errors", "occupancy_lost", "board_errors", "heartbeat_timeouts"):
+                if getattr(h, name):
+                    problems.append(f"link: {name} = {getattr(h, name)}")
+    finally:
+        hw.close()
+    if args.json:
+        print(json.dumps(findings))
+    else:
+        c = findings["config"]
+        print(f"config: {c['file']}: board {c['board']} {c['size']}, sensors {c['sensors']}, LEDs {c['leds']} "
+              f"({c['led_order']}), {'calibrated' if c['calibrated'] else 'NOT calibrated'}"
+              + (f", buttons on GPIO {', '.join(map(str, c['buttons']))}" if c["buttons"] else ""))
+        s = findings["sensors"]
+        print(f"sensors: {s['frames']} frames in {s['seconds']} s; closed now: {', '.join(s['closed']) or 'none'}"
+              + (f"; flickering: {', '.join(s['flickering'])}" if s["flickering"] else ""))
+        if "leds" in findings:
+            print("LEDs: shown " + "; ".join(findings["leds"]) + " (look: every LED should have lit)")
+        if "link" in findings:
+            print("link: " + ", ".join(f"{k} {v}" for k, v in findings["link"].items()))
+        for prob in problems:
+            print(f"PROBLEM: {prob}")
+        print("selftest: " + ("all fine" if not problems else f"{len(problems)} problem(s)"))
+    return 1 if problems else 0
+
+
+# --- serve --------------------------------------------------------------------------------------
+
+class NullLeds:
+    """An LED sink for a board without LEDs."""
+
+    def __init__(self, count: int) -> None:
+        self.led_count = count
+
+    def show(self, frame) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def cmd_serve(args) -> int:
+    from ..hardware.backends import load_board, open_hardware
+    from ..journal import GameStore, data_dir, load_record
+    from ..runner import run_realtime
+    from ..session import NewGameRequest, Session
+    from ..settings import load_settings
+
+    board = load_board(args.board)
+    settings = load_settings()
+    store = GameStore(data_dir())
+    stop = threading.Event()
+
+    def on_signal(signum, frame) -> None:
+        print(f"fairyboard: {signal.Signals(signum).name}: stopping after this frame", flush=True)
+        stop.set()
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+
+    def clock_ms() -> int:
+        return int(time.monotonic() * 1000)
+
+    def say(line: str) -> None:
+        print(line, flush=True)
+
+    hw = open_hardware(board)
+    commands: queue.Queue[str] = queue.Queue()
+    if hw.buttons is not None:
+        hw.buttons.start(commands.put)
+    sink = hw.leds if hw.leds is not None else NullLeds(board.profile.size)
+    session = None
+    try:
+        first = None
+        deadline = time.monotonic() + 5
+        while first is None and time.monotonic() < deadline and not stop.is_set():
+            first = hw.source.read(0.2)
+        closed = first.closed if first is not None else frozenset()
+        current = store.current()
+        variant = args.variant
+        if current and not args.new:
+            rec = load_record(store.path(current))
+            if not rec.finished and (variant is None or variant == rec.variant):
+                session = Session.resume(store, current, profile=board.profile, settings=settings, now=clock_ms())
+                say(f"Resumed game {current} ({rec.variant}), {len(session.game.history)} actions so far.")
+        while True:
+            if session is None:
+                session = _new_session(store, variant or "orthodox", board.profile, settings, closed, clock_ms())
+                say(f"New game {session.game_id}: {session.variant_name}.")
+            if first is not None:
+                session.on_frame(first)
+                first = None
+            try:
+                run_realtime(session, hw.source, sink, clock_ms, commands=commands, stop=stop.is_set, on_notice=say)
+                break
+            except NewGameRequest as req:
+                session.close()
+                session, variant = None, req.variant
+    finally:
+        if session is not None:
+            session.close()
+        hw.close()
+    say("fairyboard: stopped; the game is saved.")
+    return 0
+
+
+def _new_session(store, variant: str, profile, settings, closed, now: int):
+    from ..layout import Layout
+    from ..config import load_variant
+    from ..session import Session
+    layout = Layout.place(profile, load_variant(variant).geometry)
+    return Session.start(store, variant, profile=profile, settings=settings,
+                         occupancy=layout.occupancy(closed), now=now)
+
+
+# --- install-service ----------------------------------------------------------------------------
+
+def render_unit(template: str, *, user: str, exe: str) -> str:
+    """The unit file with the service's user and the fairyboard executable filled in."""
+    out = []
+    for line in template.splitlines():
+        if line.startswith("User="):
+            line = f"User={user}"
+        elif line.startswith("Group="):
+            line = f"Group={user}"
+        elif line.startswith("ExecStart="):
+            rest = line.split(None, 1)[1] if " " in line else ""
+            line = f"ExecStart={exe} {rest}".rstrip()
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+ENV_FILE = """\
+# Environment of the fairyboard service (read by /etc/systemd/system/fairyboard.service).
+# Extra arguments for `fairyboard serve`, e.g. --variant tomorrow-1
+FAIRYBOARD_ARGS=
+"""
+
+
+def cmd_install_service(args) -> int:
+    from ..hardware.backends import board_path, load_board
+
+    root = Path(args.root)
+    real = root.resolve() == Path("/")
+    user = args.user or os.environ.get("SUDO_USER") or "fairyboard"
+    exe = args.bin or str(Path(sys.executable).with_name("fairyboard"))
+    if not Path(exe).exists():
+        raise BoardDriverError(f"--bin {exe}: no such file (install fairyboard in this Python's environment, "
+                               f"or give --bin)")
+    template = (HARDWARE_DIR / "systemd" / UNIT_NAME).read_text(encoding="utf-8")
+    rules = (HARDWARE_DIR / "udev" / UDEV_NAME).read_text(encoding="utf-8")
+    board = load_board(args.board)                       # validate before copying
+    profile_src = board_path(args.board)
+
+    def at(path: str) -> Path:
+        return root / path.lstrip("/")
+    plan: list[tuple[Path, str, bool]] = [            # (path, content, keep an existing file)
+        (at(f"/etc/systemd/system/{UNIT_NAME}"), render_unit(template, user=user, exe=exe), False),
+        (at(f"/etc/udev/rules.d/{UDEV_NAME}"), rules, False),
+        (at("/etc/fairyboard/board.yaml"), profile_src.read_text(encoding="utf-8"), True),
+        (at("/etc/fairyboard/fairyboard.env"), ENV_FILE, True),
+    ]
+    commands = [["systemctl", "daemon-reload"], ["udevadm", "control", "--reload-rules"],
+                ["udevadm", "trigger", "--subsystem-match=tty"],
+                ["systemctl", "enable", UNIT_NAME] if args.no_start else ["systemctl", "enable", "--now", UNIT_NAME]]
+    if real and not args.dry_run and hasattr(os, "geteuid") and os.geteuid() != 0:
+        raise BoardDriverError("install-service writes to /etc: run it with sudo (or give --root DIR or --dry-run)")
+    for path, content, keep in plan:
+        if keep and path.exists():
+            print(f"keep   {path} (already there)")
+            continue
+        print(f"{'would write' if args.dry_run else 'write'}  {path}")
+        if not args.dry_run:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(path.name + ".tmp")
+            tmp.write_text(content, encoding="utf-8")
+            os.replace(tmp, path)
+    print(f"board profile: {board.profile.name} ({board.hardware.sensor_backend} sensors, "
+          f"{board.hardware.led_backend} LEDs); the service runs as {user}")
+    if not real or args.dry_run:
+        for c in commands:
+            print(("would run " if real else "then run: ") + " ".join(c))
+        return 0
+    for c in commands:
+        if shutil.which(c[0]) is None:
+            raise BoardDriverError(f"{c[0]} not found: is this a systemd system?")
+        print("run   " + " ".join(c), flush=True)
+        subprocess.run(c, check=True)
+    print("Installed. Follow the log with: journalctl -u fairyboard -f")
+    return 0
