@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-for extra in (ROOT / "hardware" / "firmware", ROOT / "tests" / "firmware_bridge", Path(__file__).parent):
+for extra in (ROOT / "hardware" / "firmware", ROOT / "tests" / "firmware_bridge"):
     if str(extra) not in sys.path:
-        # the firmware's flat modules, and the bridge tests' fakes of the Pico (bridge_fakes)
-        sys.path.insert(0, str(extra))
+        # the firmware's flat modules, and the bridge tests' fakes of the Pico (bridge_fakes);
+        # appended, so that nothing there shadows a package or this folder's conftest
+        sys.path.append(str(extra))
 
 from fake_gpio import PI_COLUMNS, PI_ROWS, FakeGPIO, ReedBoard  # noqa: E402
 from hw_fakes import VirtualClock  # noqa: E402
