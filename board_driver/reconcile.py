@@ -79,6 +79,8 @@ class Base:
     same_turn: bool = False             # depth 1: the same side is to move here and now (multi-move turn)
     last_side: int = -1                 # depth 0: squares of the side that made the last physical action
     last_to_move: bool = False          # depth 0: and that side is to move again (multi-move turn)
+    last_drop: bool = False             # depth 0: the last physical action was a drop
+    before_last: int = -1               # the occupancy one physical action further back (-1: none)
     masks: tuple[tuple[int, int], ...] = field(default=(), compare=False, repr=False)
     sources: tuple[int, ...] = field(default=(), compare=False, repr=False)
 
@@ -367,7 +369,7 @@ def reconcile(bases: Callable[[int], Base | None], board: Board, now: int, *,
                     partial += [(b1, i) for i in _continuations(board, b1, pa1)]
                     if exact:
                         last_t = t1
-                if not exact:
+                if not exact and occ == b1.before_last:
                     b2 = bases(2)
                     if b2 is not None and occ == b2.occupancy and _undone_touched(board, b2) and not _knock_like(b2):
                         _, _, t2 = window(board, b2)

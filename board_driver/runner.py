@@ -87,6 +87,7 @@ def run_realtime(session: Session, source: SensorSource, sink: LedSink, clock: C
             session.on_frame(frame)
         else:
             session.tick(clock())
+            session.prepare()           # idle: work ahead for the next frame
         while commands is not None:
             try:
                 text = commands.get_nowait()

@@ -86,7 +86,7 @@ class Session:
         self.occupancy = occ
         self.events: list[SquareEvent] = []
         self.occ_after: list[int] = []
-        self.marks: list[int] = []          # per history entry: event index where its window starts
+        self.marks: list[int] = [0] * len(game.history)   # per history entry: event index where its window starts
         self.choice: str | None = None
         self.tentative: _Tentative | None = None
         self.recover = False                # after a takeback command or a new game: wait for the board
@@ -238,12 +238,13 @@ class Session:
             for a in popped:
                 g.push(a)
         start = self.marks[i - 1] if i > 0 else 0
-        last_side, last_to_move = -1, False
+        last_side, last_to_move, last_drop = -1, False, False
         if k == 0:
             last = next((a for a in reversed(h) if not a.silent), None)
             if last is None:
                 last_side = 0
             else:
+                last_drop = last.kind == "drop"
                 pm = g.piece_map()
                 color = next((pm[sq][1] for sq in last.places if sq in pm), None)
                 if color is not None:
@@ -252,11 +253,32 @@ class Session:
                         if c == color:
                             last_side |= 1 << sq
                     last_to_move = color == g.turn
+        # the occupancy before the physical action preceding this state (no engine call needed:
+        # an action's lifts and places undo it)
+        before_last = -1
+        j = i
+        while j > 0 and h[j - 1].silent:
+            j -= 1
+        if j > 0:
+            prev = h[j - 1]
+            before_last = occ
+            for sq in prev.places:
+                before_last &= ~(1 << sq)
+            for sq in prev.lifts:
+                before_last |= 1 << sq
         base = Base(k, occ, actions, g.geometry.files, start, (), tuple(undone),
                     replaceable=(k == 1 and not silent_after), same_turn=(turn == g.turn),
-                    last_side=last_side, last_to_move=last_to_move)
+                    last_side=last_side, last_to_move=last_to_move, last_drop=last_drop,
+                    before_last=before_last)
         self._bases[k] = base
         return base
+
+    def prepare(self) -> None:
+        """Work ahead while nothing happens on the board: the states a takeback or a replacement
+        would be explained from, so that the next frame is answered at once."""
+        if self.outcome() is None:
+            self._base(1)
+            self._end_base()
 
     def outcome(self):
         """The game's outcome (cached until the game changes)."""

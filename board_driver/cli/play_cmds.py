@@ -185,6 +185,7 @@ def _play_interactive(args, store, settings, profile, clock) -> int:
             print(f"error: {exc}")
         pump(session, board, display, clock())
         settle(session, display)
+        session.prepare()
         _show(session, board, color)
     print(f"Game {session.game_id} saved in {store.path(session.game_id)}; fairyboard play resumes it.")
     session.close()
