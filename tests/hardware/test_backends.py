@@ -11,7 +11,7 @@ import yaml
 from board_driver.config import configs_dir
 from board_driver.devices import LedFrame
 from board_driver.errors import ConfigError
-from board_driver.hardware.backends import HardwareConfig, load_board, open_hardware
+from board_driver.hardware.backends import load_board, open_hardware
 from board_driver.hardware.buttons import ButtonDebouncer, ButtonsConfig, Button
 from board_driver.hardware.gpio_matrix import GpioMatrix, MatrixConfig
 from board_driver.hardware.pi_leds import PiLedConfig, PiLedSink
