@@ -163,3 +163,27 @@ def test_a_held_button_sends_its_hold_command_and_a_short_press_its_command():
     steps = [(t, [False, True]) for t in range(0, 1500, 10)] + [(t, [False, False]) for t in range(1500, 1600, 10)]
     steps += [(t, [False, True]) for t in range(2000, 2200, 10)] + [(t, [False, False]) for t in range(2200, 2300, 10)]
     assert run(deb, steps) == [(1030, "pass"), (2230, "end")]
+
+
+# --- the real board, when one is named ---------------------------------------------------------------
+
+@pytest.mark.hardware
+@pytest.mark.skipif(not __import__("os").environ.get("FAIRYBOARD_TEST_BOARD"),
+                    reason="set FAIRYBOARD_TEST_BOARD to a board profile on a Pi with the board attached")
+def test_the_real_board_keeps_the_device_contract():
+    """On a Pi: the named board's devices give frames of valid sensors and take LED frames."""
+    import os
+    from board_driver.devices import LedSink, SensorSource
+    board = load_board(os.environ["FAIRYBOARD_TEST_BOARD"])
+    hw = open_hardware(board)
+    try:
+        assert isinstance(hw.source, SensorSource)
+        frames = [f for f in (hw.source.read(0.5) for _ in range(10)) if f is not None]
+        assert frames, "no sensor frame in 5 s"
+        assert all(f.closed <= set(range(hw.source.sensor_count)) for f in frames)
+        assert all(b.t >= a.t for a, b in zip(frames, frames[1:]))
+        if hw.leds is not None:
+            assert isinstance(hw.leds, LedSink) and hw.leds.led_count == board.profile.size
+            hw.leds.show(LedFrame.dark(board.profile.size))
+    finally:
+        hw.close()
