@@ -40,7 +40,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .errors import FenError, IllegalMoveError, VariantError
-from .game import Action, Outcome
+from .game import Action, Outcome, find_action
 from .moves import DROP, encode
 from .position import BLACK, WHITE, Position
 
@@ -217,14 +217,9 @@ class ChegoGame:
     def parse(self, text: str) -> Action:
         """The legal action written ``text``: ``N@e4`` (any case) or ``pass``."""
         t = text.strip()
-        legal = self.legal_actions()
-        for a in legal:
-            if a.text == t:
-                return a
-        low = t.lower()
-        for a in legal:
-            if a.text.lower() == low:
-                return a
+        found = find_action(self.legal_actions(), t)
+        if found is not None:
+            return found
         if self.outcome() is not None:
             raise IllegalMoveError(f"{text!r}: the game is over ({self.outcome().reason})")
         raise IllegalMoveError(f"{text!r} is not a legal action in {self.fen()}: {self.why_illegal(t)}")

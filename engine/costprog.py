@@ -64,7 +64,7 @@ from typing import Mapping
 from .betza import parse_betza
 from .csipgs_cost import DesignError, cost_of, split_terms
 from .errors import BetzaError, IllegalMoveError, VariantError
-from .game import Action, ChessGame, Outcome
+from .game import Action, ChessGame, Outcome, find_action
 from .moves import DROP
 from .position import BLACK, WHITE
 
@@ -461,18 +461,10 @@ class CostProgressiveGame(ChessGame):
             if not self._state.moves:
                 raise IllegalMoveError(f"{text!r}: a turn needs at least one move before it can end")
             return END
-        legal = self._move_actions()
-        for a in legal:
-            if a.text == t:
-                return a
-        low = t.lower()
-        for a in legal:
-            if a.text.lower() == low:
-                return a
-        plain = t.rstrip("+#!?")
-        for a in legal:
-            if self._san_base(a) == plain:
-                return a
+        found = find_action(self._move_actions(), t, self._san_base)
+        if found is not None:
+            return found
+        low, plain = t.lower(), t.rstrip("+#!?")
         for a in self._generate(affordable=False):
             if a.text.lower() == low or self._san_base(a) == plain:
                 frm = a.code & 0xFF

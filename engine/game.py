@@ -61,6 +61,25 @@ class Outcome:
         return Fraction(w), Fraction(b)
 
 
+def find_action(actions, text: str, san=None) -> Action | None:
+    """The action of ``actions`` written ``text``: exactly, then ignoring case, then (given a
+    ``san`` function) by its SAN without check marks; None when none matches."""
+    t = text.strip()
+    for a in actions:
+        if a.text == t:
+            return a
+    low = t.lower()
+    for a in actions:
+        if a.text.lower() == low:
+            return a
+    if san is not None:
+        plain = t.rstrip("+#!?")
+        for a in actions:
+            if san(a).rstrip("+#") == plain:
+                return a
+    return None
+
+
 FAMILIES = {
     "chess": "engine.game:ChessGame",
     "csipgs": "engine.csipgs:CsipgsGame",
@@ -166,18 +185,9 @@ class ChessGame:
 
     def parse(self, text: str) -> Action:
         """The legal action written ``text`` (coordinate notation or SAN)."""
-        t = text.strip()
-        legal = self.legal_actions()
-        for a in legal:
-            if a.text == t:
-                return a
-        low = t.lower()
-        for a in legal:
-            if a.text.lower() == low:
-                return a
-        for a in legal:
-            if self.san(a).rstrip("+#") == t.rstrip("+#!?"):
-                return a
+        found = find_action(self.legal_actions(), text, self.san)
+        if found is not None:
+            return found
         if self.outcome() is not None:
             raise IllegalMoveError(f"{text!r}: the game is over ({self.outcome().reason})")
         raise IllegalMoveError(f"{text!r} is not a legal move in {self.fen()}")
