@@ -92,12 +92,19 @@ def render_board(session, board, *, color: bool, palette: Palette | None = None)
                 legend.setdefault(name + (" (blinking)" if blink in (SLOW, FAST) else ""), []).append(geo.name(sq))
             if color:
                 cell = f" {ch} "
+                fg = "1;97" if ch.isupper() else "1;30" if ch.isalpha() else "37"
                 if lit:
-                    fg = "30" if sum(rgb) > 300 else "97"
+                    if ch.isalpha() and sum(rgb) > 300:
+                        fg = "1;30"
                     blink_code = ";5" if blink in (SLOW, FAST) else ""
                     cell = f"\x1b[48;2;{rgb[0]};{rgb[1]};{rgb[2]};{fg}{blink_code}m{cell}\x1b[0m"
                 elif sq is None:
                     cell = "\x1b[90m · \x1b[0m"
+                else:
+                    shade = (100, 75, 50) if (geo.file_of(sq) + geo.rank_of(sq)) % 2 == 0 else (150, 120, 85)
+                    if not ch.isalpha():
+                        fg = "38;2;60;45;30"
+                    cell = f"\x1b[48;2;{shade[0]};{shade[1]};{shade[2]};{fg}m{cell}\x1b[0m"
                 row.append(cell)
             else:
                 row.append(ch)
