@@ -123,6 +123,25 @@ class Session:
         return s
 
     @classmethod
+    def open(cls, store: GameStore, *, profile: BoardProfile, settings: Settings, variant: str | None = None,
+             new: bool = False, fen: str | None = None, occupancy: int | None = None,
+             players: dict[str, str] | None = None, now: int = 0) -> tuple[Session, bool]:
+        """The game to play on a board: the unfinished game in progress (when ``variant`` is None
+        or the same, and neither ``new`` nor ``fen`` is given), else a new one (orthodox when no
+        variant is named). Returns the session and whether it was resumed."""
+        gid = store.current()
+        if gid is not None:
+            rec = store.load(gid)
+            if not rec.finished:
+                if not new and not fen and (variant is None or variant == rec.variant):
+                    return cls.resume(store, gid, profile=profile, settings=settings, now=now), True
+                j = store.open(gid)          # another game is started: this one is abandoned
+                j.write({"type": "result", "result": "*", "reason": "abandoned"}, sync=True)
+                j.close()
+        return cls.start(store, variant or "orthodox", profile=profile, settings=settings, occupancy=occupancy,
+                         fen=fen, players=players, now=now), False
+
+    @classmethod
     def resume(cls, store: GameStore, game_id: str, *, profile: BoardProfile, settings: Settings,
                now: int = 0) -> Session:
         """The game ``game_id`` as its journal left it, board events included."""

@@ -49,31 +49,29 @@ def register(sub) -> None:
 def _open_session(args, store: GameStore, settings, profile, clock: VirtualClock, *, interactive: bool):
     """The session to play (resumed or new) and its simulated board."""
     state_file = store.root / "simboard.json"
-    current = store.current()
-    resume_id = None
-    if current and not args.new and not args.fen:
-        rec = load_record(store.path(current))
-        wanted = args.variant or rec.variant
-        if not rec.finished and wanted == rec.variant and (interactive or args.resume):
-            resume_id = current
-    if args.resume and resume_id is None and not interactive:
-        raise BoardDriverError("--resume: there is no unfinished game of that variant to resume")
-    if resume_id is not None:
-        session = Session.resume(store, resume_id, profile=profile, settings=settings, now=clock())
+    resume = interactive or args.resume
+    if args.resume and not args.new:
+        gid = store.current()
+        rec = load_record(store.path(gid)) if gid else None
+        if rec is None or rec.finished or (args.variant and args.variant != rec.variant):
+            raise BoardDriverError("--resume: there is no unfinished game of that variant to resume")
+    variant = args.variant or (None if resume else "orthodox")
+    start_occ = None
+    if not resume or args.new or args.fen or variant is not None:
+        from engine.game import new_game
+        start_occ = new_game(load_variant(variant or "orthodox"), args.fen).occupancy()
+    session, resumed = Session.open(store, profile=profile, settings=settings, variant=variant,
+                                    new=args.new or not resume, fen=args.fen, occupancy=start_occ,
+                                    players={"white": args.white, "black": args.black}, now=clock())
+    if resumed:
         start = frozenset(session.layout.closed_sensors(session.occupancy))
         board = SimulatedBoard.restore(session.layout, clock=clock, state_file=state_file, default=start)
-        return session, board, True
-    variant = args.variant or "orthodox"
-    v = load_variant(variant)
-    layout = Layout.place(profile, v.geometry)
-    from engine.game import new_game
-    start_occ = new_game(v, args.fen).occupancy()
-    session = Session.start(store, variant, profile=profile, settings=settings, fen=args.fen,
-                            players={"white": args.white, "black": args.black}, occupancy=start_occ,
-                            now=clock())
-    board = SimulatedBoard(layout, clock=clock, closed=layout.closed_sensors(start_occ), state_file=state_file)
-    board._save()
-    return session, board, False
+    else:
+        # a new game on the simulated board: the players have set up the pieces
+        board = SimulatedBoard(session.layout, clock=clock,
+                               closed=session.layout.closed_sensors(session.occupancy), state_file=state_file)
+        board._save()
+    return session, board, resumed
 
 
 def cmd_play(args) -> int:
@@ -179,8 +177,11 @@ def _play_interactive(args, store, settings, profile, clock) -> int:
                 for op in ops:
                     _do(op, board, session, display, clock)
         except NewGameRequest as req:
-            session, board = _new_game(req.variant, session, store, settings, profile, clock, args)
-            display = Display(board)
+            try:
+                session, board = _new_game(req.variant, session, store, settings, profile, clock, args)
+                display = Display(board)
+            except (ValueError, BoardDriverError) as exc:
+                print(f"error: {exc}")
         except (CommandError, SimulatorError, ValueError, BoardDriverError) as exc:
             print(f"error: {exc}")
         pump(session, board, display, clock())
@@ -213,15 +214,11 @@ def _do(op, board: SimulatedBoard, session: Session, display: Display, clock: Vi
 
 
 def _new_game(variant, session, store, settings, profile, clock, args):
-    if session.outcome() is None and session.journal is not None:
-        session.journal.write({"type": "result", "result": "*", "reason": "abandoned"}, sync=True)
-    session.close()
-    load_variant(variant)
     from engine.game import new_game
-    v = load_variant(variant)
-    occ = new_game(v).occupancy()
-    new = Session.start(store, variant, profile=profile, settings=settings,
-                        players={"white": args.white, "black": args.black}, occupancy=occ, now=clock())
+    occ = new_game(load_variant(variant)).occupancy()      # an unknown name fails here: the game goes on
+    session.close()
+    new, _ = Session.open(store, profile=profile, settings=settings, variant=variant, new=True, occupancy=occ,
+                          players={"white": args.white, "black": args.black}, now=clock())
     board = SimulatedBoard(new.layout, clock=clock, closed=new.layout.closed_sensors(occ),
                            state_file=store.root / "simboard.json")
     board._save()

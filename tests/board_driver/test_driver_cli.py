@@ -113,6 +113,14 @@ def test_interactive_play_help_errors_and_a_clean_quit_on_eof(env):
     assert "\x1b[48;2;" in r.stdout
 
 
+def test_new_game_from_the_console_abandons_the_old_one(env):
+    r = run(["play"], env, stdin="e2-e4\nnew nosuch\nd7-d5\nnew chego\nplace d4\nchoose knight\n")
+    assert "unknown variant 'nosuch'" in r.stdout and "New game" in r.stdout
+    games = json.loads(run(["games", "list", "--json"], env).stdout)
+    assert [(g["variant"], g["result"], g["actions"]) for g in games] == [("orthodox", "*", 2), ("chego", None, 1)]
+    assert json.loads(run(["games", "show", "latest", "--json"], env).stdout)["moves"] == ["N@d4"]
+
+
 def test_games_list_show_and_a_pgn_python_chess_reads_back(tmp_path, env):
     rng = random.Random(7)
     v = load_variant("orthodox")
