@@ -191,19 +191,21 @@ class Session:
         """A raw sensor frame (closed sensor indexes) seen at ``frame.t``."""
         self.now = max(self.now, frame.t)
         occ = self.layout.occupancy(frame.closed)
-        for e in self.debouncer.feed(frame.t, occ):
-            self._on_event(e)
-        self._update(self.now)
+        self._step(self.debouncer.feed(frame.t, occ))
 
     def tick(self, now: int) -> None:
         """Time has passed: debounced changes and held moves may be due."""
         self.now = max(self.now, now)
-        events = self.debouncer.advance(self.now)
+        self._step(self.debouncer.advance(self.now))
+
+    def _step(self, events: list[SquareEvent]) -> None:
         for e in events:
             self._on_event(e)
         d = self.verdict.deadline
-        if events or (d is not None and d <= self.now):
+        if d is not None and d <= self.now:
             self._update(self.now)
+        elif events:
+            self._render()
 
     def next_deadline(self) -> int | None:
         """When :meth:`tick` has something to do, or None."""
