@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Callable
 
 from engine.errors import EngineError, IllegalMoveError
 from engine.game import Action, new_game

@@ -9,9 +9,8 @@ from pathlib import Path
 from ..config import load_variant
 from ..console import parse_physical, render_board, status_lines
 from ..errors import BoardDriverError
-from ..events import EventFileError, parse_events, play_events
+from ..events import parse_events, play_events
 from ..journal import GameStore, data_dir, load_record
-from ..layout import Layout
 from ..runner import Display, pump, settle
 from ..session import CommandError, NewGameRequest, Session
 from ..settings import load_profile, load_settings

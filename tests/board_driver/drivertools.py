@@ -5,9 +5,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from board_driver.choreo import Choreographer, Style, script_game
 from board_driver.config import load_variant
-from board_driver.devices import DARK
 from board_driver.events import play_events
 from board_driver.journal import GameStore
 from board_driver.layout import Layout

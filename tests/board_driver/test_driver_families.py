@@ -8,7 +8,7 @@ from board_driver.config import load_variant
 from board_driver.session import CommandError
 from engine.game import new_game
 
-from drivertools import Table, random_actions
+from drivertools import Table
 
 
 def _chego_position_with(predicate, seeds=range(40)):

@@ -6,7 +6,6 @@ from board_driver.journal import GameStore, Journal, load_record, read_records
 from board_driver.runner import Display, pump
 from board_driver.session import Session
 from board_driver.settings import load_profile, load_settings
-from board_driver.simulator import SimulatedBoard
 
 from drivertools import Table
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from board_driver.devices import FAST, SLOW, STEADY, LedFrame
+from board_driver.devices import FAST, STEADY, LedFrame
 from board_driver.errors import ConfigError
 from board_driver.layout import BoardProfile, Layout, LedOrder
 from board_driver.leds import Palette, SceneState, render

@@ -15,7 +15,7 @@ import random
 
 import pytest
 
-from board_driver.choreo import Choreographer, script_game
+from board_driver.choreo import script_game
 from board_driver.config import load_variant, variant_names
 from board_driver.events import Ev
 from engine.fsf import expressible, variants_ini
