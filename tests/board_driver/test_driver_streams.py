@@ -88,8 +88,10 @@ def test_the_streams_contain_the_physical_variety():
                 a, b = events[i - 1], events[i]
                 if a.kind == "place" and b.kind == "lift" and a.arg == b.arg and b.t - a.t > 400:
                     seen.add("long stop")
+                if a.kind == "lift" and b.kind == "place" and a.arg == b.arg and b.t - a.t > 100:
+                    seen.add("knocked piece put back")
     for must in ("capture", "castle", "en-passant", "promotion", "drop", "kill", "buy", "end", "pass",
-                 "setup", "choose", "victim first", "bounce", "long stop"):
+                 "setup", "choose", "victim first", "bounce", "long stop", "knocked piece put back"):
         assert must in seen, must
 
 
