@@ -6,9 +6,9 @@ down where the game has none yet, ``_`` for a square whose piece is lifted -- on
 colour (ANSI 24-bit colour on a terminal; on plain output an ``LEDs:`` legend lists the lit
 squares per layer). Physical files outside an 8-file game are drawn too, unlabelled.
 
-Reading: ``lift e2``, ``place e4``, ``e2-e4`` (lift e2, place e4; if e4 is occupied its
-piece is lifted first, as a capture), several separated by commas; anything else is a
-console command for the session.
+Reading: ``lift e2``, ``place e4``, ``e2-e4`` or ``e2e4`` (lift e2, place e4; if e4 is
+occupied its piece is lifted first, as a capture), several separated by commas; anything
+else is a console command for the session.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from engine.geometry import FILE_LETTERS
 from .devices import FAST, SLOW, LedFrame
 from .leds import Palette
 
-_MOVE = re.compile(r"^([a-p]\d{1,2})\s*[-x]\s*([a-p]\d{1,2})$")
+_MOVE = re.compile(r"^([a-p]\d{1,2})\s*[-x]?\s*([a-p]\d{1,2})$")
+_PROMOTION = re.compile(r"^([a-p]\d{1,2})\s*[-x]?\s*([a-p]\d{1,2})\s*=?\s*([a-z])$")
 _LIFT = {"lift", "remove", "take", "up"}
 _PLACE = {"place", "put", "drop", "down"}
 
@@ -44,6 +45,10 @@ def parse_physical(line: str) -> list[PhysicalOp] | None:
         if m:
             ops.append(PhysicalOp("move", m.group(1), m.group(2)))
             continue
+        m = _PROMOTION.match(p)
+        if m:
+            raise ValueError(f"{p!r}: move the pawn with {m.group(1)}-{m.group(2)}, then type choose {m.group(3)} "
+                             f"(or choose {m.group(3)} first)")
         words = p.split()
         if len(words) == 2 and words[0] in _LIFT | _PLACE and re.match(r"^[a-p]\d{1,2}$", words[1]):
             ops.append(PhysicalOp("lift" if words[0] in _LIFT else "place", words[1]))

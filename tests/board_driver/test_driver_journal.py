@@ -130,3 +130,15 @@ def test_game_records_hold_variant_date_players_result_and_every_action(tmp_path
     j.write({"type": "game"}, sync=True)
     j.close()
     assert json.loads((tmp_path / "x.jsonl").read_text()) == {"type": "game"}
+
+
+def test_the_data_folder(monkeypatch, tmp_path):
+    from board_driver.journal import data_dir
+    monkeypatch.setenv("FAIRYBOARD_DATA", str(tmp_path / "fb"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    assert data_dir() == tmp_path / "fb"
+    monkeypatch.delenv("FAIRYBOARD_DATA")
+    assert data_dir() == tmp_path / "xdg" / "fairyboard"
+    monkeypatch.delenv("XDG_DATA_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert data_dir() == tmp_path / "home" / ".local" / "share" / "fairyboard"
