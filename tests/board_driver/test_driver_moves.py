@@ -194,8 +194,12 @@ def test_commands_the_game_does_not_have_say_so():
     assert t.moves == []
 
 
-def test_resign():
+def test_resign_and_take_the_resignation_back():
     t = Table()
     t.move("e2", "e4")
     assert t.say("resign") == ["Black resigns: 1-0."]
     assert t.session.outcome().reason == "resignation"
+    assert t.say("takeback") == ["The resignation is taken back: play on."]
+    assert t.session.outcome() is None and t.moves == ["e2e4"]
+    t.move("e7", "e5")
+    assert t.moves == ["e2e4", "e7e5"]
