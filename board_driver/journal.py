@@ -165,7 +165,7 @@ def load_record(path: Path) -> GameRecord:
             rec.result = rec.reason = None
         elif t == "result":
             rec.result, rec.reason = r.get("result"), r.get("reason")
-        elif t in ("reopen", "resume"):
+        elif t == "reopen":
             rec.result = rec.reason = None
     return rec
 
