@@ -167,8 +167,8 @@ class Session:
                     s.marks.pop()
                 elif t == "resign":
                     game.resign(COLOR.index(r["color"]))
-                elif t == "reopen" and hasattr(game, "resigned"):
-                    game.resigned = None
+                elif t == "reopen":
+                    game.unresign()
                 elif t == "event":
                     sq = variant.geometry.parse(r["sq"])
                     s.events.append(SquareEvent(ANCIENT, sq, bool(r["placed"])))
@@ -622,8 +622,8 @@ class Session:
     def _cmd_takeback(self, cmd, args) -> list[str]:
         g = self.game
         out = self.outcome()
-        if out is not None and out.reason == "resignation" and hasattr(g, "resigned"):
-            g.resigned = None                   # take back the resignation, not a move
+        if out is not None and out.reason == "resignation":
+            g.unresign()                        # take back the resignation, not a move
             if self.journal is not None:
                 self.journal.write({"type": "reopen"}, sync=True)
             self._invalidate()

@@ -40,7 +40,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .errors import FenError, IllegalMoveError, VariantError
-from .game import Action, Outcome, find_action
+from .game import Action, Outcome, Resignable, find_action
 from .moves import DROP, encode
 from .position import BLACK, WHITE, Position
 
@@ -58,7 +58,7 @@ class _Analysis:
     drops: dict              # type index -> {square: killed squares (tuple)}
 
 
-class ChegoGame:
+class ChegoGame(Resignable):
     """A game of Chego on any board, with any pieces (see the module docstring)."""
 
     family = "chego"
@@ -310,8 +310,8 @@ class ChegoGame:
         self.resigned = None
         return action
 
-    def resign(self, color: int) -> None:
-        self.resigned = color
+    def _forget_outcome(self) -> None:
+        self._analysis = self._legal = None
 
     def san(self, action: Action) -> str:
         return action.text
@@ -319,7 +319,7 @@ class ChegoGame:
     # -- results ---------------------------------------------------------------------------
     def outcome(self) -> Outcome | None:
         if self.resigned is not None:
-            return Outcome("0-1" if self.resigned == WHITE else "1-0", "resignation", self.resigned ^ 1)
+            return self.resignation()
         if self.passes < 2:
             return None
         w, b = self.points()

@@ -539,7 +539,7 @@ class CostProgressiveGame(ChessGame):
     # -- results ---------------------------------------------------------------------------
     def outcome(self) -> Outcome | None:
         if self.resigned is not None:
-            return Outcome("0-1" if self.resigned == WHITE else "1-0", "resignation", self.resigned ^ 1)
+            return self.resignation()
         st = self._state
         if st.moves:
             return None                          # judged when a turn begins, never within one

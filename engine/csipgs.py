@@ -60,7 +60,7 @@ from .csipgs_cost import (
     decimal, parse_amount, parse_design,
 )
 from .errors import BetzaError, EngineError, IllegalMoveError, VariantError
-from .game import Action, Outcome
+from .game import Action, Outcome, Resignable
 from .moves import DROP, encode, to_uci
 from .position import BLACK, WHITE, Position
 from .variant import PieceType
@@ -270,7 +270,7 @@ class _State:
     army_result: Outcome | None = None
 
 
-class CsipgsGame:
+class CsipgsGame(Resignable):
     """A csipgs chess game (any of its variants); the Game interface of :mod:`engine.game`."""
 
     family = "csipgs"
@@ -1039,15 +1039,14 @@ class CsipgsGame:
         self.resigned = None
         return self.history.pop()
 
-    def resign(self, color: int) -> None:
-        self.resigned = color
+    def _forget_outcome(self) -> None:
         self._legal_cache = None
         self._outcome_cache = None
 
     # -- results ---------------------------------------------------------------------------------
     def outcome(self) -> Outcome | None:
         if self.resigned is not None:
-            return Outcome("0-1" if self.resigned == WHITE else "1-0", "resignation", self.resigned ^ 1)
+            return self.resignation()
         if self._outcome_cache is None:
             self._outcome_cache = (self._compute_outcome(),)
         return self._outcome_cache[0]

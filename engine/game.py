@@ -10,6 +10,7 @@ the family (chess, csipgs, chego, cost-progressive):
 * ``occupancy()`` -> bitboard of occupied squares; ``piece_map()`` -> {square: (letter, colour)};
 * ``checked_royals()`` -> squares of royal pieces in check (for the LEDs);
 * ``describe()`` -> a JSON-ready dict of the family's extra state (treasuries, points...);
+* ``resign(color)`` / ``unresign()`` (:class:`Resignable`);
 * ``history`` -> the actions pushed so far.
 
 An :class:`Action` carries its notation and its *physical effect*: the squares whose
@@ -102,7 +103,28 @@ def new_game(variant, fen: str | None = None):
     return game_cls(variant, fen)
 
 
-class ChessGame:
+class Resignable:
+    """Resignation, the same in every family: ``resign(color)`` ends the game for the other
+    side; ``unresign()`` takes it back (so does ``pop()``)."""
+
+    resigned: int | None = None
+
+    def resign(self, color: int) -> None:
+        self.resigned = color
+        self._forget_outcome()
+
+    def unresign(self) -> None:
+        self.resigned = None
+        self._forget_outcome()
+
+    def resignation(self) -> Outcome:
+        return Outcome("0-1" if self.resigned == WHITE else "1-0", "resignation", self.resigned ^ 1)
+
+    def _forget_outcome(self) -> None:
+        """Drop cached legal actions/outcome (families with caches override)."""
+
+
+class ChessGame(Resignable):
     """A chess-family game: orthodox chess, Tomorrow's Chess and any Betza army."""
 
     family = "chess"
@@ -210,13 +232,13 @@ class ChessGame:
         self.resigned = None
         return self.history.pop()
 
-    def resign(self, color: int) -> None:
-        self.resigned = color
+    def _forget_outcome(self) -> None:
+        self._legal_cache = None
 
     # -- results ---------------------------------------------------------------------------
     def outcome(self) -> Outcome | None:
         if self.resigned is not None:
-            return Outcome("0-1" if self.resigned == WHITE else "1-0", "resignation", self.resigned ^ 1)
+            return self.resignation()
         pos = self.position
         v = self.variant
         us = pos.turn

@@ -270,3 +270,16 @@ def test_targets_of_covers_lame_leapers_and_hoppers():
     assert pos.remove_piece(geo.parse("c1")) == (v.piece_index("pawn"), 0)
     with pytest.raises(ValueError, match="d4 is not empty"):
         pos.put_piece(geo.parse("d4"), 0, 0)
+
+
+@pytest.mark.parametrize("name", ["orthodox", "chego", "csipgs", "cost-progressive"])
+def test_resignation_and_its_takeback_in_every_family(variant, name):
+    from engine.game import new_game
+    g = new_game(variant(name))
+    before = len(g.legal_actions())
+    assert before > 0 and g.outcome() is None
+    g.resign(1)                                   # Black resigns
+    assert (g.outcome().result, g.outcome().reason, g.outcome().winner) == ("1-0", "resignation", 0)
+    assert g.legal_actions() == []               # nothing more to play
+    g.unresign()
+    assert g.outcome() is None and len(g.legal_actions()) == before
