@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from engine.game import Action
+from engine.geometry import bits
 
 from .debounce import SquareEvent
 
@@ -195,13 +196,6 @@ class Verdict:
     def exact(self) -> bool:
         return self.status in ("commit", "hold", "prompt")
 
-    def own_squares(self) -> frozenset[int]:
-        """Squares of every candidate: events there continue this move, events elsewhere do not."""
-        s: set[int] = set()
-        for e in self.options + self.partial:
-            s |= e.squares()
-        return frozenset(s)
-
 
 # -- the reconciler ------------------------------------------------------------------------
 
@@ -317,8 +311,8 @@ def reconcile(bases: Callable[[int], Base | None], board: Board, now: int, *,
     """
     b0 = bases(0)
     occ = board.occupancy
-    lifted_sq = frozenset(_squares(b0.occupancy & ~occ))
-    placed_sq = frozenset(_squares(occ & ~b0.occupancy))
+    lifted_sq = frozenset(bits(b0.occupancy & ~occ))
+    placed_sq = frozenset(bits(occ & ~b0.occupancy))
     if occ == b0.occupancy:
         return Verdict("settled")
 
@@ -394,13 +388,6 @@ def reconcile(bases: Callable[[int], Base | None], board: Board, now: int, *,
                    True if extendable else None, steps=bool(ambiguous_steps))
 
 
-def _squares(bb: int) -> list[int]:
-    out = []
-    while bb:
-        low = bb & -bb
-        out.append(low.bit_length() - 1)
-        bb ^= low
-    return out
 
 
 def _continuations(board: Board, b1: Base, indexes: list[int]) -> list[int]:
@@ -485,8 +472,8 @@ def _has_default(options: list[Explanation], prefs: Preferences, steps: bool) ->
 
 def _fix(expected: int, occ: int, files: int) -> Fix:
     """Pair surplus and missing squares, nearest first: 'move e5 -> e4', then what is left."""
-    clear = _squares(occ & ~expected)
-    fill = _squares(expected & ~occ)
+    clear = bits(occ & ~expected)
+    fill = bits(expected & ~occ)
     pairs = []
     if clear and fill:
         cands = sorted((max(abs(c % files - f % files), abs(c // files - f // files)), c, f)

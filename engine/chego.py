@@ -40,7 +40,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .errors import FenError, IllegalMoveError, VariantError
-from .game import Action, Outcome, Resignable, find_action
+from .game import Action, BoardView, Outcome, Resignable, find_action
 from .moves import DROP, encode
 from .position import BLACK, WHITE, Position
 
@@ -58,7 +58,7 @@ class _Analysis:
     drops: dict              # type index -> {square: killed squares (tuple)}
 
 
-class ChegoGame(Resignable):
+class ChegoGame(Resignable, BoardView):
     """A game of Chego on any board, with any pieces (see the module docstring)."""
 
     family = "chego"
@@ -124,14 +124,6 @@ class ChegoGame(Resignable):
         if self.captured[WHITE] or self.captured[BLACK]:
             text += " " + "".join(self._letter(code) for c in (BLACK, WHITE) for code in self.captured[c])
         return text
-
-    def occupancy(self) -> int:
-        return self.position.occ[0] | self.position.occ[1]
-
-    def piece_map(self) -> dict[int, tuple[str, int]]:
-        pieces = self.variant.pieces
-        return {sq: (pieces[(c >> 1) - 1].letter, c & 1)
-                for sq, c in enumerate(self.position.board) if c}
 
     def checked_royals(self) -> list[int]:
         return []

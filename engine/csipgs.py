@@ -60,7 +60,7 @@ from .csipgs_cost import (
     decimal, parse_amount, parse_design,
 )
 from .errors import BetzaError, EngineError, IllegalMoveError, VariantError
-from .game import Action, Outcome, Resignable
+from .game import Action, BoardView, Outcome, Resignable
 from .moves import DROP, encode, to_uci
 from .position import BLACK, WHITE, Position
 from .variant import PieceType
@@ -270,7 +270,7 @@ class _State:
     army_result: Outcome | None = None
 
 
-class CsipgsGame(Resignable):
+class CsipgsGame(Resignable, BoardView):
     """A csipgs chess game (any of its variants); the Game interface of :mod:`engine.game`."""
 
     family = "csipgs"
@@ -444,13 +444,6 @@ class CsipgsGame(Resignable):
         parts[4] = str(st.quiet)
         parts[5] = str(max(1, (st.ply + 1) // 2))
         return " ".join(parts)
-
-    def occupancy(self) -> int:
-        return self.position.occ[0] | self.position.occ[1]
-
-    def piece_map(self) -> dict[int, tuple[str, int]]:
-        pieces = self._pv.pieces
-        return {sq: (pieces[(c >> 1) - 1].letter, c & 1) for sq, c in enumerate(self.position.board) if c}
 
     def checked_royals(self) -> list[int]:
         pos = self.position

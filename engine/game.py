@@ -124,7 +124,21 @@ class Resignable:
         """Drop cached legal actions/outcome (families with caches override)."""
 
 
-class ChessGame(Resignable):
+class BoardView:
+    """What the board shows, read off ``self.position`` (a Position of ``self.variant``)."""
+
+    def occupancy(self) -> int:
+        """Bitboard of the occupied squares."""
+        return self.position.occ[0] | self.position.occ[1]
+
+    def piece_map(self) -> dict[int, tuple[str, int]]:
+        """{square: (letter, colour)} of every piece on the board."""
+        pieces = self.position.variant.pieces
+        return {sq: (pieces[(c >> 1) - 1].letter, c & 1)
+                for sq, c in enumerate(self.position.board) if c}
+
+
+class ChessGame(Resignable, BoardView):
     """A chess-family game: orthodox chess, Tomorrow's Chess and any Betza army."""
 
     family = "chess"
@@ -149,14 +163,6 @@ class ChessGame(Resignable):
 
     def fen(self) -> str:
         return self.position.fen()
-
-    def occupancy(self) -> int:
-        return self.position.occ[0] | self.position.occ[1]
-
-    def piece_map(self) -> dict[int, tuple[str, int]]:
-        pieces = self.variant.pieces
-        return {sq: (pieces[(c >> 1) - 1].letter, c & 1)
-                for sq, c in enumerate(self.position.board) if c}
 
     def checked_royals(self) -> list[int]:
         pos = self.position

@@ -18,6 +18,16 @@ FILE_LETTERS = "abcdefghijklmnop"
 MAX_SIZE = 16
 
 
+def bits(bb: int) -> list[int]:
+    """The squares of a bitboard, lowest first."""
+    out = []
+    while bb:
+        low = bb & -bb
+        out.append(low.bit_length() - 1)
+        bb ^= low
+    return out
+
+
 @dataclass(frozen=True, slots=True)
 class Geometry:
     files: int
@@ -87,12 +97,7 @@ class Geometry:
 
     def squares_of(self, bb: int) -> list[int]:
         """The squares of a bitboard, lowest first."""
-        out = []
-        while bb:
-            low = bb & -bb
-            out.append(low.bit_length() - 1)
-            bb ^= low
-        return out
+        return bits(bb)
 
     def mirror(self, sq: int) -> int:
         """The same file on the rank seen from the other side (a1 <-> a8 on 8 ranks)."""
