@@ -244,7 +244,7 @@ class Position:
                 row.append(str(run))
             rows.append("".join(row))
         placement = "/".join(rows)
-        if any(self.hands[0]) or any(self.hands[1]) or v.family in ("csipgs", "chego") and False:
+        if any(self.hands[0]) or any(self.hands[1]):
             hand = "".join(p.letter.upper() * self.hands[0][t] for t, p in enumerate(v.pieces)) + \
                    "".join(p.letter * self.hands[1][t] for t, p in enumerate(v.pieces))
             placement += f"[{hand}]"

@@ -8,7 +8,8 @@ colour:
   blocker along a ray is the lowest set bit (directions that increase the square index) or
   the highest (the others), and ``ray[d][sq] ^ ray[d][blocker]`` are the squares up to it;
 * ``hops``: cannon-like slides over exactly one screen;
-* ``special[sq]``: lame and initial-only leaps, and bent (Griffin-like) paths, as tuples.
+* ``lame[sq]`` and ``bent[sq]``: lame and initial-only leaps, and bent (Griffin-like) paths,
+  as tuples of (target, block mask, ...) and (first step, direction, near mask, ...).
 
 Reverse tables (which squares attack ``sq``) make attack detection cheap.
 """
@@ -31,11 +32,8 @@ class PieceTables:
     hops: tuple                   # (dir, move, capture)
     lame: list[tuple]             # per square: ((target, block_mask, move, capture, initial), ...)
     bent: list[tuple]             # per square: ((first_sq, dir, near_mask, move, capture), ...)
-    initial_ranks: int            # bitboard of squares counting as the piece's initial position
     rev_lc: list[int]             # squares from which a plain capture-leap reaches sq
     rev_ride: list[int]           # union of capture-ride rays from sq in reverse directions
-    simple: bool                  # only plain leaps and unlimited rides (fast path)
-    any_ride_both: tuple          # directions ridden with both move and capture, unlimited
     has_special: bool             # hoppers or bent riders (lame leaps are handled inline)
     slides: tuple = ()            # (rays, positive) of unlimited move+capture rides (fast path)
     other_rides: tuple = ()       # the remaining rides: (dir, move, capture, limit)
@@ -170,8 +168,7 @@ class Tables:
                         if not g.on_board(f + dx, r + dy):
                             continue
                         first = g.square(f + dx, r + dy)
-                        for cx, cy in bent_continuations((dx, dy * sign), comp.then_atom) if False else \
-                                bent_continuations((dx, dy), comp.then_atom):
+                        for cx, cy in bent_continuations((dx, dy), comp.then_atom):
                             d = self.direction(cx, cy)
                             near = self.limited_ray(d, comp.then_min - 1)[first] if comp.then_min > 1 else 0
                             bent[sq].append((first, d, near, comp.move, comp.capture))
@@ -182,7 +179,6 @@ class Tables:
             cur[0] |= mv
             cur[1] |= cp
         rides_t = tuple((d, mv, cp, lim) for (d, lim), (mv, cp) in merged.items())
-        initial = 0
         rev_lc = [0] * size
         for sq in range(size):
             bb = lc[sq]
@@ -194,9 +190,7 @@ class Tables:
         return PieceTables(
             lm=lm, lc=lc, rides=rides_t, hops=tuple(hops),
             lame=[tuple(x) for x in lame], bent=[tuple(x) for x in bent],
-            initial_ranks=initial, rev_lc=rev_lc, rev_ride=[0] * size,
-            simple=not has_special and all(lim == 0 for _, _, _, lim in rides_t),
-            any_ride_both=tuple(d for d, mv, cp, lim in rides_t if mv and cp and lim == 0),
+            rev_lc=rev_lc, rev_ride=[0] * size,
             has_special=has_special,
         )
 

@@ -268,7 +268,7 @@ def _pieces(data: Mapping[str, Any], source: str) -> tuple[PieceType, ...]:
         if "betza" in over and "fsf_betza" not in over:
             fields["fsf_betza"] = ""
         letter = fields.get("letter")
-        if not isinstance(letter, str) or len(letter) != 1 or not letter.isalpha() or letter.lower() == "w" and False:
+        if not isinstance(letter, str) or len(letter) != 1 or not letter.isalpha():
             raise _fail(source, f"pieces.{name}.letter", letter, "must be one letter")
         fields["letter"] = letter.lower()
         try:
