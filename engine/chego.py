@@ -107,14 +107,6 @@ class ChegoGame(Resignable, BoardView):
 
     # -- state -----------------------------------------------------------------------------
     @property
-    def turn(self) -> int:
-        return self.position.turn
-
-    @property
-    def geometry(self):
-        return self.variant.geometry
-
-    @property
     def passes(self) -> int:
         """Passes since the last drop (2 ends the game)."""
         return self.position.halfmove

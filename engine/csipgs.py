@@ -420,10 +420,6 @@ class CsipgsGame(Resignable, BoardView):
         return self.state.phase
 
     @property
-    def geometry(self):
-        return self.variant.geometry
-
-    @property
     def treasury(self) -> tuple[Fraction, Fraction]:
         return tuple(self.state.treasury)
 

@@ -127,6 +127,15 @@ class Resignable:
 class BoardView:
     """What the board shows, read off ``self.position`` (a Position of ``self.variant``)."""
 
+    @property
+    def turn(self) -> int:
+        """The side to move: 0 white, 1 black."""
+        return self.position.turn
+
+    @property
+    def geometry(self):
+        return self.variant.geometry
+
     def occupancy(self) -> int:
         """Bitboard of the occupied squares."""
         return self.position.occ[0] | self.position.occ[1]
@@ -153,14 +162,6 @@ class ChessGame(Resignable, BoardView):
         self.resigned: int | None = None
 
     # -- state -----------------------------------------------------------------------------
-    @property
-    def turn(self) -> int:
-        return self.position.turn
-
-    @property
-    def geometry(self):
-        return self.variant.geometry
-
     def fen(self) -> str:
         return self.position.fen()
 
