@@ -8,6 +8,7 @@ Config is read once, validated into frozen values and passed down; YAML only thr
 from __future__ import annotations
 
 import os
+import random
 import re
 from pathlib import Path
 from typing import Any
@@ -48,9 +49,12 @@ def variant_names() -> list[str]:
     return sorted(p.stem for p in (configs_dir() / "variants").glob("*.yaml"))
 
 
-def load_variant(name: str) -> Variant:
+def load_variant(name: str, rng: random.Random | None = None) -> Variant:
     """A variant by name (``configs/variants/NAME.yaml``, or ``random-A-B-C`` for the dice
-    outcome A-B-C), or by the path of a YAML file."""
+    outcome A-B-C, or ``random`` to throw the three dice now, with ``rng``), or by the path of
+    a YAML file. The variant's name is always the resolved one (``random-1-3-6``)."""
+    if name == "random":
+        return random_variant_for(random_variant.roll(rng or random.Random()))
     m = _RANDOM.match(name)
     if m:
         return random_variant_for(tuple(int(x) for x in m.groups()))
@@ -59,7 +63,8 @@ def load_variant(name: str) -> Variant:
         path = configs_dir() / "variants" / f"{name}.yaml"
         if not path.exists():
             known = ", ".join(variant_names())
-            raise ConfigError(f"unknown variant {name!r} (known: {known}, and random-A-B-C for dice A-B-C)")
+            raise ConfigError(f"unknown variant {name!r} (known: {known}, random-A-B-C for dice A-B-C, "
+                              "and random to throw the dice)")
     data = read_yaml(path)
     try:
         return Variant.from_dict(data, str(path))

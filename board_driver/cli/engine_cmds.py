@@ -66,6 +66,7 @@ def cmd_variants(args) -> int:
         v = load_variant(name)
         print(f"{name:28} {v.description}")
     print(f"{'random-A-B-C':28} Random Variant Chess: the array three dice A-B-C select (see 'fairyboard roll')")
+    print(f"{'random':28} Random Variant Chess: throw the three dice now")
     return 0
 
 

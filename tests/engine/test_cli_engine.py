@@ -107,3 +107,17 @@ def test_fsf_section_loads_in_fairy_stockfish():
     assert text.startswith("[tomorrow-3:chess]")
     pyffish.load_variant_config(text)
     assert len(pyffish.legal_moves("tomorrow-3", pyffish.start_fen("tomorrow-3"), [])) == 29
+
+
+def test_variant_random_throws_the_dice_and_names_the_outcome():
+    seen = set()
+    for _ in range(4):
+        rep = json.loads(run("replay", "--variant", "random", "--json").stdout)
+        dice = rep["variant"].split("-")[1:]
+        assert rep["variant"].startswith("random-") and len(dice) == 3
+        assert all(1 <= int(d) <= 6 for d in dice) and dice == sorted(dice)
+        # the position is the start of exactly that dice outcome's array
+        same = json.loads(run("replay", "--variant", rep["variant"], "--json").stdout)
+        assert same["fen"] == rep["fen"]
+        seen.add(rep["variant"])
+    assert "random" in run("variants").stdout.split()
