@@ -106,6 +106,7 @@ class Session:
         """A new game, journaled in ``store``. ``occupancy`` is what the board shows now (None: the
         start position); when it differs, the session waits for the board to be set up."""
         variant = load_variant(variant_name)
+        variant_name = variant.name   # "random" becomes the dice outcome, so a resume replays it
         game = new_game(variant, fen)
         layout = Layout.place(profile, variant.geometry)
         start_fen = game.fen()

@@ -248,3 +248,13 @@ def test_kill_9_at_random_points_then_restart_resumes_the_same_game(env):
     r = run(["play"], env2, stdin="\n".join(lines) + "\nquit\n")
     assert r.returncode == 0
     assert json.loads(run(["games", "show", "latest", "--json"], env2).stdout)["moves"] == want
+
+
+def test_a_random_variant_game_resumes_with_the_same_dice(env):
+    first = run(["play", "--variant", "random", "--new"], env, stdin="quit\n")
+    name = next(w.rstrip(".") for line in first.stdout.splitlines() if line.startswith("New game")
+                for w in line.split() if w.startswith("random-"))
+    again = run(["play"], env, stdin="quit\n")
+    assert f"Resumed game" in again.stdout and f"({name})" in again.stdout
+    listing = run(["games", "list"], env).stdout
+    assert name in listing
