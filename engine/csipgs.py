@@ -516,6 +516,14 @@ class CsipgsGame(Resignable, BoardView):
         """After a candidate action: the mover's protected royal piece is not attacked."""
         return not any(self._attacked(k, us ^ 1, pos) for k in self._protected(us, pos))
 
+    def _safe_after(self, us: int, pos: Position, m: int) -> bool:
+        """Whether ``us`` keeps its protected royal piece safe after the int move ``m``."""
+        pos.push(m)
+        try:
+            return self._royal_safe(us, pos)
+        finally:
+            pos.pop()
+
     # -- actions ------------------------------------------------------------------------------
     def legal_actions(self) -> list[Action]:
         if self._legal_cache is None:
@@ -545,12 +553,8 @@ class CsipgsGame(Resignable, BoardView):
         for m in pos.legal_moves():
             if m >> 24 == DROP:
                 continue
-            if extra_check:
-                pos.push(m)
-                ok = self._royal_safe(us, pos)
-                pos.pop()
-                if not ok:
-                    continue
+            if extra_check and not self._safe_after(us, pos, m):
+                continue
             out.append(self.action_of(m))
         for frm in self._doublemovers(us, pos):
             out.extend(self._double_moves(frm))
@@ -575,10 +579,7 @@ class CsipgsGame(Resignable, BoardView):
                 if r == frm and not first_capture:
                     continue
                 m2 = encode(q, r)
-                pos.push(m2)
-                ok = self._royal_safe(us, pos)
-                pos.pop()
-                if ok:
+                if self._safe_after(us, pos, m2):
                     lifts = {frm} | ({q} if first_capture else set()) | ({r} if caps2 >> r & 1 else set())
                     text = f"{g.name(frm)}{g.name(q)},{g.name(q)}{g.name(r)}"
                     kind = "capture" if first_capture or caps2 >> r & 1 else "move"
@@ -606,12 +607,8 @@ class CsipgsGame(Resignable, BoardView):
                 continue
             for to in _bits(targets):
                 m = encode(t, to, 0, DROP)
-                if protected:
-                    pos.push(m)
-                    ok = self._royal_safe(us, pos)
-                    pos.pop()
-                    if not ok:
-                        continue
+                if protected and not self._safe_after(us, pos, m):
+                    continue
                 out.append(self.action_of(m))
         return out
 
