@@ -13,13 +13,13 @@ release if let go sooner. A level counts only after it has held for ``debounce_m
 
 from __future__ import annotations
 
-import threading
 import time
 from dataclasses import dataclass
 from typing import Callable
 
 from ._check import Section
 from .gpio_matrix import GpioModule, use_bcm
+from .ticker import Ticker
 
 COMMANDS = ("choose", "end", "pass", "takeback", "undo", "resign", "help", "new", "buy", "design", "invent")
 
@@ -111,8 +111,7 @@ class GpioButtons:
         self._gpio, self._clock = gpio, clock
         self._debouncer = ButtonDebouncer(config)
         self._closed = False
-        self._thread: threading.Thread | None = None
-        self._stop = threading.Event()
+        self._ticker = Ticker("fairyboard-buttons")
         use_bcm(gpio)
         for b in config.buttons:
             gpio.setup(b.pin, gpio.IN, pull_up_down=gpio.PUD_UP)
@@ -126,20 +125,14 @@ class GpioButtons:
 
     def start(self, put: Callable[[str], None], interval: float = 0.01) -> GpioButtons:
         """Poll every ``interval`` s in a daemon thread, handing each command to ``put``."""
-        if self._thread is None:
-            def run() -> None:
-                while not self._stop.wait(interval):
-                    for cmd in self.poll():
-                        put(cmd)
-            self._thread = threading.Thread(target=run, name="fairyboard-buttons", daemon=True)
-            self._thread.start()
+        def tick() -> None:
+            for cmd in self.poll():
+                put(cmd)
+        self._ticker.start(tick, interval)
         return self
 
     def close(self) -> None:
-        if self._thread is not None:
-            self._stop.set()
-            self._thread.join()
-            self._thread = None
+        self._ticker.stop()
         if not self._closed:
             self._closed = True
             self._gpio.cleanup([b.pin for b in self.config.buttons])

@@ -31,6 +31,7 @@ from ..devices import DARK, FAST, RGB, SLOW, SLOW_INVERTED, STEADY, LedFrame
 from ..layout import LedOrder
 from ._check import Section
 from .errors import HardwareError, MissingLibraryError
+from .ticker import Ticker
 
 DRIVERS = ("spi", "ws281x")
 WS281X_PINS = {18: 0, 12: 0, 10: 0, 21: 0, 13: 1, 19: 1}   # pin -> PWM channel
@@ -212,8 +213,7 @@ class PiLedSink:
         self._blinking = False
         self._phase = -1
         self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._ticker = Ticker("fairyboard-leds")
         self._closed = False
         self.writes = 0
 
@@ -264,20 +264,12 @@ class PiLedSink:
 
     def start(self, interval: float = 0.01) -> PiLedSink:
         """Run :meth:`tick` every ``interval`` seconds in a daemon thread until :meth:`close`."""
-        if self._thread is None:
-            def run() -> None:
-                while not self._stop.wait(interval):
-                    self.tick()
-            self._thread = threading.Thread(target=run, name="fairyboard-leds", daemon=True)
-            self._thread.start()
+        self._ticker.start(self.tick, interval)
         return self
 
     def close(self) -> None:
         """Stop blinking, darken the chain and release the driver."""
-        if self._thread is not None:
-            self._stop.set()
-            self._thread.join()
-            self._thread = None
+        self._ticker.stop()
         with self._lock:
             if self._closed:
                 return
