@@ -20,6 +20,12 @@ are written without (they survive a killed process, and losing the last few in a
 only means the board is read afresh). A torn last line (a write cut short) is ignored and
 cut off before the next append.
 
+Observers (:func:`add_observer`) are told of each record once it is on disk (after the
+``fsync`` that covers it): ``observer(game_id, seq, record)``, ``seq`` being the record's line
+index in the file (the header is 0). They run on the writer's thread, so they must be quick
+(the club publisher only notes the number and wakes its own thread); an observer that raises
+is ignored, never the journal.
+
 The data folder is ``$FAIRYBOARD_DATA`` if set, else ``$XDG_DATA_HOME/fairyboard`` or
 ``~/.local/share/fairyboard``. ``<data>/current`` names the game ``fairyboard play`` resumes.
 """
@@ -31,6 +37,7 @@ import os
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Callable
 
 from .errors import BoardDriverError
 
@@ -39,6 +46,23 @@ VERSION = 1
 
 class JournalError(BoardDriverError, ValueError):
     """A game record is missing or unreadable."""
+
+
+Observer = Callable[[str, int, dict], None]
+_observers: list[Observer] = []
+
+
+def add_observer(fn: Observer) -> None:
+    """Call ``fn(game_id, seq, record)`` for every record once it is fsynced."""
+    if fn not in _observers:
+        _observers.append(fn)
+
+
+def remove_observer(fn: Observer) -> None:
+    try:
+        _observers.remove(fn)
+    except ValueError:
+        pass
 
 
 def data_dir() -> Path:
@@ -71,6 +95,8 @@ class Journal:
         self.path = Path(path)
         self._repair()
         self._f = open(self.path, "ab", buffering=0)
+        self._seq: int | None = None                  # the next record's line index, once counted
+        self._unsynced: list[tuple[int, dict]] = []   # written, not yet fsynced (kept for observers)
 
     def _repair(self) -> None:
         """Cut a torn last line (no newline at the end) so the next record starts clean."""
@@ -94,11 +120,33 @@ class Journal:
     def write(self, record: dict, *, sync: bool) -> None:
         line = json.dumps(record, separators=(",", ":")).encode() + b"\n"
         self._f.write(line)
+        if _observers:
+            if self._seq is None:
+                self._seq = Path(self.path).read_bytes().count(b"\n") - 1
+            else:
+                self._seq += 1
+            self._unsynced.append((self._seq, record))
+        else:
+            self._seq = None
         if sync:
             os.fsync(self._f.fileno())
+            self._notify()
 
     def sync(self) -> None:
         os.fsync(self._f.fileno())
+        self._notify()
+
+    def _notify(self) -> None:
+        if not self._unsynced:
+            return
+        done, self._unsynced = self._unsynced, []
+        game_id = self.path.stem
+        for fn in list(_observers):
+            for seq, record in done:
+                try:
+                    fn(game_id, seq, record)
+                except Exception:       # an observer never breaks the journal
+                    pass
 
     def close(self) -> None:
         if not self._f.closed:
