@@ -2,7 +2,8 @@
 
 Config is read once, validated into frozen values and passed down; YAML only through
 ``yaml.safe_load``; errors name the file, the key and the bad value. The configs folder is
-``$FAIRYBOARD_CONFIGS`` when set, else the ``configs/`` folder of this checkout.
+``$FAIRYBOARD_CONFIGS`` when set, else the ``configs`` data shipped inside the ``board_driver``
+package (in a checkout, ``board_driver/configs`` links to the top-level ``configs/``).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import os
 import random
 import re
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -25,10 +27,11 @@ _RANDOM = re.compile(r"^random-([1-6])-([1-6])-([1-6])$")
 
 
 def configs_dir() -> Path:
+    """The folder holding ``defaults.yaml``, ``variants/`` and ``boards/``."""
     env = os.environ.get("FAIRYBOARD_CONFIGS")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parent.parent / "configs"
+    return Path(str(resources.files("board_driver").joinpath("configs")))
 
 
 def read_yaml(path: Path) -> Any:

@@ -107,7 +107,13 @@ class BoardProfile:
                 except ValueError as exc:
                     raise ConfigError(f"{source}: sensors[{i}]: {name!r}: {exc}") from None
             if len(set(out)) != len(out):
-                raise ConfigError(f"{source}: sensors: two sensors map to the same square")
+                twice = sorted({g.name(sq) for sq in out if out.count(sq) > 1})
+                raise ConfigError(f"{source}: sensors: two sensors map to the same square ({', '.join(twice)})")
+            missing = [g.name(sq) for sq in range(files * ranks) if sq not in set(out)]
+            if missing:
+                raise ConfigError(f"{source}: sensors: no sensor for {len(missing)} square(s): {', '.join(missing)} "
+                                  f"(the list names {len(out)} of {files * ranks} squares; "
+                                  "run fairyboard calibrate, or use sensors: identity)")
             smap = tuple(out)
         else:
             raise ConfigError(f"{source}: sensors: {sensors!r}: use 'identity' or a list of square names, sensor 0 first")

@@ -1,7 +1,9 @@
-"""Driver settings: ``configs/defaults.yaml`` (timing, board profile, palette), read once."""
+"""Driver settings: ``configs/defaults.yaml`` (timing, board profile, palette), read once; and
+the one board-profile loader every command uses (:func:`board_name` gives the order)."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -50,14 +52,59 @@ def load_settings(path: Path | None = None) -> Settings:
     return Settings(**out)
 
 
-def load_profile(name: str) -> BoardProfile:
-    """A board profile by name (``configs/boards/NAME.yaml``) or path."""
-    path = Path(name)
-    if not (name.endswith((".yaml", ".yml")) and path.exists()):
-        path = configs_dir() / "boards" / f"{name}.yaml"
+# The profile the installed service uses (written by `fairyboard install-service`).
+SERVICE_BOARD = Path("/etc/fairyboard/board.yaml")
+
+
+def board_name(name: str | os.PathLike | None = None, settings: Settings | None = None) -> str:
+    """Which board profile to use, in this order (the one documented order for every command):
+
+    1. ``name``: a ``--board`` option (a profile name or a path);
+    2. ``$FAIRYBOARD_BOARD``;
+    3. ``/etc/fairyboard/board.yaml``, when it exists (the installed service's);
+    4. ``driver.board`` in ``configs/defaults.yaml`` (``settings``, read when not given);
+    5. ``sim``, the simulated board.
+    """
+    if name is not None and str(name):
+        return str(name)
+    env = os.environ.get("FAIRYBOARD_BOARD")
+    if env:
+        return env
+    if SERVICE_BOARD.exists():
+        return str(SERVICE_BOARD)
+    board = (settings if settings is not None else load_settings()).board
+    return board or "sim"
+
+
+def board_path(name: str) -> Path:
+    """The file of a board profile: ``name`` itself when it is a path (``.yaml``/``.yml`` or
+    with a directory), else ``configs/boards/NAME.yaml``."""
+    if name.endswith((".yaml", ".yml")) or os.sep in name:
+        return Path(name)
+    return configs_dir() / "boards" / f"{name}.yaml"
+
+
+def known_boards() -> list[str]:
+    return sorted(p.stem for p in (configs_dir() / "boards").glob("*.yaml"))
+
+
+def read_profile(name: str | os.PathLike | None = None, settings: Settings | None = None) -> tuple[Path | None, Any]:
+    """The resolved profile's file and its parsed YAML (``(None, {})`` for the built-in
+    simulated board when no ``sim.yaml`` exists). Errors name the file."""
+    name = board_name(name, settings)
+    path = board_path(name)
     if not path.exists():
         if name == "sim":
-            return BoardProfile()
-        known = ", ".join(sorted(p.stem for p in (configs_dir() / "boards").glob("*.yaml"))) or "none"
-        raise ConfigError(f"unknown board profile {name!r} (known: {known})")
-    return BoardProfile.from_dict(read_yaml(path), str(path))
+            return None, {}
+        raise ConfigError(f"board profile {name!r}: no file {path} (known: {', '.join(known_boards()) or 'none'})")
+    return path, read_yaml(path)
+
+
+def load_profile(name: str | os.PathLike | None = None, settings: Settings | None = None) -> BoardProfile:
+    """The board profile chosen by :func:`board_name`, validated (the driver's view of it: size,
+    sensor map, LED order). :func:`board_driver.hardware.backends.load_board` reads the same
+    file through this function and adds the devices."""
+    path, data = read_profile(name, settings)
+    if path is None:
+        return BoardProfile()
+    return BoardProfile.from_dict(data, str(path))

@@ -23,8 +23,8 @@ from pathlib import Path
 
 from ..errors import BoardDriverError, ConfigError
 
-ROOT = Path(__file__).resolve().parents[2]
-HARDWARE_DIR = ROOT / "hardware"
+# The systemd unit and udev rule ship in the package (links to hardware/systemd and hardware/udev).
+HARDWARE_DIR = Path(__file__).resolve().parents[1] / "service_files"
 UNIT_NAME = "fairyboard.service"
 UDEV_NAME = "99-fairyboard.rules"
 
@@ -170,7 +170,16 @@ def cmd_selftest(args) -> int:
 
     findings: dict = {"problems": []}
     problems = findings["problems"]
-    board = load_board(args.board)
+    try:
+        board = load_board(args.board)
+    except ConfigError as exc:             # a broken profile is the selftest's first finding
+        problems.append(f"config: {exc}")
+        if args.json:
+            print(json.dumps(findings))
+        else:
+            print(f"PROBLEM: config: {exc}")
+            print("selftest: 1 problem(s)")
+        return 1
     hw_cfg = board.hardware
     p = board.profile
     findings["config"] = {
@@ -370,7 +379,7 @@ FAIRYBOARD_ARGS=
 
 
 def cmd_install_service(args) -> int:
-    from ..hardware.backends import board_path, load_board
+    from ..hardware.backends import load_board
 
     root = Path(args.root)
     real = root.resolve() == Path("/")
@@ -382,7 +391,9 @@ def cmd_install_service(args) -> int:
     template = (HARDWARE_DIR / "systemd" / UNIT_NAME).read_text(encoding="utf-8")
     rules = (HARDWARE_DIR / "udev" / UDEV_NAME).read_text(encoding="utf-8")
     board = load_board(args.board)                       # validate before copying
-    profile_src = board_path(args.board)
+    if board.path is None:
+        raise BoardDriverError(f"--board {args.board}: the built-in simulated board has no profile file to install")
+    profile_src = board.path
 
     def at(path: str) -> Path:
         return root / path.lstrip("/")

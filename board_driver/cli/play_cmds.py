@@ -75,7 +75,7 @@ def _open_session(args, store: GameStore, settings, profile, clock: VirtualClock
 
 def cmd_play(args) -> int:
     settings = load_settings()
-    profile = load_profile(args.board or settings.board)
+    profile = load_profile(args.board, settings)
     store = GameStore(data_dir())
     clock = VirtualClock(0)
     if args.events is not None:

@@ -34,7 +34,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from ..config import configs_dir, read_yaml
 from ..devices import LedSink, SensorSource
 from ..errors import ConfigError
 from ..layout import BoardProfile
@@ -46,7 +45,6 @@ from .serial_board import SerialBoard, SerialConfig, open_serial_board
 
 SENSOR_BACKENDS = ("sim", "gpio", "serial")
 LED_BACKENDS = ("sim", "pi", "serial", "none")
-SERVICE_BOARD = Path("/etc/fairyboard/board.yaml")
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,27 +122,16 @@ class BoardConfig:
     data: Mapping[str, Any] = field(compare=False, repr=False, default_factory=dict)
 
 
-def board_path(name: str | os.PathLike | None) -> Path:
-    """The file of a board profile: a path, a name in ``configs/boards``, or by default
-    ``$FAIRYBOARD_BOARD``, else ``/etc/fairyboard/board.yaml`` when it exists, else the simulator."""
-    if name is None:
-        name = os.environ.get("FAIRYBOARD_BOARD") or (str(SERVICE_BOARD) if SERVICE_BOARD.exists() else "sim")
-    name = str(name)
-    p = Path(name)
-    if name.endswith((".yaml", ".yml")) or os.sep in name:
-        return p
-    return configs_dir() / "boards" / f"{name}.yaml"
-
-
 def load_board(name: str | os.PathLike | None = None) -> BoardConfig:
-    """Read and validate a board profile (see :func:`board_path` for ``name``)."""
-    path = board_path(name)
-    if not path.exists():
-        known = ", ".join(sorted(p.stem for p in (configs_dir() / "boards").glob("*.yaml"))) or "none"
-        raise ConfigError(f"board profile {str(name)!r}: no file {path} (known: {known})")
-    data = read_yaml(path)
-    profile = BoardProfile.from_dict(data, str(path))
-    hardware = HardwareConfig.from_dict(data.get("hardware"), str(path), profile.files, profile.ranks)
+    """Read and validate a board profile, chosen as :func:`board_driver.settings.board_name`
+    says (``--board``, ``$FAIRYBOARD_BOARD``, ``/etc/fairyboard/board.yaml``, ``driver.board``,
+    ``sim``): the driver's profile plus the devices of its ``hardware:`` section."""
+    from ..settings import read_profile
+
+    path, data = read_profile(name)
+    profile = BoardProfile.from_dict(data, str(path) if path else "<sim>")
+    hardware = HardwareConfig.from_dict(data.get("hardware"), str(path) if path else "<sim>",
+                                        profile.files, profile.ranks)
     return BoardConfig(path, profile, hardware, data)
 
 
