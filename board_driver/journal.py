@@ -20,11 +20,11 @@ are written without (they survive a killed process, and losing the last few in a
 only means the board is read afresh). A torn last line (a write cut short) is ignored and
 cut off before the next append.
 
-Observers (:func:`add_observer`) are told of each record once it is on disk (after the
+Observers (:func:`add_observer`, for every journal; ``on_record`` of a :class:`Journal` or a
+:class:`GameStore`, for theirs) are told of each record once it is on disk (after the
 ``fsync`` that covers it): ``observer(game_id, seq, record)``, ``seq`` being the record's line
-index in the file (the header is 0). They run on the writer's thread, so they must be quick
-(the club publisher only notes the number and wakes its own thread); an observer that raises
-is ignored, never the journal.
+index in the file (the header is 0). They run on the writer's thread, so they must be quick;
+an observer that raises is logged and ignored, never the journal.
 
 The data folder is ``$FAIRYBOARD_DATA`` if set, else ``$XDG_DATA_HOME/fairyboard`` or
 ``~/.local/share/fairyboard``. ``<data>/current`` names the game ``fairyboard play`` resumes.
@@ -32,8 +32,11 @@ The data folder is ``$FAIRYBOARD_DATA`` if set, else ``$XDG_DATA_HOME/fairyboard
 
 from __future__ import annotations
 
+import errno
 import json
+import logging
 import os
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -42,23 +45,33 @@ from typing import Callable
 from .errors import BoardDriverError
 
 VERSION = 1
+log = logging.getLogger(__name__)
+
+# A game id: what GameStore.create makes (20250101-120000, 20250101-120000-2), or any name of
+# letters, digits, '-' and '_' -- never a path, never '..'.
+_GAME_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+
+OnRecord = Callable[[str, int, dict], None]
 
 
 class JournalError(BoardDriverError, ValueError):
-    """A game record is missing or unreadable."""
+    """A game record is missing or unreadable, or a record could not be written."""
 
 
-Observer = Callable[[str, int, dict], None]
-_observers: list[Observer] = []
+class DataFolderBusy(JournalError):
+    """Another process holds the data folder's lock."""
 
 
-def add_observer(fn: Observer) -> None:
-    """Call ``fn(game_id, seq, record)`` for every record once it is fsynced."""
+_observers: list[OnRecord] = []
+
+
+def add_observer(fn: OnRecord) -> None:
+    """Call ``fn(game_id, seq, record)`` for every record of every journal once it is fsynced."""
     if fn not in _observers:
         _observers.append(fn)
 
 
-def remove_observer(fn: Observer) -> None:
+def remove_observer(fn: OnRecord) -> None:
     try:
         _observers.remove(fn)
     except ValueError:
@@ -75,6 +88,14 @@ def data_dir() -> Path:
     return Path.home() / ".local" / "share" / "fairyboard"
 
 
+def check_game_id(game_id: str) -> str:
+    """``game_id`` if it is a game id (letters, digits, ``-``, ``_``), else a JournalError."""
+    if not isinstance(game_id, str) or not _GAME_ID.match(game_id):
+        raise JournalError(f"{game_id!r} is not a game id (ids look like 20250101-120000; "
+                           f"fairyboard games list shows them)")
+    return game_id
+
+
 def _fsync_dir(path: Path) -> None:
     try:
         fd = os.open(path, os.O_RDONLY)
@@ -88,69 +109,125 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def _is_record(raw: bytes) -> bool:
+    try:
+        rec = json.loads(raw)
+    except ValueError:
+        return False
+    return isinstance(rec, dict) and "type" in rec
+
+
 class Journal:
-    """Appends records to one game's file."""
+    """Appends records to one game's file, each whole or not at all.
 
-    def __init__(self, path: Path):
+    ``on_record(game_id, seq, record)`` (optional) is called once for every record this
+    journal writes, after the record is durably on disk (after the ``fsync`` that covers it:
+    at once for ``sync=True`` records, at the next :meth:`sync`, synced write or :meth:`close`
+    for the others), in the order written. ``seq`` is the record's 0-based line index in the
+    game's file (the header is 0). The callback runs in the writing thread; an exception it
+    raises is logged and does not affect the journal.
+
+    :meth:`write` loops over short writes; if the disk refuses the rest of a record, the part
+    written is cut off again and :class:`JournalError` is raised, so a half record never stays
+    in front of the next one (if even the cut fails, it is retried before the next write).
+    """
+
+    def __init__(self, path: Path, *, game_id: str | None = None, on_record: OnRecord | None = None):
         self.path = Path(path)
-        self._repair()
-        self._f = open(self.path, "ab", buffering=0)
-        self._seq: int | None = None                  # the next record's line index, once counted
-        self._unsynced: list[tuple[int, dict]] = []   # written, not yet fsynced (kept for observers)
+        self.game_id = game_id if game_id is not None else self.path.stem
+        self.on_record = on_record
+        lines = self._repair()
+        self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._size = os.fstat(self._fd).st_size
+        self._count = lines                 # whole lines in the file: the next record's seq
+        self._torn = False                  # a failed write could not be cut off yet
+        self._unsynced: list[tuple[int, dict]] = []
 
-    def _repair(self) -> None:
-        """Cut a torn last line (no newline at the end) so the next record starts clean."""
+    def _repair(self) -> int:
+        """Make the file end with a whole line; returns the number of lines.
+
+        A last line without its newline is kept (the newline is added) when it is a whole
+        record -- it was replayed, so it must stay -- and cut off when it is a torn one."""
         try:
-            with open(self.path, "rb+") as f:
-                f.seek(0, os.SEEK_END)
-                size = f.tell()
-                if size == 0:
-                    return
-                f.seek(size - 1)
-                if f.read(1) == b"\n":
-                    return
-                data = Path(self.path).read_bytes()
-                keep = data.rfind(b"\n") + 1
-                f.truncate(keep)
-                f.flush()
-                os.fsync(f.fileno())
+            data = self.path.read_bytes()
         except FileNotFoundError:
-            return
+            return 0
+        if not data or data.endswith(b"\n"):
+            return data.count(b"\n")
+        keep = data.rfind(b"\n") + 1
+        with open(self.path, "rb+") as f:
+            if _is_record(data[keep:]):
+                f.seek(0, os.SEEK_END)
+                f.write(b"\n")
+                lines = data.count(b"\n") + 1
+            else:
+                f.truncate(keep)
+                lines = data.count(b"\n")
+            f.flush()
+            os.fsync(f.fileno())
+        return lines
 
     def write(self, record: dict, *, sync: bool) -> None:
+        if self._fd is None:
+            raise JournalError(f"{self.path}: the journal is closed")
         line = json.dumps(record, separators=(",", ":")).encode() + b"\n"
-        self._f.write(line)
-        if _observers:
-            if self._seq is None:
-                self._seq = Path(self.path).read_bytes().count(b"\n") - 1
-            else:
-                self._seq += 1
-            self._unsynced.append((self._seq, record))
-        else:
-            self._seq = None
+        if self._torn:
+            self._cut(self._size)
+        done = 0
+        try:
+            while done < len(line):
+                n = os.write(self._fd, line[done:])
+                if not n:
+                    raise OSError(errno.ENOSPC, "the disk took no more bytes")
+                done += n
+        except OSError as exc:
+            if done:
+                self._torn = True
+                self._cut(self._size)
+            raise JournalError(f"{self.path}: cannot write the game record "
+                               f"({exc.strerror or exc}); the record was not saved") from None
+        self._size += len(line)
+        self._unsynced.append((self._count, record))
+        self._count += 1
         if sync:
-            os.fsync(self._f.fileno())
-            self._notify()
+            self.sync()
+
+    def _cut(self, size: int) -> None:
+        try:
+            os.ftruncate(self._fd, size)
+            self._torn = False
+        except OSError as exc:
+            raise JournalError(f"{self.path}: cannot cut off a record half written "
+                               f"({exc.strerror or exc})") from None
 
     def sync(self) -> None:
-        os.fsync(self._f.fileno())
+        if self._fd is None:
+            return
+        try:
+            os.fsync(self._fd)
+        except OSError as exc:
+            raise JournalError(f"{self.path}: cannot save the game record ({exc.strerror or exc})") from None
         self._notify()
 
     def _notify(self) -> None:
-        if not self._unsynced:
-            return
-        done, self._unsynced = self._unsynced, []
-        game_id = self.path.stem
-        for fn in list(_observers):
-            for seq, record in done:
+        pending, self._unsynced = self._unsynced, []
+        observers = ([self.on_record] if self.on_record is not None else []) + list(_observers)
+        for fn in observers:
+            for seq, record in pending:
                 try:
-                    fn(game_id, seq, record)
-                except Exception:       # an observer never breaks the journal
-                    pass
+                    fn(self.game_id, seq, record)
+                except Exception:  # an observer never breaks the game record
+                    log.exception("journal observer failed on %s record %d", self.game_id, seq)
 
     def close(self) -> None:
-        if not self._f.closed:
-            self._f.close()
+        if self._fd is None:
+            return
+        try:
+            if self._unsynced:
+                self.sync()
+        finally:
+            os.close(self._fd)
+            self._fd = None
 
 
 @dataclass
@@ -164,6 +241,8 @@ class GameRecord:
     records: list[dict] = field(default_factory=list)         # every record after the header
     result: str | None = None
     reason: str | None = None
+    action_lines: list[int] = field(default_factory=list)     # the line of each action's push record
+    damage: str | None = None       # why the file cannot be read whole ("<file>: line n: ...")
 
     @property
     def variant(self) -> str:
@@ -173,14 +252,27 @@ class GameRecord:
     def finished(self) -> bool:
         return self.result is not None
 
+    @property
+    def status(self) -> str:
+        """``damaged``, ``playing``, or the result (``abandoned`` for an abandoned game)."""
+        if self.damage is not None:
+            return "damaged"
+        if self.result is None:
+            return "playing"
+        if self.result == "*":
+            return self.reason or "abandoned"
+        return self.result
 
-def read_records(path: Path) -> list[dict]:
-    """Every whole record of a journal (a torn last line is skipped)."""
+
+def read_prefix(path: Path) -> tuple[list[dict], str | None]:
+    """The whole records of a journal up to the first unreadable line, and what is wrong with
+    that line (``"<file>: line n: ..."``) or None. A torn last line (a write cut short) is not
+    damage: it is skipped."""
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
-        raise JournalError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    out = []
+        return [], f"{path}: cannot read: {exc.strerror or exc}"
+    out: list[dict] = []
     lines = data.split(b"\n")
     for n, raw in enumerate(lines, 1):
         if not raw.strip():
@@ -190,27 +282,60 @@ def read_records(path: Path) -> list[dict]:
         except ValueError:
             if n == len(lines):        # torn last line: a write cut short
                 break
-            raise JournalError(f"{path}: line {n}: not a JSON record: {raw[:60]!r}") from None
-        if not isinstance(rec, dict) or "type" not in rec:
-            raise JournalError(f"{path}: line {n}: not a journal record: {raw[:60]!r}")
+            return out, f"{path}: line {n}: not a JSON record: {raw[:60]!r}"
+        if not isinstance(rec, dict) or not isinstance(rec.get("type"), str):
+            return out, f"{path}: line {n}: not a journal record: {raw[:60]!r}"
         out.append(rec)
-    return out
+    return out, None
 
 
-def load_record(path: Path) -> GameRecord:
-    recs = read_records(path)
+def read_records(path: Path) -> list[dict]:
+    """Every whole record of a journal (a torn last line is skipped); a damaged line is a
+    JournalError naming the file and line."""
+    recs, problem = read_prefix(path)
+    if problem is not None:
+        raise JournalError(problem)
+    return recs
+
+
+def _line_numbers(path: Path) -> list[int]:
+    """The 1-based line number of each non-blank line (the records read_prefix returns)."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError:
+        return []
+    return [n for n, raw in enumerate(data.split(b"\n"), 1) if raw.strip()]
+
+
+def record_from(path: Path, recs: list[dict], damage: str | None = None) -> GameRecord:
+    """A GameRecord from the records read (those before any damage)."""
     if not recs or recs[0].get("type") != "game":
-        raise JournalError(f"{path}: no game header on the first line")
-    header = recs[0]
-    rec = GameRecord(str(header.get("id", Path(path).stem)), Path(path), header, records=recs[1:])
-    for r in recs[1:]:
-        t = r["type"]
+        header = {}
+        damage = damage or f"{path}: line 1: no game header" + ("" if recs else " (the file is empty)")
+        body = recs
+    else:
+        header, body = recs[0], recs[1:]
+    rec = GameRecord(str(header.get("id", Path(path).stem)), Path(path), header, records=list(body), damage=damage)
+    lines = _line_numbers(path)
+    first = 1 if header else 0
+    for i, r in enumerate(body):
+        t = r.get("type")
         if t == "push":
+            if not isinstance(r.get("action"), str):
+                rec.damage = rec.damage or f"{path}: line {_nth(lines, first + i)}: a move record without its move"
+                break
             rec.actions.append(r["action"])
+            rec.action_lines.append(_nth(lines, first + i))
         elif t == "pop":
             if rec.actions:
                 rec.actions.pop()
+                rec.action_lines.pop()
             rec.result = rec.reason = None
+        elif t == "resign":
+            # the result record follows; a journal without it still ends in the resignation
+            color = r.get("color")
+            rec.result = "1-0" if color == "black" else "0-1" if color == "white" else rec.result
+            rec.reason = "resignation"
         elif t == "result":
             rec.result, rec.reason = r.get("result"), r.get("reason")
         elif t == "reopen":
@@ -218,49 +343,142 @@ def load_record(path: Path) -> GameRecord:
     return rec
 
 
-class GameStore:
-    """The folder of game records."""
+def _nth(lines: list[int], i: int) -> int:
+    return lines[i] if 0 <= i < len(lines) else i + 1
 
-    def __init__(self, root: Path | None = None):
+
+def load_record(path: Path) -> GameRecord:
+    """The game in a journal; a damaged journal is a JournalError naming the file and line."""
+    recs, problem = read_prefix(path)
+    rec = record_from(path, recs, problem)
+    if rec.damage is not None:
+        raise JournalError(rec.damage)
+    return rec
+
+
+def load_any(path: Path) -> GameRecord:
+    """The game in a journal, damaged or not (``damage`` says what is wrong, the rest is the
+    readable part)."""
+    recs, problem = read_prefix(path)
+    return record_from(path, recs, problem)
+
+
+class DataLock:
+    """The data folder's lock (``<data>/lock``, an ``flock``): one process plays from a data
+    folder at a time. The file names the holder (pid and command) for the next one to say."""
+
+    def __init__(self, root: Path, what: str):
+        import fcntl
+        root.mkdir(parents=True, exist_ok=True)
+        self.path = root / "lock"
+        self._fd: int | None = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            holder = ""
+            try:
+                holder = os.pread(self._fd, 200, 0).decode("utf-8", "replace").strip()
+            except OSError:
+                pass
+            os.close(self._fd)
+            self._fd = None
+            pid, _, cmd = holder.partition(" ")
+            who = f"process {pid} ({cmd})" if pid.isdigit() else "another process"
+            raise DataFolderBusy(f"the data folder {root} is in use by {who}: stop it first, or give this "
+                                 f"one its own folder with FAIRYBOARD_DATA=DIR") from None
+        os.ftruncate(self._fd, 0)
+        os.pwrite(self._fd, f"{os.getpid()} {what}\n".encode(), 0)
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)          # closing drops the flock
+            self._fd = None
+
+    def __enter__(self) -> DataLock:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+
+class GameStore:
+    """The folder of game records.
+
+    ``on_record`` is passed to every :class:`Journal` the store opens (see there).
+    :attr:`problems` collects what was found damaged (``current`` unreadable ...), one line
+    each, for the caller to log."""
+
+    def __init__(self, root: Path | None = None, *, on_record: OnRecord | None = None):
         self.root = Path(root) if root is not None else data_dir()
         self.games = self.root / "games"
+        self.on_record = on_record
+        self.problems: list[str] = []
 
     def _ensure(self) -> None:
         self.games.mkdir(parents=True, exist_ok=True)
 
     def path(self, game_id: str) -> Path:
-        return self.games / f"{game_id}.jsonl"
+        return self.games / f"{check_game_id(game_id)}.jsonl"
+
+    def lock(self, what: str = "fairyboard") -> DataLock:
+        """Take the data folder's lock (DataFolderBusy, naming the holder, if another has it)."""
+        return DataLock(self.root, what)
 
     def create(self, variant: str, start_fen: str, *, players: dict[str, str] | None = None,
-               now: datetime | None = None, extra: dict | None = None) -> tuple[str, Journal]:
-        """A new game record; returns its id and an open journal with the header written."""
+               now: datetime | None = None, extra: dict | None = None,
+               current: bool = False) -> tuple[str, Journal]:
+        """A new game record; returns its id and an open journal with the header written.
+
+        The header is written and synced under a temporary name, ``current`` is pointed at
+        the game (when ``current``), and only then the file gets its name: a process killed
+        on the way leaves no empty game behind."""
         self._ensure()
         now = now or datetime.now().astimezone()
         stem = now.strftime("%Y%m%d-%H%M%S")
         n = 1
         game_id = stem
         while True:
-            try:
-                fd = os.open(self.path(game_id), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-                break
-            except FileExistsError:
-                n += 1
-                game_id = f"{stem}-{n}"
-        os.close(fd)
-        journal = Journal(self.path(game_id))
+            tmp = self.games / f".{game_id}.jsonl.new"
+            if not self.path(game_id).exists():
+                try:
+                    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+                    break
+                except FileExistsError:
+                    pass
+            n += 1
+            game_id = f"{stem}-{n}"
         header = {"type": "game", "version": VERSION, "id": game_id, "variant": variant,
                   "start_fen": start_fen, "date": now.isoformat(timespec="seconds"),
                   "players": dict(players or {"white": "White", "black": "Black"})}
         header.update(extra or {})
-        journal.write(header, sync=True)
+        try:
+            data = json.dumps(header, separators=(",", ":")).encode() + b"\n"
+            done = 0
+            while done < len(data):
+                k = os.write(fd, data[done:])
+                if not k:
+                    raise OSError(errno.ENOSPC, "the disk took no more bytes")
+                done += k
+            os.fsync(fd)
+        except OSError as exc:
+            os.close(fd)
+            tmp.unlink(missing_ok=True)
+            raise JournalError(f"{self.games}: cannot create a game record ({exc.strerror or exc})") from None
+        os.close(fd)
+        if current:
+            self.set_current(game_id)
+        os.replace(tmp, self.path(game_id))
         _fsync_dir(self.games)
+        journal = Journal(self.path(game_id), game_id=game_id, on_record=self.on_record)
+        journal._unsynced.append((0, header))
+        journal._notify()
         return game_id, journal
 
     def open(self, game_id: str) -> Journal:
         p = self.path(game_id)
         if not p.exists():
             raise JournalError(f"no game {game_id!r} in {self.games}")
-        return Journal(p)
+        return Journal(p, game_id=game_id, on_record=self.on_record)
 
     def load(self, game_id: str) -> GameRecord:
         p = self.path(game_id)
@@ -272,24 +490,34 @@ class GameStore:
     def ids(self) -> list[str]:
         if not self.games.is_dir():
             return []
-        return sorted(p.stem for p in self.games.glob("*.jsonl"))
+        return sorted(p.stem for p in self.games.glob("*.jsonl")
+                      if _GAME_ID.match(p.stem))
 
     def list(self) -> list[GameRecord]:
-        out = []
-        for gid in self.ids():
-            try:
-                out.append(load_record(self.path(gid)))
-            except JournalError:
-                continue
-        return out
+        """Every game, damaged ones too (``status`` ``damaged``, ``damage`` says why)."""
+        return [load_any(self.path(gid)) for gid in self.ids()]
 
     # -- the game in progress -------------------------------------------------------------------
     def current(self) -> str | None:
+        """The game ``current`` names, if it names one; an unreadable pointer is noted in
+        :attr:`problems` and counts as none."""
+        target = self.root / "current"
         try:
-            gid = (self.root / "current").read_text(encoding="utf-8").strip()
+            raw = target.read_bytes()
         except OSError:
             return None
-        return gid if gid and self.path(gid).exists() else None
+        try:
+            gid = raw.decode("utf-8").strip()
+            check_game_id(gid)
+        except (UnicodeDecodeError, JournalError):
+            self._problem(f"{target}: not a game id ({raw[:40]!r}); no game is resumed from it")
+            return None
+        return gid if self.path(gid).exists() else None
+
+    def _problem(self, text: str) -> None:
+        if text not in self.problems:
+            self.problems.append(text)
+            log.warning("%s", text)
 
     def set_current(self, game_id: str | None) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
@@ -300,6 +528,7 @@ class GameStore:
             except FileNotFoundError:
                 pass
             return
+        check_game_id(game_id)
         tmp = self.root / "current.tmp"
         with open(tmp, "w", encoding="utf-8") as f:
             f.write(game_id + "\n")

@@ -111,8 +111,7 @@ class Session:
         layout = Layout.place(profile, variant.geometry)
         start_fen = game.fen()
         players = players or {"white": "White", "black": "Black"}
-        gid, journal = store.create(variant_name, start_fen, players=players, now=date)
-        store.set_current(gid)
+        gid, journal = store.create(variant_name, start_fen, players=players, now=date, current=True)
         s = cls(game, variant_name=variant_name, layout=layout, settings=settings, journal=journal,
                 game_id=gid, store=store, occupancy=occupancy, now=now, players=players)
         journal.write({"type": "board", "occ": format(s.occupancy, "x")}, sync=False)
@@ -153,7 +152,7 @@ class Session:
         variant = load_variant(header["variant"])
         game = new_game(variant, header.get("start_fen"))
         layout = Layout.place(profile, variant.geometry)
-        journal = Journal(path)
+        journal = store.open(game_id)
         s = cls(game, variant_name=header["variant"], layout=layout, settings=settings, journal=journal,
                 game_id=game_id, store=store, now=now, players=header.get("players"))
         occ = game.occupancy()
@@ -663,6 +662,7 @@ class Session:
         else:
             color = g.turn
         g.resign(color)
+        self._invalidate()                      # the cached outcome is stale: the result must reach the journal
         if self.journal is not None:
             self.journal.write({"type": "resign", "color": COLOR[color]}, sync=False)
             self._journal_result()

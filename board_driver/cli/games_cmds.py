@@ -7,11 +7,12 @@ import sys
 from fractions import Fraction
 from pathlib import Path
 
+from engine.errors import EngineError
 from engine.game import new_game
 
 from ..config import load_variant
 from ..errors import BoardDriverError
-from ..journal import GameRecord, GameStore, data_dir
+from ..journal import GameRecord, GameStore, data_dir, load_any
 
 
 def register(sub) -> None:
@@ -36,26 +37,34 @@ def register(sub) -> None:
 
 
 def _record(store: GameStore, gid: str) -> GameRecord:
+    """The game ``gid`` names (``latest``: the newest), damaged or not (``damage`` says why)."""
     if gid in ("latest", "last"):
         ids = store.ids()
         if not ids:
             raise BoardDriverError(f"no games saved yet in {store.games}")
         gid = ids[-1]
-    return store.load(gid)
+    p = store.path(gid)                 # a JournalError for anything that is not a game id
+    if not p.exists():
+        known = ", ".join(store.ids()[-5:]) or "none yet"
+        raise BoardDriverError(f"no game {gid!r} in {store.games} (latest: {known})")
+    return load_any(p)
 
 
 def _replay(rec: GameRecord):
+    """The variant, the game replayed and its (turn, action, SAN) list, up to the first action
+    that cannot be replayed; and what is wrong there (``"<file>: line n: ..."``) or None."""
     variant = load_variant(rec.variant)
     game = new_game(variant, rec.header.get("start_fen"))
     sans = []
-    for text in rec.actions:
-        a = game.parse(text)
-        sans.append((game.turn, a, game.san(a) if not a.silent else a.text))
-        game.push(a)
-    for r in rec.records:
-        if r.get("type") == "resign":
-            pass
-    return variant, game, sans
+    for i, text in enumerate(rec.actions):
+        try:
+            a = game.parse(text)
+            sans.append((game.turn, a, game.san(a) if not a.silent else a.text))
+            game.push(a)
+        except (EngineError, ValueError) as exc:
+            line = rec.action_lines[i] if i < len(rec.action_lines) else "?"
+            return variant, game, sans, f"{rec.path}: line {line}: {text!r} cannot be played here: {exc}"
+    return variant, game, sans, None
 
 
 def cmd_list(args) -> int:
@@ -64,6 +73,7 @@ def cmd_list(args) -> int:
     if args.json:
         print(json.dumps([{"id": r.id, "date": r.header.get("date"), "variant": r.variant,
                            "players": r.header.get("players"), "result": r.result, "reason": r.reason,
+                           "status": r.status, "damage": r.damage,
                            "actions": len(r.actions)} for r in recs]))
         return 0
     if not recs:
@@ -74,7 +84,10 @@ def cmd_list(args) -> int:
         pl = r.header.get("players") or {}
         players = f"{pl.get('white', '?')} - {pl.get('black', '?')}"
         print(f"{r.id:18} {str(r.header.get('date', '?'))[:19]:19} {r.variant:18} {players[:24]:24} "
-              f"{(r.result or 'playing'):10} {len(r.actions)}")
+              f"{r.status:10} {len(r.actions)}")
+    damaged = [r for r in recs if r.damage]
+    for r in damaged:
+        print(f"damaged: {r.damage}", file=sys.stderr)
     return 0
 
 
@@ -93,25 +106,40 @@ def _movetext(sans, start_fullmove: int = 1) -> str:
     return " ".join(parts)
 
 
+def _result_text(rec: GameRecord) -> str:
+    if rec.result is None:
+        return "in progress"
+    if rec.result == "*":
+        return rec.reason or "abandoned"
+    return rec.result + (f" ({rec.reason})" if rec.reason else "")
+
+
 def cmd_show(args) -> int:
     store = GameStore(data_dir())
     rec = _record(store, args.id)
-    variant, game, sans = _replay(rec)
+    if not rec.header:
+        raise BoardDriverError(rec.damage or f"{rec.path}: no game header")
+    variant, game, sans, problem = _replay(rec)
+    damage = rec.damage or problem
     pl = rec.header.get("players") or {}
     if args.json:
         print(json.dumps({"id": rec.id, "variant": rec.variant, "date": rec.header.get("date"),
                           "players": pl, "result": rec.result, "reason": rec.reason,
-                          "moves": list(rec.actions), "san": [s for _, _, s in sans],
+                          "status": "damaged" if damage else rec.status, "damage": damage,
+                          "moves": list(rec.actions[:len(sans)]), "san": [s for _, _, s in sans],
                           "start_fen": rec.header.get("start_fen"), "fen": game.fen(),
                           "journal": str(rec.path)}))
-        return 0
+        return 1 if damage else 0
     print(f"Game {rec.id}: {rec.variant}, {rec.header.get('date', '?')}")
     print(f"White: {pl.get('white', '?')}  Black: {pl.get('black', '?')}")
-    print(f"Result: {rec.result or 'in progress'}" + (f" ({rec.reason})" if rec.reason else ""))
+    print(f"Result: {_result_text(rec)}")
     print(f"Start: {rec.header.get('start_fen')}")
     print(f"Moves: {_movetext(sans, _fullmove(rec.header.get('start_fen')))}")
     print(f"Position: {game.fen()}")
     print(f"Journal: {rec.path}")
+    if damage:
+        print(f"Damaged: {damage} (the moves above are the readable part; the file is left as it is)")
+        return 1
     return 0
 
 
@@ -135,23 +163,27 @@ def _pgn_result(result: str | None) -> str:
 
 
 def pgn_of(rec: GameRecord) -> str:
-    variant, game, sans = _replay(rec)
+    variant, game, sans, problem = _replay(rec)
+    damage = rec.damage or problem
     pl = rec.header.get("players") or {}
     date = str(rec.header.get("date", "????.??.??"))[:10].replace("-", ".")
-    result = _pgn_result(rec.result)
+    result = "*" if damage else _pgn_result(rec.result)
     tags = [("Event", "fairyboard game"), ("Site", "fairyboard"), ("Date", date), ("Round", "-"),
             ("White", pl.get("white", "?")), ("Black", pl.get("black", "?")), ("Result", result),
             # python-chess and most readers know orthodox chess as "Standard"
             ("Variant", "Standard" if rec.variant == "orthodox" else rec.variant),
             ("FairyboardVariant", rec.variant),
             ("SetUp", "1"), ("FEN", rec.header.get("start_fen", variant.start_fen))]
-    if rec.result and rec.result != result:
+    if rec.result and rec.result != result and not damage:
         tags.append(("VariantResult", rec.result))
-    if rec.reason:
-        tags.append(("Termination", rec.reason))
+    # the way the game ended (checkmate, resignation, stalemate, a rule draw, territory...);
+    # "unterminated" while it is in progress
+    tags.append(("Termination", "unterminated" if damage or rec.result is None else rec.reason or "normal"))
     tags.append(("GameId", rec.id))
     head = "\n".join(f'[{k} "{str(v).replace(chr(92), chr(92) * 2).replace(chr(34), chr(92) + chr(34))}"]' for k, v in tags)
     body = _movetext(sans, _fullmove(rec.header.get("start_fen")))
+    if damage:
+        body += " {the game record is damaged from here: " + damage.replace("}", ")") + "}"
     text = (body + " " + result).strip()
     lines, line = [], ""
     for word in text.split(" "):
@@ -167,9 +199,16 @@ def pgn_of(rec: GameRecord) -> str:
 def cmd_export(args) -> int:
     store = GameStore(data_dir())
     rec = _record(store, args.id)
+    if not rec.header:
+        raise BoardDriverError(rec.damage or f"{rec.path}: no game header")
     text = pgn_of(rec)
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(text)
+    problem = rec.damage or _replay(rec)[3]
+    if problem:
+        print(f"fairyboard games export: the game record is damaged: {problem}; "
+              f"the readable part was exported", file=sys.stderr)
+        return 1
     return 0

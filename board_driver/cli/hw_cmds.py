@@ -291,6 +291,7 @@ def cmd_serve(args) -> int:
     board = load_board(args.board)
     settings = load_settings()
     store = GameStore(data_dir())
+    lock = store.lock("fairyboard serve")       # one process per data folder
     stop = threading.Event()
 
     def on_signal(signum, frame) -> None:
@@ -341,6 +342,7 @@ def cmd_serve(args) -> int:
         if session is not None:
             session.close()
         hw.close()
+        lock.release()
     say("fairyboard: stopped; the game is saved.")
     return 0
 

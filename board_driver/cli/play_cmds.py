@@ -78,9 +78,10 @@ def cmd_play(args) -> int:
     profile = load_profile(args.board, settings)
     store = GameStore(data_dir())
     clock = VirtualClock(0)
-    if args.events is not None:
-        return _play_events(args, store, settings, profile, clock)
-    return _play_interactive(args, store, settings, profile, clock)
+    with store.lock("fairyboard play"):          # one process per data folder
+        if args.events is not None:
+            return _play_events(args, store, settings, profile, clock)
+        return _play_interactive(args, store, settings, profile, clock)
 
 
 def _play_events(args, store, settings, profile, clock) -> int:
