@@ -87,7 +87,8 @@ class BoardProfile:
     def from_dict(cls, data: Any, source: str = "<board>") -> BoardProfile:
         if not isinstance(data, Mapping):
             raise ConfigError(f"{source}: a board profile is a mapping, not {type(data).__name__}")
-        known = {"name", "description", "files", "ranks", "sensors", "leds", "small_game", "hardware"}
+        known = {"name", "description", "files", "ranks", "sensors", "leds", "small_game", "hardware",
+                 "broker"}    # broker: board_driver.club.config
         for k in data:
             if k not in known:
                 raise ConfigError(f"{source}: {k}: unknown key (known: {', '.join(sorted(known))})")

@@ -18,6 +18,7 @@ COMMAND_MODULES = (
     "play_cmds",
     "games_cmds",
     "hw_cmds",
+    "club_cmds",
 )
 
 

@@ -282,6 +282,7 @@ class NullLeds:
 
 
 def cmd_serve(args) -> int:
+    from ..club.publisher import check_board, start_for_board
     from ..hardware.backends import load_board, open_hardware
     from ..journal import GameStore, data_dir, load_record
     from ..runner import run_realtime
@@ -289,6 +290,7 @@ def cmd_serve(args) -> int:
     from ..settings import load_settings
 
     board = load_board(args.board)
+    check_board(board)
     settings = load_settings()
     store = GameStore(data_dir())
     lock = store.lock("fairyboard serve")       # one process per data folder
@@ -311,8 +313,9 @@ def cmd_serve(args) -> int:
     if hw.buttons is not None:
         hw.buttons.start(commands.put)
     sink = hw.leds if hw.leds is not None else NullLeds(board.profile.size)
-    session = None
+    session = club = None
     try:
+        club = start_for_board(board, store.root, hw=hw)     # the profile's broker: publish the games live
         first = None
         deadline = time.monotonic() + 5
         while first is None and time.monotonic() < deadline and not stop.is_set():
@@ -341,6 +344,8 @@ def cmd_serve(args) -> int:
     finally:
         if session is not None:
             session.close()
+        if club is not None:
+            club.close()
         hw.close()
         lock.release()
     say("fairyboard: stopped; the game is saved.")

@@ -1,0 +1,115 @@
+"""``fairyboard recorder``: record every board's games from the broker (and show them with
+``--web``); ``fairyboard round NAME``: start a round of the recorder's store."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from pathlib import Path
+
+from ..errors import BoardDriverError
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "recorder", help="record every board's games from the club's MQTT broker (--web: show them)",
+        description="Subscribes to every board on the broker, stores every game record once in an SQLite "
+                    "file, asks boards to re-send what is missing, and with --web shows every board's "
+                    "position and serves PGN per board and per round. Runs until SIGTERM or Ctrl-C; "
+                    "restarting it loses nothing. See docs/club.md.")
+    p.add_argument("--broker", default=os.environ.get("FAIRYBOARD_BROKER", "localhost:1883"),
+                   help="the broker, HOST[:PORT] (default $FAIRYBOARD_BROKER, else localhost:1883)")
+    p.add_argument("--user", default="recorder", help="broker user name (default recorder)")
+    p.add_argument("--password-file", help="file whose first line is the broker password "
+                                           "(default $FAIRYBOARD_BROKER_PASSWORD, else none)")
+    p.add_argument("--tls", action="store_true", help="connect with TLS (system CAs unless --ca)")
+    p.add_argument("--ca", help="CA certificate file for TLS")
+    p.add_argument("--db", help="the store (default: club.sqlite in the data folder)")
+    p.add_argument("--web", metavar="HOST:PORT", help="serve the boards' page and the PGN feeds here")
+    p.add_argument("--round", metavar="NAME", help="start round NAME now (games first seen from now on belong to it)")
+    p.add_argument("--prefix", default="fairyboard", help="topic prefix (default fairyboard)")
+    p.set_defaults(handler=cmd_recorder)
+
+    p = sub.add_parser("round", help="start a round in the recorder's store (games first seen from now on)",
+                       description="Marks the start of round NAME in the recorder's store; /round/NAME.pgn serves "
+                                   "its games. Works while the recorder runs.")
+    p.add_argument("name")
+    p.add_argument("--db", help="the store (default: club.sqlite in the data folder)")
+    p.set_defaults(handler=cmd_round)
+
+
+def _db(args) -> Path:
+    from ..journal import data_dir
+    return Path(args.db) if args.db else data_dir() / "club.sqlite"
+
+
+def _round_name(name: str) -> str:
+    from ..club.config import NAME_RE
+    if not NAME_RE.match(name):
+        raise BoardDriverError(f"round {name!r}: use 1-64 letters, digits, '-', '_' or '.'")
+    return name
+
+
+def cmd_round(args) -> int:
+    from ..club.store import RecorderStore
+    store = RecorderStore(_db(args))
+    try:
+        store.start_round(_round_name(args.name))
+    finally:
+        store.close()
+    print(f"Round {args.name} started in {_db(args)}.")
+    return 0
+
+
+def cmd_recorder(args) -> int:
+    from ..club.config import Tls, parse_address
+    from ..club.recorder import Recorder, RecorderConfig
+    from ..club.store import RecorderStore
+
+    try:
+        import paho.mqtt.client  # noqa: F401
+    except ImportError:
+        raise BoardDriverError("the recorder needs paho-mqtt: pip install paho-mqtt") from None
+    tls = Tls(ca=args.ca) if (args.tls or args.ca) else None
+    host, port = parse_address(args.broker, 8883 if tls else 1883)
+    password = os.environ.get("FAIRYBOARD_BROKER_PASSWORD")
+    if args.password_file:
+        try:
+            password = Path(args.password_file).read_text(encoding="utf-8").splitlines()[0].strip()
+        except (OSError, IndexError) as exc:
+            raise BoardDriverError(f"--password-file {args.password_file}: cannot read a password: {exc}") from None
+    web = parse_address(args.web, 8080) if args.web else None
+    store = RecorderStore(_db(args))
+    if args.round:
+        store.start_round(_round_name(args.round))
+    stop = threading.Event()
+
+    def on_signal(signum, frame) -> None:
+        stop.set()
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+
+    def say(line: str) -> None:
+        print(line, flush=True)
+    cfg = RecorderConfig(host=host, port=port, username=args.user, password=password, tls=tls, prefix=args.prefix)
+    rec = Recorder(cfg, store, log=say).start()
+    srv = None
+    try:
+        if web is not None:
+            from ..club.web import serve
+            try:
+                srv = serve(store, *web)
+            except OSError as exc:
+                raise BoardDriverError(f"--web {args.web}: cannot listen: {exc.strerror or exc}") from None
+            say(f"recorder: the boards' page is at http://{web[0]}:{srv.server_address[1]}/")
+        say(f"recorder: storing into {store.path}; broker {host}:{port}")
+        while not stop.wait(1.0):
+            pass
+    finally:
+        if srv is not None:
+            srv.shutdown()
+        rec.close()
+        store.close()
+    say(f"recorder: stopped ({rec.stored} records stored this run).")
+    return 0

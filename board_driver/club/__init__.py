@@ -1,0 +1,20 @@
+"""Many boards in one hall: each board publishes its games live to an MQTT broker, one recorder
+keeps them all (see docs/club.md).
+
+Topics (``PREFIX`` is ``fairyboard`` unless the profile says otherwise; ``BOARD`` a board's name,
+``GAME`` a game id; every payload is JSON):
+
+``PREFIX/BOARD/game/GAME/record``  QoS 1
+    ``{"seq": n, "rec": {...}}``: the game's journal record on line ``n`` (the header is 0),
+    exactly as in the board's journal. Records are idempotent by (board, game, seq).
+``PREFIX/BOARD/game/GAME/state``   QoS 1, retained
+    the game's current state: ``seq`` (its last record), variant, players, date, actions,
+    last action, result and reason.
+``PREFIX/BOARD/health``            QoS 1, retained
+    ``{"link": ..., "sensors": ..., "t": unix seconds}``.
+``PREFIX/BOARD/presence``          QoS 1, retained
+    ``{"board": BOARD, "online": true, "t": ...}``; the broker publishes ``"online": false``
+    (the board's last will) when the board vanishes.
+``PREFIX/BOARD/resend``            QoS 1, recorder to board
+    ``{"game": GAME, "from": n}``: send the game's records from line ``n`` again.
+"""

@@ -1,0 +1,482 @@
+"""The board's side: publish every journal record of its games to the broker, in order.
+
+The journal is the queue. A game's records are its journal's lines (``seq`` = line index); the
+publisher keeps, per game, a small cursor file ``<data>/club/acked/<GAME>`` with how many of the
+game's first records the broker has acknowledged (QoS 1). So:
+
+- the session never waits: the journal's observer only notes "game G has n records on disk" and
+  wakes the publisher's own thread; paho's network loop runs in a thread of its own;
+- a broker that is down or slow loses nothing: what is not acknowledged stays in the journal and
+  goes out, in order, once the broker is back (at most ``window`` records are in flight);
+- a restarted board sends again every record past its cursor (the recorder ignores copies);
+- the recorder may ask for any range again (``resend``): the journal still has it.
+
+Only games written while the publisher runs, the game in progress and games with a cursor are
+published: a board's old games are not pushed into a new club's recorder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from .. import journal as journal_mod
+from .config import BrokerConfig
+from . import topics
+
+STATE_TYPES = frozenset({"game", "push", "pop", "result", "resign", "reopen", "resume"})
+
+
+@dataclass
+class _Game:
+    gid: str
+    path: Path
+    durable: int = 0                 # records known to be on disk
+    sent: int = 0                    # next record to send for the first time
+    acked: int = 0                   # the broker acknowledged records 0..acked-1
+    acked_above: set = field(default_factory=set)
+    offsets: list = field(default_factory=lambda: [0])   # byte offset of each line read so far
+    resend_from: int | None = None
+    cursor_saved: int = -1
+    # the game's state, folded from its records in order
+    folded: int = 0
+    header: dict = field(default_factory=dict)
+    actions: list = field(default_factory=list)
+    result: str | None = None
+    reason: str | None = None
+    state_dirty: bool = True
+
+
+class Publisher:
+    """Publishes one board's games. ``start()`` it, ``close()`` it; ``health`` returns a
+    JSON-able dict (link, sensors) published retained every ``health_every`` seconds when it
+    changes."""
+
+    def __init__(self, cfg: BrokerConfig, data: Path, *, health: Callable[[], dict] | None = None,
+                 window: int = 100, health_every: float = 10.0, client_id: str | None = None) -> None:
+        self.cfg = cfg
+        self.data = Path(data)
+        self.games_dir = self.data / "games"
+        self.cursor_dir = self.data / "club" / "acked"
+        self.health = health
+        self.window = window
+        self.health_every = health_every
+        self.client_id = client_id or f"fairyboard-board-{cfg.name}"
+        self._games: dict[str, _Game] = {}
+        self._lock = threading.Lock()            # guards _noted (the observer's notes)
+        self._noted: dict[str, int] = {}
+        self._events: queue.SimpleQueue = queue.SimpleQueue()   # ("ack", mid) | ("connect",) | ("resend", gid, n)
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._inflight: dict[int, tuple[str, int, float]] = {}  # mid -> (game, seq, when)
+        self._connected = False
+        self._thread: threading.Thread | None = None
+        self._client = None
+        self._last_health: Any = None
+        self._health_at = 0.0
+        self.published = 0                       # records handed to the broker (with re-sends)
+        self.errors: list[str] = []
+
+    # -- the journal's side (runs on the session's thread: quick) ---------------------------
+    def _observe(self, gid: str, seq: int, record: dict) -> None:
+        with self._lock:
+            if seq + 1 > self._noted.get(gid, 0):
+                self._noted[gid] = seq + 1
+        self._wake.set()
+
+    # -- life -------------------------------------------------------------------------------
+    def start(self) -> "Publisher":
+        import paho.mqtt.client as mqtt
+        self.cursor_dir.mkdir(parents=True, exist_ok=True)
+        journal_mod.add_observer(self._observe)
+        self._scan()
+        c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=self.client_id, clean_session=True,
+                        protocol=mqtt.MQTTv311)
+        if self.cfg.username:
+            c.username_pw_set(self.cfg.username, self.cfg.password)
+        if self.cfg.tls is not None:
+            c.tls_set(ca_certs=self.cfg.tls.ca, certfile=self.cfg.tls.cert, keyfile=self.cfg.tls.key)
+        c.will_set(topics.presence(self.cfg.prefix, self.cfg.name),
+                   json.dumps({"board": self.cfg.name, "online": False}), qos=1, retain=True)
+        c.max_inflight_messages_set(self.window)
+        c.max_queued_messages_set(0)
+        c.reconnect_delay_set(0.5, 8)
+        c.on_connect = self._on_connect
+        c.on_disconnect = self._on_disconnect
+        c.on_publish = self._on_publish
+        c.on_message = self._on_message
+        self._client = c
+        c.connect_async(self.cfg.host, self.cfg.port, keepalive=self.cfg.keepalive)
+        c.loop_start()
+        self._thread = threading.Thread(target=self._run, name=f"club-publisher-{self.cfg.name}", daemon=True)
+        self._thread.start()
+        return self
+
+    def close(self, timeout: float = 2.0) -> None:
+        """Stop: publish presence offline (when connected), save the cursors. Records not yet
+        acknowledged stay in the journal for the next start."""
+        journal_mod.remove_observer(self._observe)
+        if self._thread is not None:
+            self._drain_until = time.monotonic() + timeout
+            self._stop.set()
+            self._wake.set()
+            self._thread.join(timeout + 2)
+        c = self._client
+        if c is not None:
+            if self._connected:
+                try:
+                    info = c.publish(topics.presence(self.cfg.prefix, self.cfg.name),
+                                     json.dumps({"board": self.cfg.name, "online": False, "t": time.time()}),
+                                     qos=1, retain=True)
+                    info.wait_for_publish(timeout=1.0)
+                except (RuntimeError, ValueError):
+                    pass
+            c.disconnect()
+            c.loop_stop()
+        self._save_cursors(force=True)
+
+    # -- paho's callbacks (network thread: hand over, never block) --------------------------
+    def _on_connect(self, client, userdata, flags, reason_code, properties=None) -> None:
+        if reason_code.is_failure:
+            msg = f"broker {self.cfg.host}:{self.cfg.port} refused board {self.cfg.name}: {reason_code}"
+            if not self.errors or self.errors[-1] != msg:
+                self.errors.append(msg)
+            return
+        client.subscribe(topics.resend(self.cfg.prefix, self.cfg.name), qos=1)
+        self._connected = True
+        self._events.put(("connect",))
+        self._wake.set()
+
+    def _on_disconnect(self, client, userdata, flags, reason_code, properties=None) -> None:
+        self._connected = False
+
+    def _on_publish(self, client, userdata, mid, reason_code=None, properties=None) -> None:
+        self._events.put(("ack", mid))
+        self._wake.set()
+
+    def _on_message(self, client, userdata, msg) -> None:
+        try:
+            req = json.loads(msg.payload)
+            gid, frm = str(req["game"]), int(req.get("from", 0))
+        except (ValueError, KeyError, TypeError):
+            return
+        if topics.valid_game(gid) and frm >= 0:
+            self._events.put(("resend", gid, frm))
+            self._wake.set()
+
+    # -- the publisher's thread ---------------------------------------------------------------
+    def _run(self) -> None:
+        last_save = 0.0
+        while True:
+            self._wake.wait(0.5)
+            self._wake.clear()
+            try:
+                self._handle_events()
+                self._take_notes()
+                if self._connected:
+                    self._send()
+                    self._maybe_health()
+                now = time.monotonic()
+                if now - last_save > 0.5:
+                    self._save_cursors()
+                    last_save = now
+            except Exception as exc:     # keep publishing whatever one bad file does
+                self.errors.append(f"{type(exc).__name__}: {exc}")
+            if self._stop.is_set():
+                if not self._inflight or not self._connected or time.monotonic() > self._drain_until:
+                    return
+
+    def _game(self, gid: str, *, create: bool = True) -> _Game | None:
+        g = self._games.get(gid)
+        if g is None:
+            path = self.games_dir / f"{gid}.jsonl"
+            if not create or not path.exists():
+                return None
+            g = _Game(gid, path)
+            try:
+                g.acked = int((self.cursor_dir / gid).read_text().strip() or 0)
+            except (OSError, ValueError):
+                g.acked = 0
+            g.sent = g.acked
+            g.cursor_saved = g.acked
+            self._games[gid] = g
+        return g
+
+    def _scan(self) -> None:
+        """At start: games with a cursor and the game in progress; everything on disk counts as
+        durable (fsynced here, in case the last run was cut before its own fsync)."""
+        gids = set()
+        try:
+            gids.update(p.name for p in self.cursor_dir.iterdir() if not p.name.endswith(".tmp"))
+        except OSError:
+            pass
+        try:
+            cur = (self.data / "current").read_text(encoding="utf-8").strip()
+            if cur:
+                gids.add(cur)
+        except OSError:
+            pass
+        for gid in sorted(gids):
+            g = self._game(gid)
+            if g is None:
+                continue
+            try:
+                fd = os.open(g.path, os.O_RDONLY)
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+                g.durable = g.path.read_bytes().count(b"\n")
+            except OSError:
+                continue
+
+    def _take_notes(self) -> None:
+        with self._lock:
+            noted, self._noted = self._noted, {}
+        for gid, n in noted.items():
+            g = self._game(gid)
+            if g is not None and n > g.durable:
+                g.durable = n
+
+    def _handle_events(self) -> None:
+        while True:
+            try:
+                ev = self._events.get_nowait()
+            except queue.Empty:
+                return
+            if ev[0] == "ack":
+                hit = self._inflight.pop(ev[1], None)
+                if hit is None:
+                    continue
+                g = self._games.get(hit[0])
+                if g is None:
+                    continue
+                seq = hit[1]
+                if seq >= g.acked:
+                    g.acked_above.add(seq)
+                    while g.acked in g.acked_above:
+                        g.acked_above.discard(g.acked)
+                        g.acked += 1
+            elif ev[0] == "connect":
+                # paho re-sends what was in flight on the old connection; anything older than
+                # that is already acknowledged. States and health go out afresh.
+                for g in self._games.values():
+                    g.state_dirty = True
+                self._last_health = None
+                self._publish(topics.presence(self.cfg.prefix, self.cfg.name),
+                              json.dumps({"board": self.cfg.name, "online": True, "t": time.time()}), retain=True)
+            elif ev[0] == "resend":
+                g = self._game(ev[1])
+                if g is None:
+                    continue
+                if g.durable == 0 and g.path.exists():
+                    g.durable = g.path.read_bytes().count(b"\n")
+                frm = min(ev[2], g.sent)
+                g.resend_from = frm if g.resend_from is None else min(g.resend_from, frm)
+                g.state_dirty = True
+
+    def _lines(self, g: _Game, start: int, stop: int) -> list[bytes]:
+        """Lines ``start .. stop-1`` of the game's journal (whole lines only)."""
+        if stop <= start:
+            return []
+        known = len(g.offsets) - 1          # lines whose end we know
+        with open(g.path, "rb") as f:
+            if start > known:
+                self._index(g, f, start)
+                known = len(g.offsets) - 1
+            begin = g.offsets[min(start, known)]
+            f.seek(begin)
+            data = f.read()
+        out = []
+        pos = 0
+        idx = min(start, known)
+        while idx < stop:
+            end = data.find(b"\n", pos)
+            if end < 0:
+                break
+            if idx >= known:
+                g.offsets.append(begin + end + 1)
+                known += 1
+            if idx >= start:
+                out.append(data[pos:end])
+            pos = end + 1
+            idx += 1
+        return out
+
+    def _index(self, g: _Game, f, upto: int) -> None:
+        f.seek(g.offsets[-1])
+        data = f.read()
+        base = g.offsets[-1]
+        pos = 0
+        while len(g.offsets) - 1 < upto:
+            end = data.find(b"\n", pos)
+            if end < 0:
+                return
+            g.offsets.append(base + end + 1)
+            pos = end + 1
+
+    def _publish(self, topic: str, payload: bytes | str, *, retain: bool = False) -> int | None:
+        info = self._client.publish(topic, payload, qos=1, retain=retain)
+        if info.rc != 0:
+            return None
+        return info.mid
+
+    def _send(self) -> None:
+        now = time.monotonic()
+        if self._inflight:
+            oldest = min(t for _, _, t in self._inflight.values())
+            if now - oldest > 30:               # an acknowledgement that will never come
+                self._inflight.clear()
+                for g in self._games.values():
+                    g.sent = g.acked
+                    g.acked_above.clear()
+        for g in list(self._games.values()):
+            if g.resend_from is not None:
+                start, stop = g.resend_from, min(g.sent, g.durable)
+                while start < stop and len(self._inflight) < self.window:
+                    chunk = self._lines(g, start, min(stop, start + self.window - len(self._inflight)))
+                    if not chunk:
+                        break
+                    for line in chunk:
+                        if not self._send_record(g, start, line):
+                            return
+                        start += 1
+                g.resend_from = start if start < stop else None
+            while g.sent < g.durable and len(self._inflight) < self.window:
+                chunk = self._lines(g, g.sent, min(g.durable, g.sent + self.window - len(self._inflight)))
+                if not chunk:
+                    g.durable = g.sent              # the file is shorter than noted (cut torn line)
+                    break
+                for line in chunk:
+                    if not self._send_record(g, g.sent, line):
+                        return
+                    g.sent += 1
+            self._fold(g)
+            if g.state_dirty and g.folded and g.resend_from is None and len(self._inflight) < self.window:
+                st = {"board": self.cfg.name, "game": g.gid, "seq": g.folded - 1,
+                      "variant": g.header.get("variant"), "players": g.header.get("players"),
+                      "date": g.header.get("date"), "actions": len(g.actions),
+                      "last": g.actions[-1] if g.actions else None, "result": g.result, "reason": g.reason,
+                      "t": time.time()}
+                if self._publish(topics.state(self.cfg.prefix, self.cfg.name, g.gid), json.dumps(st),
+                                 retain=True) is not None:
+                    g.state_dirty = False
+
+    def _send_record(self, g: _Game, seq: int, line: bytes) -> bool:
+        payload = b'{"seq":%d,"rec":%s}' % (seq, line)
+        mid = self._publish(topics.record(self.cfg.prefix, self.cfg.name, g.gid), payload)
+        if mid is None:
+            return False
+        self._inflight[mid] = (g.gid, seq, time.monotonic())
+        self.published += 1
+        return True
+
+    def _fold(self, g: _Game) -> None:
+        if g.folded >= g.sent:
+            return
+        for line in self._lines(g, g.folded, g.sent):
+            try:
+                r = json.loads(line)
+            except ValueError:
+                r = {}
+            t = r.get("type")
+            if t == "game":
+                g.header = r
+            elif t == "push":
+                g.actions.append(r.get("action"))
+            elif t == "pop":
+                if g.actions:
+                    g.actions.pop()
+                g.result = g.reason = None
+            elif t == "result":
+                g.result, g.reason = r.get("result"), r.get("reason")
+            elif t == "reopen":
+                g.result = g.reason = None
+            if t in STATE_TYPES:
+                g.state_dirty = True
+            g.folded += 1
+
+    def _maybe_health(self) -> None:
+        if self.health is None:
+            h = {}
+        else:
+            try:
+                h = self.health()
+            except Exception as exc:
+                h = {"error": f"{type(exc).__name__}: {exc}"}
+        now = time.monotonic()
+        if h == self._last_health and now - self._health_at < self.health_every:
+            return
+        if self._last_health is not None and now - self._health_at < self.health_every:
+            return
+        payload = json.dumps({"board": self.cfg.name, **h, "t": time.time()}, default=str)
+        if self._publish(topics.health(self.cfg.prefix, self.cfg.name), payload, retain=True) is not None:
+            self._last_health, self._health_at = h, now
+
+    def _save_cursors(self, force: bool = False) -> None:
+        for g in list(self._games.values()):
+            if g.acked != g.cursor_saved:
+                tmp = self.cursor_dir / f"{g.gid}.tmp"
+                try:
+                    tmp.write_text(f"{g.acked}\n")
+                    os.replace(tmp, self.cursor_dir / g.gid)
+                    g.cursor_saved = g.acked
+                except OSError as exc:
+                    self.errors.append(f"cursor {g.gid}: {exc}")
+
+    # -- for tests and the service ----------------------------------------------------------
+    def pending(self) -> int:
+        """Records on disk the broker has not acknowledged yet."""
+        return sum(max(0, g.durable - g.acked) for g in list(self._games.values()))
+
+    def wait_idle(self, timeout: float) -> bool:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            self._wake.set()
+            if self.pending() == 0 and not self._noted:
+                return True
+            time.sleep(0.02)
+        return False
+
+
+def check_board(board) -> None:
+    """Validate the board profile's ``broker:`` section (a ConfigError names the key)."""
+    from .config import broker_of
+    cfg = broker_of(board.data, str(board.path))
+    if cfg is not None:
+        try:
+            import paho.mqtt.client  # noqa: F401
+        except ImportError:
+            from ..errors import ConfigError
+            raise ConfigError(f"{board.path}: broker: publishing needs paho-mqtt (pip install paho-mqtt)") from None
+
+
+def board_health(board, hw) -> Callable[[], dict]:
+    """The health a serving board publishes: its backends and, for a serial board, the link's
+    counters."""
+    def health() -> dict:
+        out: dict = {"sensors": board.hardware.sensor_backend, "leds": board.hardware.led_backend}
+        serial = getattr(hw, "serial", None)
+        if serial is not None:
+            h = serial.health()
+            out["link"] = {k: getattr(h, k) for k in getattr(h, "__dataclass_fields__", {})}
+        else:
+            out["link"] = "direct"
+        return out
+    return health
+
+
+def start_for_board(board, data: Path, *, hw=None) -> Publisher | None:
+    """The started publisher for ``board`` (a loaded board profile) when it has a ``broker:``
+    section, else None. Never waits for the broker."""
+    from .config import broker_of
+    cfg = broker_of(board.data, str(board.path))
+    if cfg is None:
+        return None
+    return Publisher(cfg, data, health=board_health(board, hw) if hw is not None else None).start()

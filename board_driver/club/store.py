@@ -1,0 +1,257 @@
+"""The recorder's store: one SQLite file holding every board's games.
+
+Why SQLite rather than a journal file per game: the recorder hears hundreds of boards at once,
+and each record must be stored exactly once whatever order and however often it arrives. A
+primary key on (board, game, seq) makes that one ``INSERT OR IGNORE``; a batch of records from
+many boards is one transaction (one fsync) instead of one file write each; the web page reads
+while the recorder writes (WAL mode); and the questions the page asks (every board's latest
+game, the games of a round) are queries, not scans of a folder. The records themselves are kept
+as the boards' journal lines, so any game can be written back out as a journal
+(:meth:`RecorderStore.journal_lines`) and read with the board's own tools.
+
+Tables: ``records`` (board, game, seq, body, stored_at); ``games`` (per game: ``contig``, how
+many of its first records are stored without a hole; ``max_seq``; ``known``, the board's own
+count from its state message; and a summary folded from the contiguous records: variant,
+players, date, actions, result, last move time); ``boards`` (presence, health); ``rounds``.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS records (
+    board TEXT NOT NULL, game TEXT NOT NULL, seq INTEGER NOT NULL,
+    body TEXT NOT NULL, stored_at REAL NOT NULL,
+    PRIMARY KEY (board, game, seq)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS games (
+    board TEXT NOT NULL, game TEXT NOT NULL,
+    contig INTEGER NOT NULL DEFAULT 0, max_seq INTEGER NOT NULL DEFAULT -1, known INTEGER NOT NULL DEFAULT 0,
+    variant TEXT, players TEXT, date TEXT, start_fen TEXT,
+    actions INTEGER NOT NULL DEFAULT 0, last_action TEXT, last_move_at REAL,
+    result TEXT, reason TEXT, first_seen REAL NOT NULL, updated_at REAL NOT NULL,
+    PRIMARY KEY (board, game));
+CREATE TABLE IF NOT EXISTS boards (
+    board TEXT PRIMARY KEY, online INTEGER, presence_at REAL, health TEXT, health_at REAL);
+CREATE TABLE IF NOT EXISTS rounds (
+    name TEXT PRIMARY KEY, started_at REAL NOT NULL);
+"""
+
+
+@dataclass
+class Progress:
+    """What a batch did to one game."""
+
+    board: str
+    game: str
+    contig: int
+    max_seq: int
+    known: int
+    finished: bool
+
+    @property
+    def gap(self) -> bool:
+        """Records missing: a hole below the highest seen, or fewer than the board has."""
+        return self.max_seq >= self.contig or self.known > self.contig
+
+
+class RecorderStore:
+    def __init__(self, path: Path | str, *, readonly: bool = False) -> None:
+        self.path = Path(path)
+        if not readonly:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        uri = f"file:{self.path}?mode=ro" if readonly else f"file:{self.path}"
+        self.db = sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=30)
+        self.lock = threading.Lock()
+        if not readonly:
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")   # WAL: a commit survives a crash of the recorder
+            self.db.executescript(SCHEMA)
+            self.db.commit()
+
+    def close(self) -> None:
+        self.db.close()
+
+    # -- writing ----------------------------------------------------------------------------
+    def add_records(self, items: list[tuple[str, str, int, str]], *, now: float | None = None) -> dict[tuple[str, str], Progress]:
+        """Store records ``(board, game, seq, body)`` (duplicates ignored) in one transaction;
+        returns each touched game's progress."""
+        now = time.time() if now is None else now
+        touched: dict[tuple[str, str], Progress] = {}
+        with self.lock, self.db:
+            cur = self.db.cursor()
+            cur.executemany("INSERT OR IGNORE INTO records (board, game, seq, body, stored_at) VALUES (?, ?, ?, ?, ?)",
+                            [(b, g, s, body, now) for b, g, s, body in items])
+            maxes: dict[tuple[str, str], int] = {}
+            for b, g, s, _ in items:
+                if s > maxes.get((b, g), -1):
+                    maxes[(b, g)] = s
+            for (b, g), mx in maxes.items():
+                touched[(b, g)] = self._advance(cur, b, g, mx, now)
+        return touched
+
+    def _ensure_game(self, cur, board: str, game: str, now: float) -> tuple:
+        row = cur.execute("SELECT contig, max_seq, known, actions, result FROM games WHERE board=? AND game=?",
+                          (board, game)).fetchone()
+        if row is None:
+            cur.execute("INSERT INTO games (board, game, first_seen, updated_at) VALUES (?, ?, ?, ?)",
+                        (board, game, now, now))
+            row = (0, -1, 0, 0, None)
+        return row
+
+    def _advance(self, cur, board: str, game: str, mx: int, now: float) -> Progress:
+        contig, max_seq, known, actions, result = self._ensure_game(cur, board, game, now)
+        max_seq = max(max_seq, mx)
+        upd: dict = {}
+        rows = cur.execute("SELECT seq, body, stored_at FROM records WHERE board=? AND game=? AND seq>=? ORDER BY seq",
+                           (board, game, contig)).fetchall()
+        for seq, body, stored_at in rows:
+            if seq != contig:
+                break
+            r = json.loads(body)
+            t = r.get("type")
+            if t == "game":
+                upd.update(variant=r.get("variant"), players=json.dumps(r.get("players") or {}),
+                           date=r.get("date"), start_fen=r.get("start_fen"))
+            elif t == "push":
+                actions += 1
+                upd.update(last_action=r.get("action"), last_move_at=stored_at)
+            elif t == "pop":
+                actions = max(0, actions - 1)
+                result = None
+                upd.update(last_move_at=stored_at, reason=None)
+            elif t == "result":
+                result = r.get("result")
+                upd["reason"] = r.get("reason")
+            elif t == "reopen":
+                result = None
+                upd["reason"] = None
+            contig += 1
+        upd.update(contig=contig, max_seq=max_seq, actions=actions, result=result, updated_at=now)
+        cols = ", ".join(f"{k}=?" for k in upd)
+        cur.execute(f"UPDATE games SET {cols} WHERE board=? AND game=?", (*upd.values(), board, game))
+        return Progress(board, game, contig, max_seq, known, result is not None)
+
+    def note_state(self, board: str, game: str, seq: int, *, now: float | None = None) -> Progress:
+        """The board says game ``game`` has records up to ``seq``."""
+        now = time.time() if now is None else now
+        with self.lock, self.db:
+            cur = self.db.cursor()
+            contig, max_seq, known, actions, result = self._ensure_game(cur, board, game, now)
+            known = max(known, seq + 1)
+            cur.execute("UPDATE games SET known=? WHERE board=? AND game=?", (known, board, game))
+        return Progress(board, game, contig, max_seq, known, result is not None)
+
+    def note_presence(self, board: str, online: bool, *, now: float | None = None) -> None:
+        now = time.time() if now is None else now
+        with self.lock, self.db:
+            self.db.execute("INSERT INTO boards (board, online, presence_at) VALUES (?, ?, ?) "
+                            "ON CONFLICT(board) DO UPDATE SET online=excluded.online, presence_at=excluded.presence_at",
+                            (board, int(online), now))
+
+    def note_health(self, board: str, health: dict, *, now: float | None = None) -> None:
+        now = time.time() if now is None else now
+        with self.lock, self.db:
+            self.db.execute("INSERT INTO boards (board, health, health_at) VALUES (?, ?, ?) "
+                            "ON CONFLICT(board) DO UPDATE SET health=excluded.health, health_at=excluded.health_at",
+                            (board, json.dumps(health), now))
+
+    def start_round(self, name: str, *, now: float | None = None) -> None:
+        now = time.time() if now is None else now
+        with self.lock, self.db:
+            self.db.execute("INSERT INTO rounds (name, started_at) VALUES (?, ?) "
+                            "ON CONFLICT(name) DO NOTHING", (name, now))
+
+    # -- reading ----------------------------------------------------------------------------
+    def behind(self) -> list[Progress]:
+        """Games that may miss records: unfinished, or with a known hole."""
+        with self.lock:
+            rows = self.db.execute("SELECT board, game, contig, max_seq, known, result FROM games "
+                                   "WHERE result IS NULL OR max_seq >= contig OR known > contig").fetchall()
+        return [Progress(b, g, c, m, k, r is not None) for b, g, c, m, k, r in rows]
+
+    def records(self, board: str, game: str, *, contiguous: bool = True) -> list[dict]:
+        with self.lock:
+            rows = self.db.execute("SELECT seq, body FROM records WHERE board=? AND game=? ORDER BY seq",
+                                   (board, game)).fetchall()
+        out = []
+        for i, (seq, body) in enumerate(rows):
+            if contiguous and seq != i:
+                break
+            out.append(json.loads(body))
+        return out
+
+    def journal_lines(self, board: str, game: str) -> list[str]:
+        """The game's records as its board's journal lines (the contiguous part)."""
+        with self.lock:
+            rows = self.db.execute("SELECT seq, body FROM records WHERE board=? AND game=? ORDER BY seq",
+                                   (board, game)).fetchall()
+        out = []
+        for i, (seq, body) in enumerate(rows):
+            if seq != i:
+                break
+            out.append(body)
+        return out
+
+    def seqs(self, board: str, game: str) -> list[int]:
+        with self.lock:
+            return [s for (s,) in self.db.execute("SELECT seq FROM records WHERE board=? AND game=? ORDER BY seq",
+                                                  (board, game))]
+
+    def games(self, board: str | None = None) -> list[dict]:
+        q = ("SELECT board, game, contig, max_seq, known, variant, players, date, start_fen, actions, last_action, "
+             "last_move_at, result, reason, first_seen, updated_at FROM games")
+        args: tuple = ()
+        if board is not None:
+            q += " WHERE board=?"
+            args = (board,)
+        q += " ORDER BY board, first_seen, game"
+        with self.lock:
+            rows = self.db.execute(q, args).fetchall()
+        keys = ("board", "game", "contig", "max_seq", "known", "variant", "players", "date", "start_fen", "actions",
+                "last_action", "last_move_at", "result", "reason", "first_seen", "updated_at")
+        out = []
+        for row in rows:
+            d = dict(zip(keys, row))
+            d["players"] = json.loads(d["players"]) if d["players"] else {}
+            out.append(d)
+        return out
+
+    def boards(self) -> list[dict]:
+        """Every board heard of, with its presence, health and latest game."""
+        with self.lock:
+            rows = self.db.execute("SELECT board, online, presence_at, health, health_at FROM boards").fetchall()
+        info = {b: {"board": b, "online": None if o is None else bool(o), "presence_at": pa,
+                    "health": json.loads(h) if h else None, "health_at": ha} for b, o, pa, h, ha in rows}
+        for g in self.games():
+            d = info.setdefault(g["board"], {"board": g["board"], "online": None, "presence_at": None,
+                                             "health": None, "health_at": None})
+            prev = d.get("game")
+            if prev is None or (g["date"] or "", g["first_seen"]) >= (prev["date"] or "", prev["first_seen"]):
+                d["game"] = g
+        return [info[b] for b in sorted(info)]
+
+    def rounds(self) -> list[tuple[str, float]]:
+        with self.lock:
+            return list(self.db.execute("SELECT name, started_at FROM rounds ORDER BY started_at, name"))
+
+    def round_games(self, name: str) -> list[dict] | None:
+        """The games of round ``name``: those first seen after it started and before the next
+        round started; None when there is no such round."""
+        rounds = self.rounds()
+        names = [n for n, _ in rounds]
+        if name not in names:
+            return None
+        i = names.index(name)
+        start = rounds[i][1]
+        end = rounds[i + 1][1] if i + 1 < len(rounds) else float("inf")
+        return [g for g in self.games() if start <= g["first_seen"] < end]
+
+    def count(self) -> int:
+        with self.lock:
+            return self.db.execute("SELECT COUNT(*) FROM records").fetchone()[0]

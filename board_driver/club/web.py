@@ -1,0 +1,295 @@
+"""``fairyboard recorder --web HOST:PORT``: every board on one page, and the PGN feeds.
+
+==========================  ===============================================================
+``/``                       every board: its position, last move and when, result, presence
+``/boards.html``            the same boards as an HTML fragment (the page reloads it each second)
+``/boards.json``            the same as JSON
+``/board/NAME.pgn``         the board's latest game (the live feed broadcast sites poll)
+``/board/NAME/GAME.pgn``    one game of the board
+``/round/NAME.pgn``         every game of round NAME (``fairyboard round NAME`` starts one)
+``/rounds.json``            the rounds and their games
+==========================  ===============================================================
+
+The boards are drawn on the server (one table per board, pieces as letters: capitals White).
+A PGN holds the contiguous part of a game: records past a hole wait for the re-send.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import threading
+import time
+import urllib.parse
+from datetime import datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+from ..journal import GameRecord
+from .store import RecorderStore
+
+SYMBOLS = {("K", 0): "\u2654", ("Q", 0): "\u2655", ("R", 0): "\u2656", ("B", 0): "\u2657", ("N", 0): "\u2658",
+           ("P", 0): "\u2659", ("K", 1): "\u265a", ("Q", 1): "\u265b", ("R", 1): "\u265c", ("B", 1): "\u265d",
+           ("N", 1): "\u265e", ("P", 1): "\u265f"}
+
+
+def game_record(board: str, game: str, records: list[dict]) -> GameRecord | None:
+    """A GameRecord from a game's stored records (as ``journal.load_record`` reads a file)."""
+    if not records or records[0].get("type") != "game":
+        return None
+    rec = GameRecord(game, Path(board) / f"{game}.jsonl", records[0], records=records[1:])
+    for r in records[1:]:
+        t = r.get("type")
+        if t == "push":
+            rec.actions.append(r.get("action"))
+        elif t == "pop":
+            if rec.actions:
+                rec.actions.pop()
+            rec.result = rec.reason = None
+        elif t == "result":
+            rec.result, rec.reason = r.get("result"), r.get("reason")
+        elif t == "reopen":
+            rec.result = rec.reason = None
+    return rec
+
+
+def pgn(board: str, rec: GameRecord, round_name: str | None = None) -> str:
+    """The game's PGN (``fairyboard games export``'s), with the club's Event, Site and Round."""
+    from ..cli.games_cmds import pgn_of
+    text = pgn_of(rec)
+    tags = {"Event": round_name or "fairyboard club", "Site": board, "Round": round_name or "-"}
+    out = []
+    for line in text.split("\n"):
+        for k, v in tags.items():
+            if line.startswith(f"[{k} "):
+                line = f'[{k} "{v}"]'
+        out.append(line)
+    return "\n".join(out)
+
+
+class Positions:
+    """Replays games to their positions, remembering the last answer per game."""
+
+    def __init__(self) -> None:
+        self._cache: dict[tuple[str, str], tuple[int, dict]] = {}
+        self._lock = threading.Lock()
+
+    def of(self, store: RecorderStore, g: dict) -> dict:
+        key = (g["board"], g["game"])
+        with self._lock:
+            hit = self._cache.get(key)
+        if hit is not None and hit[0] == g["contig"]:
+            return hit[1]
+        out: dict = {}
+        try:
+            rec = game_record(g["board"], g["game"], store.records(g["board"], g["game"]))
+            if rec is None:
+                raise ValueError("its header has not arrived yet")
+            from ..config import load_variant
+            from engine.game import new_game
+            game = new_game(load_variant(rec.variant), rec.header.get("start_fen"))
+            for text in rec.actions:
+                game.push(game.parse(text))
+            geo = game.geometry
+            out = {"fen": game.fen(), "files": geo.files, "ranks": geo.ranks,
+                   "pieces": {geo.name(sq): [letter, colour] for sq, (letter, colour) in game.piece_map().items()}}
+        except Exception as exc:         # an unknown variant, a bad record: say so on the page
+            out = {"error": f"{type(exc).__name__}: {exc}"}
+        with self._lock:
+            self._cache[key] = (g["contig"], out)
+        return out
+
+
+def _when(t: float | None) -> str:
+    if t is None:
+        return "-"
+    ago = max(0, int(time.time() - t))
+    clock = datetime.fromtimestamp(t).strftime("%H:%M:%S")
+    return f"{clock} ({ago // 60} min {ago % 60} s ago)" if ago >= 60 else f"{clock} ({ago} s ago)"
+
+
+def board_html(pos: dict) -> str:
+    if "error" in pos:
+        return f'<p class="err">position unavailable: {html.escape(pos["error"])}</p>'
+    files, ranks, pieces = pos["files"], pos["ranks"], pos["pieces"]
+    rows = []
+    for r in range(ranks - 1, -1, -1):
+        cells = []
+        for f in range(files):
+            name = f"{chr(97 + f)}{r + 1}"
+            p = pieces.get(name)
+            shade = "d" if (f + r) % 2 == 0 else "l"
+            if p is None:
+                cells.append(f'<td class="{shade}"></td>')
+            else:
+                letter, colour = p
+                sym = SYMBOLS.get((letter.upper(), colour), letter.upper() if colour == 0 else letter.lower())
+                side = "w" if colour == 0 else "b"
+                cells.append(f'<td class="{shade} {side}" title="{name}">{html.escape(sym)}</td>')
+        rows.append(f'<tr><th>{r + 1}</th>{"".join(cells)}</tr>')
+    rows.append("<tr><th></th>" + "".join(f"<th>{chr(97 + f)}</th>" for f in range(files)) + "</tr>")
+    return f'<table class="board" data-fen="{html.escape(pos["fen"])}">{"".join(rows)}</table>'
+
+
+def boards_data(store: RecorderStore, positions: Positions) -> list[dict]:
+    out = []
+    for b in store.boards():
+        d = {"board": b["board"], "online": b["online"], "health": b["health"]}
+        g = b.get("game")
+        if g is not None:
+            d["game"] = {k: g[k] for k in ("game", "variant", "players", "date", "actions", "last_action",
+                                           "last_move_at", "result", "reason", "contig", "known")}
+            d["game"]["missing"] = max(0, g["known"] - g["contig"], g["max_seq"] + 1 - g["contig"])
+            d["position"] = positions.of(store, g)
+        out.append(d)
+    return out
+
+
+def boards_fragment(data: list[dict]) -> str:
+    if not data:
+        return '<p>No board has reported yet.</p>'
+    parts = []
+    for d in data:
+        name = html.escape(d["board"])
+        online = {True: "online", False: "OFFLINE", None: "?"}[d["online"]]
+        g = d.get("game")
+        if g is None:
+            parts.append(f'<section class="card"><h2>{name} <small>{online}</small></h2><p>no game yet</p></section>')
+            continue
+        pl = g["players"] or {}
+        result = g["result"] or "playing"
+        if g["reason"]:
+            result += f" ({g['reason']})"
+        missing = f' <span class="err">{g["missing"]} record(s) awaited</span>' if g["missing"] else ""
+        parts.append(
+            f'<section class="card" id="board-{name}"><h2>{name} <small class="{online.lower()}">{online}</small></h2>'
+            f'<p class="players">{html.escape(str(pl.get("white", "?")))} - {html.escape(str(pl.get("black", "?")))}'
+            f' &middot; {html.escape(str(g["variant"]))}</p>'
+            f'{board_html(d.get("position") or {"error": "no position"})}'
+            f'<p>last move: <b class="last">{html.escape(str(g["last_action"] or "-"))}</b> at '
+            f'<span class="clock">{_when(g["last_move_at"])}</span>, {g["actions"]} actions</p>'
+            f'<p>result: <b class="result">{html.escape(result)}</b>{missing}</p>'
+            f'<p class="links"><a href="/board/{urllib.parse.quote(d["board"])}.pgn">PGN</a> '
+            f'&middot; game {html.escape(g["game"])}</p></section>')
+    return "\n".join(parts)
+
+
+PAGE = """<!doctype html>
+<html><head><meta charset="utf-8"><title>fairyboard club</title>
+<style>
+body { font-family: sans-serif; margin: 1em; background: #f4f1ea; }
+#boards { display: flex; flex-wrap: wrap; gap: 1em; }
+.card { background: #fff; padding: .6em .8em; border-radius: 6px; box-shadow: 0 1px 3px #0003; }
+.card h2 { margin: 0 0 .3em; font-size: 1.1em; }
+.card p { margin: .25em 0; font-size: .9em; }
+.board { border-collapse: collapse; }
+.board td { width: 1.6em; height: 1.6em; text-align: center; font-size: 1.2em; line-height: 1; padding: 0; }
+.board th { font-size: .65em; font-weight: normal; color: #666; }
+.board td.l { background: #eed9b4; } .board td.d { background: #b58863; }
+.offline, .err { color: #b00; } .online { color: #070; }
+</style></head>
+<body><h1>fairyboard club</h1><p>{rounds}</p>
+<div id="boards">{boards}</div>
+<script>
+async function refresh() {
+  try {
+    const r = await fetch('/boards.html', {cache: 'no-store'});
+    if (r.ok) document.getElementById('boards').innerHTML = await r.text();
+  } catch (e) {}
+}
+setInterval(refresh, 1000);
+</script></body></html>
+"""
+
+
+class Handler(BaseHTTPRequestHandler):
+    server_version = "fairyboard-recorder"
+    store: RecorderStore
+    positions: Positions
+
+    def log_message(self, fmt, *args) -> None:
+        pass
+
+    def _send(self, code: int, body: str, ctype: str) -> None:
+        data = body.encode("utf-8")
+        self.send_response(code)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("Access-Control-Allow-Origin", "*")
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _missing(self, what: str) -> None:
+        self._send(404, f"{what}\n", "text/plain; charset=utf-8")
+
+    def do_GET(self) -> None:
+        path = urllib.parse.unquote(urllib.parse.urlsplit(self.path).path)
+        store, positions = self.store, self.positions
+        try:
+            if path == "/":
+                rounds = store.rounds()
+                links = " ".join(f'<a href="/round/{urllib.parse.quote(n)}.pgn">{html.escape(n)}</a>'
+                                 for n, _ in rounds)
+                page = PAGE.replace("{rounds}", f"Rounds (PGN): {links}" if rounds else "No round started.")
+                page = page.replace("{boards}", boards_fragment(boards_data(store, positions)))
+                self._send(200, page, "text/html; charset=utf-8")
+            elif path == "/boards.html":
+                self._send(200, boards_fragment(boards_data(store, positions)), "text/html; charset=utf-8")
+            elif path == "/boards.json":
+                self._send(200, json.dumps(boards_data(store, positions)), "application/json")
+            elif path == "/rounds.json":
+                out = [{"round": n, "started_at": t, "games": [{"board": g["board"], "game": g["game"]}
+                                                               for g in store.round_games(n) or []]}
+                       for n, t in store.rounds()]
+                self._send(200, json.dumps(out), "application/json")
+            elif path.startswith("/round/") and path.endswith(".pgn"):
+                name = path[len("/round/"):-4]
+                games = store.round_games(name)
+                if games is None:
+                    known = ", ".join(n for n, _ in store.rounds()) or "none yet"
+                    return self._missing(f"no round {name!r} (rounds: {known})")
+                texts = []
+                for g in games:
+                    rec = game_record(g["board"], g["game"], store.records(g["board"], g["game"]))
+                    if rec is not None:
+                        texts.append(pgn(g["board"], rec, name))
+                self._send(200, "\n".join(texts), "application/x-chess-pgn; charset=utf-8")
+            elif path.startswith("/board/") and path.endswith(".pgn"):
+                rest = path[len("/board/"):-4]
+                board, _, game = rest.partition("/")
+                games = store.games(board)
+                if not games:
+                    return self._missing(f"no board {board!r} has reported")
+                if game:
+                    match = [g for g in games if g["game"] == game]
+                    if not match:
+                        return self._missing(f"board {board!r} has no game {game!r}")
+                    g = match[0]
+                else:
+                    g = max(games, key=lambda g: (g["date"] or "", g["first_seen"]))
+                rec = game_record(board, g["game"], store.records(board, g["game"]))
+                if rec is None:
+                    return self._missing(f"game {g['game']!r} of board {board!r}: its header has not arrived yet")
+                self._send(200, pgn(board, rec, _round_of(store, g)), "application/x-chess-pgn; charset=utf-8")
+            else:
+                self._missing(f"no page {path!r}: try /, /boards.json, /board/NAME.pgn or /round/NAME.pgn")
+        except BrokenPipeError:
+            pass
+
+
+def _round_of(store: RecorderStore, g: dict) -> str | None:
+    name = None
+    for n, t in store.rounds():
+        if t <= g["first_seen"]:
+            name = n
+    return name
+
+
+def serve(store: RecorderStore, host: str, port: int) -> ThreadingHTTPServer:
+    """Start the page's server in a thread; ``shutdown()`` it to stop."""
+    handler = type("BoundHandler", (Handler,), {"store": store, "positions": Positions()})
+    srv = ThreadingHTTPServer((host, port), handler)
+    srv.daemon_threads = True
+    threading.Thread(target=srv.serve_forever, name="recorder-web", daemon=True).start()
+    return srv
