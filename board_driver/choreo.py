@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from engine.game import Action
 
 from .events import Ev
-from .session import PROMOTION_ORDER
+from .bases import PROMOTION_ORDER
 
 
 @dataclass

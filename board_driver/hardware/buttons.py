@@ -17,11 +17,12 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
+from ..commands import button_words
 from ._check import Section
 from .gpio_matrix import GpioModule, use_bcm
 from .ticker import Ticker
 
-COMMANDS = ("choose", "end", "pass", "takeback", "undo", "resign", "help", "new", "buy", "design", "invent")
+COMMANDS = button_words()          # from the one command registry
 
 
 @dataclass(frozen=True, slots=True)

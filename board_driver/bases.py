@@ -1,0 +1,151 @@
+"""The reconciler's inputs, built from the game: one :class:`~board_driver.reconcile.Base` per
+state a board could be explained from (the current position, the one before the last physical
+action, ...), the state after ending a multi-move turn, and the player's preferences.
+
+:class:`Bases` caches them until the game changes (:meth:`Bases.invalidate`). It reads the
+game and the event marks (per history entry: the index in the event log where its window
+starts) and never changes either.
+"""
+
+from __future__ import annotations
+
+from .reconcile import Base, Preferences
+
+# Promotion defaults, best first: the queen, then the strongest pieces of the catalog.
+PROMOTION_ORDER = ("q", "z", "c", "j", "i", "a", "y", "r", "t", "o", "f", "u", "l", "g", "b", "n", "h", "m")
+
+
+class Bases:
+    """The reconciler's view of one game, cached until :meth:`invalidate`."""
+
+    def __init__(self, game, marks: list[int]):
+        self.game = game
+        self.marks = marks          # shared with the session, which keeps it in step with the history
+        self._cache: dict = {}
+
+    def invalidate(self) -> None:
+        self._cache.clear()
+
+    def outcome(self):
+        """The game's outcome (cached until the game changes)."""
+        if "outcome" not in self._cache:
+            self._cache["outcome"] = self.game.outcome()
+        return self._cache["outcome"]
+
+    def base(self, k: int) -> Base | None:
+        """The state ``k`` physical actions back (0: now), or None when there is none."""
+        if k in self._cache:
+            return self._cache[k]
+        base = self._build(k)
+        self._cache[k] = base
+        return base
+
+    def _build(self, k: int) -> Base | None:
+        g = self.game
+        h = g.history
+        if k > 0:
+            out = self.outcome()
+            if out is not None and out.reason == "resignation":
+                return None
+        i = len(h)
+        undone = []
+        silent_after = False
+        for step in range(k):
+            j = i
+            while j > 0 and h[j - 1].silent:
+                j -= 1
+            if j == 0:
+                return None
+            if step == 0 and j != i:
+                silent_after = True
+            j -= 1
+            undone.append((h[j], self.marks[j]))
+            i = j
+        popped = list(h[i:])
+        for _ in popped:
+            g.pop()
+        try:
+            occ, actions, turn = g.occupancy(), tuple(g.legal_actions()), g.turn
+        finally:
+            for a in popped:
+                g.push(a)
+        start = self.marks[i - 1] if i > 0 else 0
+        last_side, last_to_move, last_drop = -1, False, False
+        if k == 0:
+            last = next((a for a in reversed(h) if not a.silent), None)
+            if last is None:
+                last_side = 0
+            else:
+                last_drop = last.kind == "drop"
+                pm = g.piece_map()
+                color = next((pm[sq][1] for sq in last.places if sq in pm), None)
+                if color is not None:
+                    last_side = 0
+                    for sq, (_, c) in pm.items():
+                        if c == color:
+                            last_side |= 1 << sq
+                    last_to_move = color == g.turn
+        # the occupancy before the physical action preceding this state (no engine call needed:
+        # an action's lifts and places undo it)
+        before_last = -1
+        j = i
+        while j > 0 and h[j - 1].silent:
+            j -= 1
+        if j > 0:
+            prev = h[j - 1]
+            before_last = occ
+            for sq in prev.places:
+                before_last &= ~(1 << sq)
+            for sq in prev.lifts:
+                before_last |= 1 << sq
+        return Base(k, occ, actions, g.geometry.files, start, (), tuple(undone),
+                    replaceable=(k == 1 and not silent_after), same_turn=(turn == g.turn),
+                    last_side=last_side, last_to_move=last_to_move, last_drop=last_drop,
+                    before_last=before_last)
+
+    def end_base(self) -> Base | None:
+        """The state after the silent ``end`` of a multi-move turn, when one is legal now."""
+        if "end" in self._cache:
+            return self._cache["end"]
+        b0 = self.base(0)
+        end = next((a for a in b0.actions if a.kind == "end" and a.silent), None)
+        base = None
+        if end is not None:
+            g = self.game
+            g.push(end)
+            try:
+                base = Base(0, g.occupancy(), tuple(g.legal_actions()), g.geometry.files, b0.start, (end,))
+            finally:
+                g.pop()
+        self._cache["end"] = base
+        return base
+
+    def droppable(self):
+        """The actions the next physical action comes from: the legal actions, or when only
+        silent ones are legal (a design phase, a turn that can only end) those after ``end``."""
+        legal = self.base(0).actions
+        if legal and all(a.silent for a in legal):
+            eb = self.end_base()
+            if eb is not None:
+                return eb.actions
+        return legal
+
+    def bought(self, legal) -> tuple[str, ...]:
+        """The letter of the piece bought last, when it may be dropped now (the default of a
+        'which reserve piece?' prompt, and the purchase LEDs)."""
+        h = self.game.history
+        for idx in range(len(h) - 1, max(-1, len(h) - 8), -1):
+            a = h[idx]
+            if a.kind == "buy" and a.piece:
+                letter = a.piece
+                if len(letter) != 1 or not letter.isalpha():
+                    pieces = self.game.describe().get("pieces", {}) if hasattr(self.game, "describe") else {}
+                    letter = next((k for k, d in pieces.items() if d == a.piece), letter)
+                letter = letter.lower()
+                if any(x.kind == "drop" and x.piece.lower() == letter for x in legal):
+                    return (letter,)
+                return ()
+        return ()
+
+    def prefs(self, choice: str | None) -> Preferences:
+        return Preferences(promotion=PROMOTION_ORDER, drop=self.bought(self.droppable()), choice=choice)

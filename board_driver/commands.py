@@ -1,0 +1,279 @@
+"""The command language: one registry of every command a player can give, which the console,
+the buttons and ``help`` all read.
+
+A command is a word and its arguments (``choose q``, ``resign black``, ``buy N``). Most are
+carried out by the session (:func:`run`); a few belong to the terminal that reads them
+(``board``, ``moves``, ``quit``: the simulator's console handles those itself, and they are
+listed here so that ``help`` names them). Silent commands -- ``pass``, ``end``, ``buy``,
+``design``, ``invent``, ``setup`` -- are actions the board cannot see: they are parsed by the
+game and applied like a move.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from engine.errors import EngineError, IllegalMoveError
+
+from .errors import BoardDriverError
+from .reconcile import Explanation
+from .texts import COLOR, option_list
+
+
+class CommandError(BoardDriverError, ValueError):
+    """A console command cannot be carried out now."""
+
+
+class NewGameRequest(Exception):
+    """Raised by the ``new`` command: the runner replaces the session (it owns the devices)."""
+
+    def __init__(self, variant: str):
+        super().__init__(variant)
+        self.variant = variant
+
+
+@dataclass(frozen=True)
+class Command:
+    """One entry of the registry."""
+
+    name: str
+    usage: str                      # as help shows it: "choose X"
+    help: str                       # one line
+    handler: Callable | None = None     # (session, word, args) -> replies; None: the terminal's own
+    aliases: tuple[str, ...] = ()
+    button: bool = True             # a button may send it
+    silent: bool = False            # an action the board cannot see (parsed by the game)
+
+    @property
+    def words(self) -> tuple[str, ...]:
+        return (self.name,) + self.aliases
+
+
+BOARD_HELP = "lift e2 | place e4 | e2-e4 (lift e2, place e4; an occupied e4 is lifted first)"
+
+
+def _cmd_help(session, cmd, args) -> list[str]:
+    return help_lines()
+
+
+def _cmd_choose(session, cmd, args) -> list[str]:
+    t = session.tentative
+    v = session.verdict
+    prompt = v if v.status == "prompt" else (t.verdict if t is not None and t.verdict.status == "prompt" else None)
+    key = " ".join(args).lower()
+    if prompt is not None:
+        opts = list(prompt.options)
+        if not key:
+            if prompt.default is None:
+                raise CommandError("this prompt has no default: choose one of " + option_list(prompt))
+            pick = opts[prompt.default]
+        elif key.isdigit() and 1 <= int(key) <= len(opts):
+            pick = opts[int(key) - 1]
+        else:
+            key = _piece_key(session.game, key)
+            picks = [o for o in opts if key in o.keys()]
+            if len(picks) != 1:
+                raise CommandError(f"{' '.join(args)!r} is not one of the options: {option_list(prompt)}")
+            pick = picks[0]
+        mark = t.mark if t is not None and t.verdict is prompt else len(session.events)
+        session._commit(pick, mark)
+        return [f"Chosen: {pick.label}."]
+    if not key:
+        raise CommandError("there is no prompt to answer")
+    session.choice = _piece_key(session.game, key)
+    return [f"Noted: {session.choice} for the next choice (promotion or reserve piece)."]
+
+
+def _piece_key(game, key: str) -> str:
+    """Piece names become letters: ``queen`` -> ``q``."""
+    if len(key) > 1 and key.isalpha() and "@" not in key:
+        try:
+            return game.variant.pieces[game.variant.piece_index(key)].letter
+        except (EngineError, ValueError, IndexError):
+            return key
+    return key
+
+
+def _ready_for_silent(session, cmd: str) -> None:
+    v = session.verdict
+    if session.recover or v.status == "mismatch":
+        raise CommandError(f"{cmd}: first make the board match the game (" + session.fix_text(v.fix) + ")")
+    if v.status == "pending":
+        raise CommandError(f"{cmd}: a move is under way on the board: finish it or put the pieces back first")
+    if v.status in ("hold", "prompt"):
+        chosen = v.chosen
+        if chosen is None:
+            raise CommandError(f"{cmd}: first answer the prompt: " + option_list(v))
+        session._commit(chosen, len(session.events))
+
+
+def _cmd_silent(session, cmd, args) -> list[str]:
+    """pass, end, buy, design, invent, setup: actions the board cannot see."""
+    g = session.game
+    head = cmd.split(":")[0]
+    text = " ".join(args) if head == "setup" else " ".join([cmd] + args)
+    out = session.outcome()
+    if out is not None:
+        raise CommandError(f"{head}: the game is over ({out.result}, {out.reason})")
+    try:
+        action = g.parse(text)
+    except IllegalMoveError as exc:
+        if not any(a.kind == head for a in session.bases.base(0).actions) and _why_not(g, head):
+            raise CommandError(f"{head}: not possible now in {session.variant_name}{_why_not(g, head)}") from None
+        raise CommandError(str(exc)) from None
+    if head == "setup":
+        if action.kind != "setup":
+            raise CommandError(f"setup: {text!r} is not an army set-up")
+        _ready_for_silent(session, head)
+        session._commit(Explanation(0, (action,)), len(session.events))
+        if session.occupancy != g.occupancy():
+            session.recover = True
+        return ["Army recorded: put the pieces on the squares the LEDs show."]
+    if not action.silent:
+        raise CommandError(f"{text!r} moves pieces: make that move on the board")
+    _ready_for_silent(session, head)
+    session._commit(Explanation(0, (action,)), len(session.events))
+    return []
+
+
+def _why_not(game, cmd: str) -> str:
+    fam = game.family
+    if cmd == "end":
+        return " (only a multi-move turn ends with end)" if fam != "cost-progressive" else \
+            " (no multi-move turn is under way)"
+    if cmd in ("buy", "design", "invent", "setup"):
+        return " (purchases, designs and armies are csipgs rules)" if fam != "csipgs" else ""
+    if cmd == "pass":
+        return " (passing is not allowed in this game)"
+    return ""
+
+
+def _cmd_takeback(session, cmd, args) -> list[str]:
+    g = session.game
+    out = session.outcome()
+    if out is not None and out.reason == "resignation":
+        g.unresign()                        # take back the resignation, not a move
+        if session.journal is not None:
+            session.journal.write({"type": "reopen"}, sync=True)
+        session._invalidate()
+        return ["The resignation is taken back: play on."]
+    if not g.history:
+        raise CommandError("takeback: no action to take back")
+    popped = []
+    while g.history:
+        a = g.pop()
+        popped.append(a)
+        session.marks.pop()
+        if a.kind != "end":
+            break
+    if session.journal is not None:
+        ply = len(g.history) + len(popped)
+        for a in popped:
+            ply -= 1
+            session.journal.write({"type": "pop", "ply": ply, "action": a.text, "why": "takeback"}, sync=False)
+        session.journal.sync()
+    session._invalidate()
+    session.tentative = None
+    session.choice = None
+    if session.occupancy != g.occupancy():
+        session.recover = True
+    return ["Taken back: " + ", ".join(a.text for a in popped) + "."
+            + (" Put the pieces back as the LEDs show." if session.recover else "")]
+
+
+def _cmd_resign(session, cmd, args) -> list[str]:
+    g = session.game
+    if g.outcome() is not None:
+        raise CommandError("resign: the game is already over")
+    if args:
+        if args[0].lower() not in COLOR:
+            raise CommandError(f"resign: {args[0]!r}: say resign, resign white or resign black")
+        color = COLOR.index(args[0].lower())
+    else:
+        color = g.turn
+    g.resign(color)
+    session._invalidate()                   # the cached outcome is stale: the result must reach the journal
+    if session.journal is not None:
+        session.journal.write({"type": "resign", "color": COLOR[color]}, sync=False)
+        session._journal_result()
+        session.journal.sync()
+    session._invalidate()
+    out = g.outcome()
+    return [f"{COLOR[color].capitalize()} resigns: {out.result}."]
+
+
+def _cmd_new(session, cmd, args) -> list[str]:
+    raise NewGameRequest(args[0] if args else session.variant_name)
+
+
+COMMANDS: tuple[Command, ...] = (
+    Command("choose", "choose X", "answer a prompt (promotion piece, reserve piece, an option number)",
+            _cmd_choose),
+    Command("pass", "pass", "pass (games that allow it)", _cmd_silent, silent=True),
+    Command("end", "end", "end a multi-move turn", _cmd_silent, silent=True),
+    Command("buy", "buy X", "buy a piece (csipgs)", _cmd_silent, silent=True),
+    Command("design", "design N=BETZA", "design a piece (csipgs)", _cmd_silent, silent=True),
+    Command("invent", "invent ...", "invent a piece (csipgs)", _cmd_silent, silent=True),
+    Command("setup", "setup ARMY", "record an army (Army csipgs: royal-WF@e1,BR@d1,...), then set it up",
+            _cmd_silent, button=False, silent=True),
+    Command("takeback", "takeback", "take back the last action, then restore the board as the LEDs show",
+            _cmd_takeback, aliases=("undo",)),
+    Command("resign", "resign", "the side to move resigns (resign white|black)", _cmd_resign),
+    Command("new", "new [VARIANT]", "start a new game", _cmd_new),
+    Command("help", "help", "this text", _cmd_help, aliases=("?",)),
+    # the simulator console's own
+    Command("board", "board", "draw the board again", aliases=("show",), button=False),
+    Command("moves", "moves", "list the actions played so far", button=False),
+    Command("quit", "quit", "leave (the game is saved; fairyboard play resumes it)", aliases=("exit", "q"),
+            button=False),
+)
+
+_BY_WORD = {w: c for c in COMMANDS for w in c.words}
+
+
+def button_words() -> tuple[str, ...]:
+    """The command words a button may send."""
+    return tuple(w for c in COMMANDS if c.button for w in c.words if w != "?")
+
+
+def console_words() -> frozenset[str]:
+    """The words the simulator's console carries out itself (board, moves, quit ...)."""
+    return frozenset(w for c in COMMANDS if c.handler is None for w in c.words)
+
+
+def help_lines() -> list[str]:
+    """The in-game help: the board actions, then every command."""
+    lines = ["Board:    " + BOARD_HELP]
+    usages = [c.usage + (" | " + " | ".join(c.aliases) if c.aliases else "") for c in COMMANDS]
+    width = max(len(u) for u in usages) + 2
+    for i, (c, usage) in enumerate(zip(COMMANDS, usages)):
+        lines.append(("Commands: " if i == 0 else "          ") + f"{usage:<{width}}{c.help}")
+    return lines
+
+
+def lookup(word: str) -> Command | None:
+    """The command a word names (``buy:N`` style words by their head), or None."""
+    c = _BY_WORD.get(word.lower())
+    if c is None:
+        c = _BY_WORD.get(word.split(":")[0].lower())
+        if c is not None and not c.silent:
+            c = None
+    return c
+
+
+def run(session, text: str) -> list[str]:
+    """Carry out one session command; returns the replies. Raises CommandError when it
+    cannot be carried out (the message says why) and NewGameRequest for ``new``."""
+    words = text.strip().split()
+    if not words:
+        return []
+    cmd, args = words[0], words[1:]
+    c = lookup(cmd)
+    if c is None:
+        raise CommandError(f"unknown command {cmd!r}; type help for the commands")
+    if c.handler is None:
+        raise CommandError(f"{cmd}: a command of the simulator's console, not of the board")
+    if cmd.lower() in _BY_WORD:
+        cmd = cmd.lower()
+    return c.handler(session, cmd, args)

@@ -1,0 +1,122 @@
+"""The text a player reads: piece and square names, how to fix the board, prompts, notices
+of what was played, and the JSON forms of the open prompt or mismatch (``pending``).
+
+Pure functions of the game and the reconciler's values; nothing here changes state.
+"""
+
+from __future__ import annotations
+
+from engine.errors import EngineError
+
+from .reconcile import Explanation, Fix, Verdict
+
+COLOR = ("white", "black")
+
+
+def piece_name(game, sq: int, pm: dict | None = None) -> str | None:
+    """``white knight`` for the piece on ``sq`` (of ``pm``, default the game's), or None."""
+    pm = pm if pm is not None else game.piece_map()
+    if sq not in pm:
+        return None
+    letter, color = pm[sq]
+    try:
+        name = game.variant.pieces[game.variant.piece_index(letter)].name
+    except (EngineError, ValueError):
+        name = letter
+    return f"{COLOR[color]} {name.replace('-', ' ')}"
+
+
+def fix_text(game, fix: Fix | None) -> str:
+    """What to do to make the board match the game: move, clear and refill squares."""
+    if fix is None:
+        return "nothing to fix"
+    name = game.geometry.name
+    pm = game.piece_map()
+    parts = []
+    for a, b in fix.moves:
+        who = piece_name(game, b, pm) or "the piece"
+        parts.append(f"move the piece on {name(a)} to {name(b)} ({who})")
+    for sq in fix.clear:
+        parts.append(f"clear {name(sq)}")
+    for sq in fix.fill:
+        parts.append(f"put the {piece_name(game, sq, pm) or 'piece'} back on {name(sq)}")
+    return "; ".join(parts) or "nothing to fix"
+
+
+def option_list(v: Verdict) -> str:
+    """``1) e7e8q [default], 2) e7e8n ...``"""
+    return ", ".join(f"{i + 1}) {o.label}" + (" [default]" if i == v.default else "")
+                     for i, o in enumerate(v.options))
+
+
+def prompt_text(game, v: Verdict) -> str:
+    """The question a prompt asks, with its options and default."""
+    opts = v.options
+    last = opts[0].physical[-1] if opts[0].physical else None
+    if last is not None and last.kind == "promotion":
+        sq = game.geometry.name(next(iter(last.places)))
+        head = f"Promotion on {sq}: which piece?"
+    elif last is not None and "@" in last.text:
+        head = f"Which piece was dropped on {last.text.split('@')[1]}?"
+    elif len({o.depth for o in opts}) > 1:
+        head = "One move or two? The piece was set down and moved on:"
+    else:
+        head = "Which action did you mean?"
+    dflt = "" if v.default is None else f" (default {opts[v.default].label}: any next move takes it)"
+    return f"{head} choose {option_list(v)}{dflt}"
+
+
+def prompt_json(game, v: Verdict) -> dict:
+    return {"type": "prompt", "text": prompt_text(game, v), "options": [o.label for o in v.options],
+            "default": None if v.default is None else v.options[v.default].label}
+
+
+def pending_json(game, verdict: Verdict, tentative: Verdict | None, recover: bool) -> dict | None:
+    """The open prompt, mismatch or move under way, as JSON-ready data; None when settled.
+    ``tentative`` is the verdict of a move waiting to be applied (a prompt), if any."""
+    v = verdict
+    name = game.geometry.name
+    if recover or (v.status == "mismatch" and game.outcome() is None):
+        fix = v.fix or Fix()
+        return {"type": "mismatch", "text": fix_text(game, fix),
+                "moves": [[name(a), name(b)] for a, b in fix.moves],
+                "clear": [name(s) for s in fix.clear], "fill": [name(s) for s in fix.fill],
+                "prompt": prompt_json(game, tentative) if tentative is not None and tentative.status == "prompt" else None}
+    if v.status == "prompt":
+        return prompt_json(game, v)
+    if v.status == "hold":
+        return {"type": "hold", "move": v.options[0].label, "until": v.deadline}
+    if v.status == "pending" and game.outcome() is None:
+        return {"type": "move", "text": "a move is under way",
+                "lifted": [name(s) for s in sorted(v.lifted)], "placed": [name(s) for s in sorted(v.placed)],
+                "candidates": sorted({e.label for e in v.partial})}
+    return None
+
+
+def announce(expl: Explanation, popped_actions, mover: int, sans: list[str] | None, outcome) -> list[str]:
+    """The notices of an applied explanation: the move (as ``White: Nf3``), a takeback or a
+    replacement, and the result when it ended the game. ``popped_actions``: the actions
+    taken back to apply it, last first."""
+    notices = []
+    phys_popped = [a for a in popped_actions if not a.silent]
+    if not expl.actions:
+        notices.append("Taken back: " + ", ".join(a.text for a in reversed(phys_popped)) + ".")
+    else:
+        names = sans or [a.text for a in expl.actions]
+        if phys_popped:
+            notices.append(f"{phys_popped[-1].text} replaced by {' '.join(a.text for a in expl.actions)}.")
+        else:
+            side = COLOR[mover].capitalize() if expl.depth == 0 else ""
+            notices.append(f"{side}: {' '.join(names)}" if side else " ".join(names))
+    if outcome is not None:
+        notices.append(f"Game over: {outcome.result} ({outcome.reason}).")
+    return notices
+
+
+def verdict_notice(game, v: Verdict, recover: bool, outcome) -> str | None:
+    """The notice a new verdict deserves: a prompt's question, or how to fix the board."""
+    if v.status == "prompt":
+        return prompt_text(game, v)
+    if v.status == "mismatch" and outcome is None:
+        return ("Set the board: " if recover else "The board does not match: ") + fix_text(game, v.fix) + "."
+    return None
