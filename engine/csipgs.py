@@ -294,6 +294,7 @@ class CsipgsGame(Resignable, BoardView):
         self._legal_cache: list[Action] | None = None
         self._outcome_cache: Any = None
         g = variant.geometry
+        self._forward: dict[str, bool] = {}     # Betza -> every move goes forward (pawn-like)
         self._adjacent = [self._king_area(g, sq) for sq in range(g.size)]
         # Initial piece types: the YAML's pieces, named by their designs.
         types = []
@@ -341,6 +342,18 @@ class CsipgsGame(Resignable, BoardView):
                                     en_passant=False, promotion=(), royal_rule="last")
             self._variants[types] = v
         return v
+
+    def _forward_only(self, t: int) -> bool:
+        """Whether every move of piece type ``t`` goes forward. Such a piece plays the pawn's
+        role (the initial pawn design fcFfmW is one): its moves can never be undone, so a move
+        of it starts the fifty-move count again, as a pawn's move does in chess."""
+        betza = self._pv.pieces[t].betza
+        known = self._forward.get(betza)
+        if known is None:
+            comps = parse_betza(betza).components
+            known = self._forward[betza] = bool(comps) and all(
+                c.kind != "bent" and all(dy > 0 for _, dy in c.vectors) for c in comps)
+        return known
 
     @property
     def types(self) -> tuple:
@@ -947,15 +960,17 @@ class CsipgsGame(Resignable, BoardView):
         if kind == "setup":
             self._apply_setup(action)
         elif kind in ("move", "capture") and action.code >= 0:
+            forward = self._forward_only((pos.board[action.code & 0xFF] >> 1) - 1)
             pos.push(action.code)
-            st.moved, st.reset = True, kind == "capture"
+            st.moved, st.reset = True, kind == "capture" or forward
             st.phase = "design"
         elif kind in ("move", "capture"):
             m1, m2 = action.detail
+            forward = self._forward_only((pos.board[m1 & 0xFF] >> 1) - 1)
             pos.push(m1)
             pos.push(m2)
             pos.turn = st.turn ^ 1
-            st.moved, st.reset = True, kind == "capture"
+            st.moved, st.reset = True, kind == "capture" or forward
             st.phase = "design"
         elif kind == "drop":
             pos.push(action.code)

@@ -429,3 +429,25 @@ def test_rules_errors_name_the_key_and_value():
         CsipgsRules.from_variant(variant_with("csipgs", designs=["WZ"]))
     with pytest.raises(Exception, match="army.setup"):
         CsipgsGame(variant_with("csipgs-army", army={"setup": "open"}))
+
+
+# -- fifty-move count ---------------------------------------------------------------------------------
+def test_a_pawn_move_starts_the_fifty_move_count_again():
+    g = game("csipgs", fen="4k3/8/8/8/8/8/4P3/4K3 w - - 10 6")
+    play(g, "e1d1", "end")
+    assert g.fen().split()[4] == "11"                 # a king step counts
+    play(g, "e8e7", "end", "e2e3", "end")             # fcFfmW, the pawn's design, cannot go back
+    assert g.fen().split()[4] == "0"
+
+
+def test_a_forward_only_design_plays_the_pawns_role_a_backward_step_does_not():
+    g = game("csipgs", fen="4k3/8/8/8/8/8/8/4K3 w - - 30 20")
+    play(g, "e1e2", "design:1=fW", "e8e7", "end")
+    play(g, "buy:fW", "end", "e7e8", "end")            # a purchase starts the count again
+    assert g.fen().split()[4] == "1"
+    play(g, "W@d1", "end", "e8e7", "end")              # so does a transfer
+    assert g.fen().split()[4] == "1"
+    play(g, "d1d2", "end")                              # the forward-only piece moves: a reset
+    assert g.fen().split()[4] == "0"
+    play(g, "e7e8", "end", "e2e1", "end")               # king steps count again
+    assert g.fen().split()[4] == "2"
