@@ -187,9 +187,17 @@ class ChegoGame(Resignable, BoardView):
                 a = self._analyse()
                 out = [self._drop_action(t, sq, kills)
                        for t in sorted(a.drops) for sq, kills in sorted(a.drops[t].items())]
-                out.append(PASS)
+                if not (out and self._before_first_drop()):
+                    out.append(PASS)
                 self._legal = out
         return self._legal
+
+    def _before_first_drop(self) -> bool:
+        """White to move on an empty board with nothing captured: the rules text's "the white
+        player starts by dropping one of his pieces", so White may not pass (unless no drop
+        is possible at all, which would leave the game no way on)."""
+        return (self.turn == WHITE and not self.occupancy()
+                and not self.captured[WHITE] and not self.captured[BLACK])
 
     def _drop_action(self, t: int, sq: int, kills: tuple) -> Action:
         letter = self.variant.pieces[t].letter
@@ -214,6 +222,8 @@ class ChegoGame(Resignable, BoardView):
         v, g, pos = self.variant, self.geometry, self.position
         if self.outcome() is not None:
             return f"the game is over ({self.outcome().reason})"
+        if text.strip().lower() == "pass" and self._before_first_drop():
+            return "White starts the game by dropping a piece; passing is possible from Black's first turn on"
         if "@" not in text:
             return "write a drop as N@e4, or pass"
         letter, _, name = text.partition("@")

@@ -101,7 +101,7 @@ def test_condition_2_the_piece_must_attack_an_empty_square(chego):
     assert "P@e8" not in texts(g)
     assert "no empty square" in g.why_illegal("P@e8")
     assert "P@e1" in texts(g)
-    g.push("pass")
+    g = game(chego, "8/8/8/8/8/8/8/8[KQRRBBNNPPPPPPPPkqrrbbnnpppppppp] b - - 0 1")
     # Black's pawns attack downwards: rank 1 is dead for them, rank 8 (their first) is fine.
     assert "P@e1" not in texts(g) and "P@e8" in texts(g)
 
@@ -302,6 +302,18 @@ def test_pass_is_always_legal_and_two_passes_in_a_row_end_the_game(chego):
         g.parse("pass")
     g.pop()
     assert g.outcome() is None and "pass" in texts(g)
+
+
+def test_white_starts_by_dropping_a_piece_pass_comes_after(chego):
+    # Rules, 3: "The white player starts by dropping one of his pieces on the board."
+    g = new_game(chego)
+    assert "pass" not in texts(g)
+    with pytest.raises(IllegalMoveError, match="starts the game by dropping"):
+        g.parse("pass")
+    g.push("N@e4")
+    assert "pass" in texts(g)                     # Black may pass at once
+    g.push("pass")
+    assert "pass" in texts(g) and g.outcome() is None
 
 
 def test_an_empty_hand_can_only_pass(chego):
