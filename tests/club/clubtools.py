@@ -231,10 +231,10 @@ class SimBoard:
             self.pub.close(timeout=0.5)
             self.pub = None
 
-    def new_game(self, white="Ann", black="Bob") -> str:
+    def new_game(self, white="Ann", black="Bob", variant="orthodox") -> str:
         from board_driver.config import load_variant
-        v = load_variant("orthodox")
-        self.gid, self.journal = self.store.create("orthodox", v.start_fen, players={"white": white, "black": black})
+        v = load_variant(variant)
+        self.gid, self.journal = self.store.create(variant, v.start_fen, players={"white": white, "black": black})
         self.store.set_current(self.gid)
         self.t = 0
         return self.gid

@@ -1,8 +1,26 @@
-"""A board's games reach the recorder's store exactly as journaled, through a real broker."""
+"""A board's games reach the recorder's store exactly as journaled, through a real broker; the
+recorder's page and PGN feeds show them (the PGN read back by python-chess)."""
 
 from __future__ import annotations
 
+import io
+import json
+import time
+import urllib.request
+
+import chess.pgn
+
 from clubtools import OPERA
+
+_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def _get(url):
+    try:
+        with _OPENER.open(url, timeout=5) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
 
 
 def test_game_reaches_store_line_for_line(make_board, make_recorder):
@@ -14,9 +32,70 @@ def test_game_reaches_store_line_for_line(make_board, make_recorder):
     b.finish("1-0", "checkmate")
     want = b.lines()
     assert rec.wait_for(lambda: len(rec.store.journal_lines("b1", gid)) == len(want), 10)
-    import json
     assert [json.loads(x) for x in rec.store.journal_lines("b1", gid)] == [json.loads(x) for x in want]
     assert rec.store.seqs("b1", gid) == list(range(len(want)))
     g = rec.store.games("b1")[0]
     assert (g["result"], g["reason"], g["actions"], g["last_action"]) == ("1-0", "checkmate", len(OPERA), "d1d8")
     assert b.pub.wait_idle(5)
+
+
+def test_page_and_pgn_feeds(make_board, make_recorder):
+    from board_driver.club.web import serve
+    rec = make_recorder()
+    rec.store.start_round("R1")
+    time.sleep(0.01)
+    b1, b2 = make_board("b1"), make_board("b2")
+    g1 = b1.new_game("Morphy", "Duke")
+    g2 = b2.new_game("Cy", "Di", variant="tomorrow-1")
+    for i, m in enumerate(OPERA, 1):
+        b1.move(m, i)
+    b1.finish("1-0", "checkmate")
+    b2.move("f2f4", 1)
+    b2.move("f7f5", 2)
+    assert rec.wait_for(lambda: [g["contig"] for g in rec.store.games()] == [len(b1.lines()), len(b2.lines())], 10)
+    srv = serve(rec.store, "127.0.0.1", 0)
+    base = f"http://127.0.0.1:{srv.server_address[1]}"
+    try:
+        code, text = _get(f"{base}/board/b1.pgn")
+        assert code == 200
+        game = chess.pgn.read_game(io.StringIO(text))
+        assert [m.uci() for m in game.mainline_moves()] == OPERA
+        assert game.headers["Result"] == "1-0" and game.headers["White"] == "Morphy"
+        assert game.headers["Site"] == "b1" and game.headers["Round"] == "R1"
+        assert game.end().board().is_checkmate()
+        code, text = _get(f"{base}/round/R1.pgn")
+        assert code == 200 and text.count("[Event ") == 2 and f'[GameId "{g2}"]' in text
+        code, text = _get(f"{base}/board/b2/{g2}.pgn")
+        assert code == 200 and "1. f4 " in text and " f5 *" in text and '[Result "*"]' in text
+        assert _get(f"{base}/board/b9.pgn")[0] == 404
+        assert _get(f"{base}/board/b1/nope.pgn")[0] == 404
+        code, body = _get(f"{base}/boards.json")
+        boards = {d["board"]: d for d in json.loads(body)}
+        assert boards["b1"]["game"]["result"] == "1-0" and boards["b1"]["game"]["last_action"] == "d1d8"
+        assert boards["b2"]["position"]["fen"] == "rglnbqkbnlgr/ppppp1pppppp/12/5p6/5P6/12/PPPPP1PPPPPP/RGLNBQKBNLGR w KQkq - 0 2"
+        assert boards["b2"]["position"]["files"] == 12 and boards["b2"]["online"] is True
+        code, page = _get(f"{base}/")
+        assert code == 200 and page.count('class="board"') == 2 and page.count("<td") >= 64 + 96
+        assert "checkmate" in page and g1 in page
+    finally:
+        srv.shutdown()
+
+
+def test_store_keeps_each_record_once_in_its_place(tmp_path):
+    from board_driver.club.store import RecorderStore
+    st = RecorderStore(tmp_path / "s.sqlite")
+    recs = [json.dumps({"type": "game", "variant": "orthodox", "players": {}}),
+            json.dumps({"type": "push", "ply": 1, "action": "e2e4", "w": 0}),
+            json.dumps({"type": "push", "ply": 2, "action": "e7e5", "w": 0}),
+            json.dumps({"type": "pop", "ply": 2, "action": "e7e5", "why": "takeback"})]
+    p = st.add_records([("b", "g", 2, recs[2]), ("b", "g", 2, recs[2])])[("b", "g")]
+    assert (p.contig, p.max_seq, p.gap) == (0, 2, True)
+    p = st.add_records([("b", "g", 0, recs[0]), ("b", "g", 3, recs[3])])[("b", "g")]
+    assert (p.contig, p.gap) == (1, True)
+    p = st.add_records([("b", "g", 1, recs[1]), ("b", "g", 0, recs[0])])[("b", "g")]
+    assert (p.contig, p.gap) == (4, False)
+    assert st.seqs("b", "g") == [0, 1, 2, 3] and st.count() == 4
+    assert st.games()[0]["actions"] == 1 and st.games()[0]["last_action"] == "e7e5"
+    st.close()
+    st = RecorderStore(tmp_path / "s.sqlite")           # reopened: all still there
+    assert [json.loads(x) for x in st.journal_lines("b", "g")] == [json.loads(r) for r in recs]
