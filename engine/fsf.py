@@ -3,6 +3,10 @@
 Fairy-Stockfish's Betza parser knows no (1,4) leaper and no multi-leg moves, and silently
 ignores what it does not understand, so a variant with a Giraffe, Griffin or Aanca (pieces
 whose ``fsf_betza`` is None) is reported as inexpressible rather than exported wrongly.
+
+Sections are named ``fairyboard-<variant>`` (:func:`fsf_name`): Fairy-Stockfish has built-in
+variants of its own (``courier`` among them), and a section that reuses a built-in name fails
+to load and leaves the built-in rules in place without a word.
 """
 
 from __future__ import annotations
@@ -17,6 +21,14 @@ _BUILTIN = {"king": "king", "pawn": "pawn", "rook": "rook", "knight": "knight",
 _CHESS_PIECES = ("pawn", "knight", "bishop", "rook", "queen", "king")
 
 
+PREFIX = "fairyboard-"
+
+
+def fsf_name(variant_name: str) -> str:
+    """The name a variant's section has in Fairy-Stockfish: ``fairyboard-courier``."""
+    return PREFIX + variant_name
+
+
 def expressible(variant) -> bool:
     """True when Fairy-Stockfish can play exactly this variant's moves."""
     if variant.family != "chess":
@@ -29,14 +41,15 @@ def expressible(variant) -> bool:
 
 
 def variants_ini(variant, section_name: str | None = None) -> str:
-    """The ``[name:chess]`` section that makes Fairy-Stockfish play this variant."""
+    """The ``[fairyboard-NAME:chess]`` section that makes Fairy-Stockfish play this variant
+    (``section_name`` overrides the name)."""
     if not expressible(variant):
         bad = [p.name for p in variant.pieces if p.fsf_betza is None]
         why = f"pieces Fairy-Stockfish cannot express: {', '.join(bad)}" if bad else \
             "its board, family or royal pieces are beyond Fairy-Stockfish"
         raise VariantError(f"variant {variant.name!r} cannot be exported to Fairy-Stockfish: {why}")
     g = variant.geometry
-    name = section_name or variant.name
+    name = section_name or fsf_name(variant.name)
     lines = [f"[{name}:chess]", f"maxRank = {g.ranks}", f"maxFile = {FILE_LETTERS[g.files - 1]}"]
     present = {p.name for p in variant.pieces}
     for builtin in _CHESS_PIECES:

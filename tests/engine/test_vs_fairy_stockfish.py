@@ -8,6 +8,8 @@ move sets along random games (one call per position) and run small perfts.
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 
 import pytest
 
@@ -15,7 +17,7 @@ pyffish = pytest.importorskip("pyffish")
 
 from board_driver.config import load_variant, variant_names  # noqa: E402
 from engine import random_variant  # noqa: E402
-from engine.fsf import expressible, variants_ini  # noqa: E402
+from engine.fsf import expressible, fsf_name, variants_ini  # noqa: E402
 from engine.moves import to_uci  # noqa: E402
 from engine.perft import perft  # noqa: E402
 from engine.position import Position  # noqa: E402
@@ -25,14 +27,34 @@ RANDOM = [f"random-{'-'.join(map(str, rv.dice))}" for rv in random_variant.all_o
           if expressible(load_variant(f"random-{'-'.join(map(str, rv.dice))}"))]
 
 
-def fsf_name(name: str) -> str:
-    return "fb-" + name
+BUILT_IN = set(pyffish.variants())                   # Fairy-Stockfish's own, before ours load
 
 
 @pytest.fixture(scope="module", autouse=True)
 def loaded():
-    text = "\n".join(variants_ini(load_variant(n), fsf_name(n)) for n in CONFIGURED + RANDOM)
+    text = "\n".join(variants_ini(load_variant(n)) for n in CONFIGURED + RANDOM)
     pyffish.load_variant_config(text)
+
+
+@pytest.mark.parametrize("name", CONFIGURED + RANDOM)
+def test_every_exported_section_loads_under_its_own_name_and_matches_perft(name):
+    v = load_variant(name)
+    section = variants_ini(v)
+    assert section.startswith(f"[{fsf_name(name)}:chess]")
+    assert fsf_name(name) not in BUILT_IN                   # cannot collide with a built-in
+    assert fsf_name(name) in pyffish.variants()             # the section loaded
+    assert perft(Position.from_fen(v), 1) == fsf_perft(fsf_name(name), v.start_fen, 1)
+
+
+def test_the_fsf_command_exports_courier_under_a_name_fairy_stockfish_does_not_have():
+    assert "courier" in BUILT_IN                            # why the prefix is needed
+    out = subprocess.run([sys.executable, "-m", "board_driver.cli", "fsf", "--variant", "courier"],
+                         capture_output=True, text=True, check=True).stdout
+    assert out.splitlines()[0] == "[fairyboard-courier:chess]"
+    pyffish.load_variant_config(out)
+    v = load_variant("courier")
+    # our Courier Chess, not Fairy-Stockfish's built-in one (18,406 nodes at depth 3)
+    assert fsf_perft("fairyboard-courier", v.start_fen, 3) == perft(Position.from_fen(v), 3) == 33606
 
 
 def test_the_expected_variants_are_expressible():
