@@ -26,7 +26,7 @@ from __future__ import annotations
 import struct
 from itertools import chain
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterable
 
 from firmware_bridge.errors import CrcError, FrameError, MessageError
 from firmware_bridge.framing import MAX_ENCODED, cobs_decode, cobs_encode, pack_body, unpack_body
@@ -85,8 +85,18 @@ def _dec_heartbeat(p: bytes) -> Heartbeat:
     return Heartbeat(*_HEARTBEAT.unpack(p))
 
 
+def cut_utf8(data: bytes, limit: int) -> bytes:
+    """UTF-8 ``data`` cut to at most ``limit`` bytes, never inside a character."""
+    if len(data) <= limit:
+        return data
+    n = limit
+    while n > 0 and data[n] & 0xC0 == 0x80:
+        n -= 1
+    return data[:n]
+
+
 def _enc_error(m: BoardError) -> bytes:
-    return _ERROR_HEAD.pack(m.code, m.ref_type, m.detail) + m.text.encode("utf-8")
+    return _ERROR_HEAD.pack(m.code, m.ref_type, m.detail) + cut_utf8(m.text.encode("utf-8"), 255)
 
 
 def _dec_error(p: bytes) -> BoardError:
@@ -236,6 +246,10 @@ class DecoderStats:
     framing_errors: int = 0
     message_errors: int = 0
     last_error: str | None = None
+    #: frames dropped, not counted as errors, while waiting for the first good frame after
+    #: :meth:`Decoder.reset` with ``startup=True`` (the cut-off tail of what the board wrote
+    #: while no host had the port open)
+    startup_discarded: int = 0
 
     @property
     def rejected(self) -> int:
@@ -248,16 +262,26 @@ class Decoder:
 
     Bytes before the first delimiter, garbage between frames and frames that fail any check
     are dropped and counted; empty frames (repeated ``00``) are ignored without counting.
-    A run of more than ``MAX_ENCODED`` bytes without a delimiter is dropped up to the next one.
+    A run of more than ``MAX_ENCODED`` bytes without a delimiter is dropped up to the next one
+    (counted once, when the byte over the limit arrives).
+
+    ``accept`` (optional) is the set of message types this side receives: a valid frame of
+    another type (for the host, a host-to-board type) is a message error. After
+    ``reset(startup=True)`` frames that fail are dropped without being counted as errors until
+    the first good frame (they are counted in ``startup_discarded``).
     """
 
-    __slots__ = ("_buf", "_skipping", "_frames", "_crc", "_framing", "_message", "_last_error")
+    __slots__ = ("_buf", "_skipping", "_frames", "_crc", "_framing", "_message", "_last_error",
+                 "_accept", "_startup", "_discarded")
 
-    def __init__(self) -> None:
+    def __init__(self, accept: "Iterable[int] | None" = None) -> None:
         self._buf = bytearray()
         self._skipping = False
         self._frames = self._crc = self._framing = self._message = 0
         self._last_error: str | None = None
+        self._accept = frozenset(accept) if accept is not None else None
+        self._startup = False
+        self._discarded = 0
 
     @property
     def pending(self) -> int:
@@ -266,12 +290,15 @@ class Decoder:
 
     @property
     def stats(self) -> DecoderStats:
-        return DecoderStats(self._frames, self._crc, self._framing, self._message, self._last_error)
+        return DecoderStats(self._frames, self._crc, self._framing, self._message, self._last_error,
+                            self._discarded)
 
-    def reset(self) -> None:
-        """Drop any partial frame (counters are kept)."""
+    def reset(self, startup: bool = False) -> None:
+        """Drop any partial frame (counters are kept). ``startup``: a new connection; do not count
+        failing frames as errors until the first good one."""
         self._buf.clear()
         self._skipping = False
+        self._startup = startup
 
     def feed(self, data: bytes) -> list[Message]:
         """Take more bytes; return the messages completed by them, in order."""
@@ -309,22 +336,31 @@ class Decoder:
             start = end + 1
 
     def _reject_oversize(self, size: int) -> None:
+        if self._startup:
+            self._discarded += 1
+            return
         self._framing += 1
         self._last_error = f"frame longer than {MAX_ENCODED} bytes ({size} without a delimiter)"
 
     def _decode(self, frame: bytes) -> Message | None:
         try:
-            msg = decode_payload(*unpack_body(cobs_decode(frame)))
-        except CrcError as exc:
-            self._crc += 1
-            self._last_error = str(exc)
-        except FrameError as exc:
-            self._framing += 1
-            self._last_error = str(exc)
-        except MessageError as exc:
-            self._message += 1
-            self._last_error = str(exc)
+            msg_type, payload = unpack_body(cobs_decode(frame))
+            if self._accept is not None and msg_type not in self._accept:
+                raise MessageError(f"message type 0x{msg_type:02X} is not one this side receives")
+            msg = decode_payload(msg_type, payload)
+        except (FrameError, MessageError) as exc:
+            if self._startup:
+                self._discarded += 1
+            elif isinstance(exc, CrcError):
+                self._crc += 1
+            elif isinstance(exc, FrameError):
+                self._framing += 1
+            else:
+                self._message += 1
+            if not self._startup:
+                self._last_error = str(exc)
         else:
+            self._startup = False
             self._frames += 1
             return msg
         return None

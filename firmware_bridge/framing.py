@@ -30,7 +30,8 @@ MAX_PAYLOAD = 2048
 MIN_BODY = 5
 #: Largest body.
 MAX_BODY = MIN_BODY + MAX_PAYLOAD
-#: Largest COBS-encoded frame (without the delimiter): one overhead byte per 254 bytes.
+#: Largest COBS-encoded frame (without the delimiter): one overhead byte per 254 bytes,
+#: 2053 + 9 = 2062.
 MAX_ENCODED = MAX_BODY + (MAX_BODY + 253) // 254
 
 _HEADER = struct.Struct("<BH")
@@ -116,6 +117,8 @@ def unpack_body(body: bytes) -> tuple[int, bytes]:
     if n < MIN_BODY:
         raise FrameError(f"frame body of {n} bytes is shorter than the minimum {MIN_BODY}")
     msg_type, length = _HEADER.unpack_from(body)
+    if length > MAX_PAYLOAD:
+        raise FrameError(f"length field says {length} payload bytes, over the maximum of {MAX_PAYLOAD}")
     if n != MIN_BODY + length:
         raise FrameError(f"length field says {length} payload bytes, frame holds {n - MIN_BODY}")
     (sent,) = _CRC.unpack_from(body, n - 2)

@@ -43,7 +43,7 @@ from firmware_bridge.errors import (
     IncompatibleBoardError, LinkClosedError, LinkTimeoutError, MessageError, PortError,
 )
 from firmware_bridge.messages import (
-    PROTOCOL_VERSION, BoardError, Colour, ErrorCode, Heartbeat, Hello, LedAck, LedFrame, Message,
+    BOARD_MESSAGES, PROTOCOL_VERSION, BoardError, Colour, ErrorCode, Heartbeat, Hello, LedAck, LedFrame, Message,
     Occupancy, OccupancyReason, Ping, Pong, Request, RequestKind, SetSettings, Settings,
 )
 
@@ -96,10 +96,16 @@ class LinkState(enum.Enum):
 @dataclass(frozen=True, slots=True)
 class LinkTimings:
     """Timeouts and intervals, in seconds of the link's clock (``read_timeout``/``write_timeout``
-    are real time: they bound how long one port call may block)."""
+    are real time: they bound how long one port call may block).
+
+    ``listen_first``: after opening a port the link writes nothing until a good frame arrives
+    from the board (its firmware runs, so 0x03 in a frame is data, not Ctrl-C) or this long has
+    passed: a Pico replugged or reset while the service runs is still booting when its port
+    appears, with MicroPython's Ctrl-C handling on (hardware/PROTOCOL.md, section 7)."""
 
     read_timeout: float = 0.02
     write_timeout: float = 0.5
+    listen_first: float = 1.5
     hello_timeout: float = 1.0
     hello_attempts: int = 3
     heartbeat_timeout: float = 3.0
@@ -150,6 +156,8 @@ class LinkHealth:
     board_rx_errors: int
     led_resends: int
     leds_acked: bool
+    leds_refused: int
+    startup_discarded: int
     last_rx_at: float | None
     last_error: str | None
 
@@ -198,6 +206,7 @@ class _Counters:
     board_errors: int = 0
     board_rx_errors: int = 0
     led_resends: int = 0
+    leds_refused: int = 0
 
 
 class Link:
@@ -229,7 +238,7 @@ class Link:
         self._state = LinkState.CLOSED
         self._port: SerialPort | None = None
         self._port_name: str | None = None
-        self._decoder = Decoder()
+        self._decoder = Decoder(accept=(cls.TYPE for cls in BOARD_MESSAGES))
         self._desired_settings = settings
         self._board_settings: Settings | None = None
         self._hello: Hello | None = None
@@ -241,7 +250,9 @@ class Link:
         self._led: LedFrame | None = None
         self._led_seq = 0
         self._led_acked = True
+        self._led_refused = False
         self._led_sent_at = 0.0
+        self._listen_until: float | None = None
         self._want_occupancy = False
         self._occupancy_requested_at: float | None = None
         self._ping_token = 0
@@ -381,6 +392,7 @@ class Link:
             frame = LedFrame.build(self._led_seq, colours, blink, brightness)
             self._led = frame
             self._led_acked = False
+            self._led_refused = False
             if self._state is LinkState.READY:
                 self._send_led(self._clock())
             return frame
@@ -423,7 +435,8 @@ class Link:
                 resyncs=max(0, c.syncs - 1), reconnects=max(0, c.attaches - 1),
                 heartbeat_timeouts=c.heartbeat_timeouts, board_resets=c.board_resets,
                 board_errors=c.board_errors, board_rx_errors=c.board_rx_errors,
-                led_resends=c.led_resends, leds_acked=self._led_acked,
+                led_resends=c.led_resends, leds_acked=self._led_acked, leds_refused=c.leds_refused,
+                startup_discarded=s.startup_discarded,
                 last_rx_at=self._last_rx_at, last_error=self._last_error)
 
     # --- one round of work -----------------------------------------------------------------
@@ -492,15 +505,23 @@ class Link:
     def _attach(self, port: SerialPort, name: str, now: float) -> None:
         self._port, self._port_name = port, name
         self._c.attaches += 1
-        self._decoder.reset()
+        # What the board wrote while no host had the port open comes first, cut at the front:
+        # its failing frames are not errors (PROTOCOL.md, section 7).
+        self._decoder.reset(startup=True)
         self._last_seq = None
         self._last_rx_at = now
         self._want_occupancy = False
         self._occupancy_requested_at = None
+        # Write nothing yet: the board may still be booting, and 0x03 would be its Ctrl-C.
+        self._listen_until = now + self._timings.listen_first
         self._set_state(LinkState.HANDSHAKE, f"opened {name}", now)
-        # A lone delimiter ends whatever partial frame the board may have buffered.
-        self._write(b"\x00", now)
-        self._request_hello(now, first=True)
+
+    def _start_talking(self, now: float) -> None:
+        """The first write after opening: a lone delimiter ends whatever partial frame the
+        board holds, then REQUEST HELLO."""
+        self._listen_until = None
+        if self._write(b"\x00", now):
+            self._request_hello(now, first=True)
 
     def _close_port(self) -> None:
         port, self._port = self._port, None
@@ -512,6 +533,7 @@ class Link:
 
     def _lost(self, reason: str, now: float) -> None:
         self._last_error = reason
+        self._listen_until = None
         self._close_port()
         self._next_open_at = now
         self._set_state(LinkState.DISCONNECTED, reason, now)
@@ -529,6 +551,8 @@ class Link:
         return True
 
     def _send(self, msg: Message, now: float) -> bool:
+        if self._listen_until is not None:
+            return False  # not a byte to a board that may still be booting
         if self._write(encode(msg), now):
             self._c.frames_sent += 1
             return True
@@ -539,6 +563,8 @@ class Link:
             self._led_sent_at = now
 
     def _request_hello(self, now: float, first: bool) -> None:
+        if self._listen_until is not None:
+            return  # still listening: the first good frame or the listening time ends it
         self._hello_requests = 1 if first else self._hello_requests + 1
         self._hello_deadline = now + self._timings.hello_timeout
         self._send(Request(RequestKind.HELLO), now)
@@ -565,6 +591,13 @@ class Link:
             if self._port is None or self._state is LinkState.INCOMPATIBLE:
                 return
             self._last_rx_at = now
+            if self._listen_until is not None:
+                # The firmware runs: writing is safe now.
+                if isinstance(msg, Hello):
+                    self._listen_until = None
+                    self._write(b"\x00", now)
+                else:
+                    self._start_talking(now)
             self._on_message(msg, now)
 
     def _on_message(self, msg: Message, now: float) -> None:
@@ -584,7 +617,14 @@ class Link:
         elif isinstance(msg, BoardError):
             self._c.board_errors += 1
             self._last_error = f"board reports {msg.code.name}: {msg.text or msg.detail}"
-            if msg.code is ErrorCode.BAD_FRAME and not self._led_acked and self._state is LinkState.READY:
+            if msg.ref_type == LedFrame.TYPE and msg.code in (ErrorCode.LED_COUNT, ErrorCode.BAD_PAYLOAD) \
+                    and self._led is not None and not self._led_acked:
+                # The board refused the frame itself: sending it again would only be refused
+                # again. It stays refused until the next send_leds() (or the next handshake).
+                self._led_refused = True
+                self._c.leds_refused += 1
+            elif msg.code is ErrorCode.BAD_FRAME and not self._led_acked and not self._led_refused \
+                    and self._state is LinkState.READY:
                 self._c.led_resends += 1
                 self._send_led(now)
             self._deliver(msg, now)
@@ -593,8 +633,6 @@ class Link:
             self._deliver(msg, now)
         elif isinstance(msg, Pong):
             self._deliver(msg, now)
-        else:  # a host-to-board message: an echo (loop://) or a confused peer
-            self._last_error = f"ignored {type(msg).__name__} from the board"
 
     def _on_occupancy(self, msg: Occupancy, now: float) -> None:
         last = self._last_seq
@@ -633,6 +671,7 @@ class Link:
             self._send(SetSettings(self._desired_settings), now)
         if self._led is not None:
             self._led_acked = False
+            self._led_refused = False
             self._send_led(now)
         self._occupancy_requested_at = None
         self._request_occupancy(now)
@@ -641,6 +680,11 @@ class Link:
 
     def _on_timers(self, now: float) -> None:
         t = self._timings
+        if self._listen_until is not None:
+            if now < self._listen_until:
+                return
+            self._start_talking(now)
+            return
         if self._state is LinkState.HANDSHAKE:
             if now >= self._hello_deadline:
                 if self._hello_requests < t.hello_attempts:
@@ -656,7 +700,8 @@ class Link:
             self._set_state(LinkState.HANDSHAKE, self._last_error, now)
             self._request_hello(now, first=True)
             return
-        if self._led is not None and not self._led_acked and now - self._led_sent_at >= t.led_ack_timeout:
+        if self._led is not None and not self._led_acked and not self._led_refused \
+                and now - self._led_sent_at >= t.led_ack_timeout:
             self._c.led_resends += 1
             self._send_led(now)
         if self._want_occupancy:

@@ -7,9 +7,24 @@
 
 import fb_proto as P
 
-FIRMWARE_VERSION = (1, 0, 0)
+FIRMWARE_VERSION = (1, 1, 0)
 # scan_period_ms, debounce_ms, periodic_ms, heartbeat_ms (see fb_proto.SETTING_RANGES)
 DEFAULT_SETTINGS = (10, 30, 1000, 1000)
+
+# The firmware's clock (uptime in ms) wraps at UPTIME_WRAP so that it stays a small integer
+# on MicroPython (below 2**30: no heap allocation); a multiple of 1000, so blink phases run on
+# across the wrap. Times are compared with wrapped differences (elapsed()).
+UPTIME_WRAP = 500000000
+# LED current model (the same as board_driver's): each LED draws LED_IDLE_MA dark and
+# LED_CHANNEL_MA more per colour channel at 255 (60 mA at full white).
+LED_IDLE_MA = 1
+LED_CHANNEL_MA = 20
+
+
+def elapsed(now, then):
+    # now - then on the wrapping uptime clock, in -UPTIME_WRAP/2 .. UPTIME_WRAP/2
+    half = UPTIME_WRAP // 2
+    return (now - then + half) % UPTIME_WRAP - half
 
 
 class Matrix:
@@ -76,7 +91,7 @@ class Debouncer:
                 if new & m:
                     since[base + bit] = now
                     pend |= m
-                if pend & m and now - since[base + bit] >= debounce_ms:
+                if pend & m and elapsed(now, since[base + bit]) >= debounce_ms:
                     stable[k] ^= m
                     pend &= ~m & 0xFF
                     changed = True
@@ -89,9 +104,11 @@ class Leds:
     # LED on or off according to its blink pattern and the board's uptime. The strip is
     # written only when what it shows changes.
 
-    def __init__(self, strip, count):
+    def __init__(self, strip, count, budget_ma=None):
         self.strip = strip
         self.count = count
+        self.budget_ma = budget_ma  # None: no limit
+        self.out = bytearray(3 * count)
         self.rgb = bytearray(3 * count)
         self.blink = bytearray(count)
         self.brightness = 255
@@ -142,16 +159,36 @@ class Leds:
         br = self.brightness
         rgb = self.rgb
         blink = self.blink
-        strip = self.strip
+        out = self.out
+        total = 0
         for i in range(self.count):
             p = blink[i]
+            j = 3 * i
             if p == P.BLINK_STEADY or (p == P.BLINK_SLOW and slow) or (p == P.BLINK_FAST and fast) \
                     or (p == P.BLINK_SLOW_INVERTED and not slow):
-                j = 3 * i
-                strip[i] = ((rgb[j] * br + 127) // 255, (rgb[j + 1] * br + 127) // 255,
-                            (rgb[j + 2] * br + 127) // 255)
+                r = (rgb[j] * br + 127) // 255
+                g = (rgb[j + 1] * br + 127) // 255
+                b = (rgb[j + 2] * br + 127) // 255
+                out[j] = r
+                out[j + 1] = g
+                out[j + 2] = b
+                total += r + g + b
             else:
-                strip[i] = (0, 0, 0)
+                out[j] = out[j + 1] = out[j + 2] = 0
+        # The current budget: scale the whole frame down when it would draw more.
+        allowed = total
+        if self.budget_ma is not None:
+            allowed = max(0, self.budget_ma - LED_IDLE_MA * self.count) * 255 // LED_CHANNEL_MA
+        strip = self.strip
+        if total > allowed:
+            for i in range(self.count):
+                j = 3 * i
+                strip[i] = (out[j] * allowed // total, out[j + 1] * allowed // total,
+                            out[j + 2] * allowed // total)
+        else:
+            for i in range(self.count):
+                j = 3 * i
+                strip[i] = (out[j], out[j + 1], out[j + 2])
         strip.write()
         self.dirty = False
         self.shown_phase = phase
@@ -179,6 +216,8 @@ class Firmware:
         self.next_seq = 0
         self.rx_errors = 0
         self.uptime = 0
+        self.laps = 0
+        self.owed = 0
         self.last_ticks = 0
         self.next_scan = 0
         self.last_occupancy_at = 0
@@ -188,20 +227,30 @@ class Firmware:
     # --- sending ---
 
     def send(self, msg_type, payload):
-        self.io.write(P.encode_frame(msg_type, payload))
+        # False when the link could not take the frame now (the io drops it whole and counts it)
+        return self.io.write(P.encode_frame(msg_type, payload)) is not False
 
     def send_hello(self):
         self.send(P.HELLO, P.hello_payload(self.version, self.sensor_count, self.leds.count,
                                            self.files, self.ranks, self.boot_id))
 
     def send_occupancy(self, reason):
-        self.send(P.OCCUPANCY, P.occupancy_payload(self.next_seq, reason, self.sensor_count,
-                                                   self.debouncer.stable))
-        self.next_seq = (self.next_seq + 1) & 0xFFFF
+        # An occupancy the link cannot take now is owed: the current state goes out as soon
+        # as it can (coalesced: one frame, whatever changed meanwhile). seq counts frames sent.
+        if self.send(P.OCCUPANCY, P.occupancy_payload(self.next_seq, reason, self.sensor_count,
+                                                      self.debouncer.stable)):
+            self.next_seq = (self.next_seq + 1) & 0xFFFF
+            self.owed = 0
+        elif not self.owed or reason == P.REASON_CHANGE:
+            self.owed = reason
         self.last_occupancy_at = self.uptime
 
+    def uptime_ms(self):
+        # milliseconds since boot, modulo 2**32 (for HEARTBEAT; allocates, once a heartbeat)
+        return (self.laps * UPTIME_WRAP + self.uptime) & 0xFFFFFFFF
+
     def send_heartbeat(self):
-        self.send(P.HEARTBEAT, P.heartbeat_payload(self.uptime, (self.next_seq - 1) & 0xFFFF,
+        self.send(P.HEARTBEAT, P.heartbeat_payload(self.uptime_ms(), (self.next_seq - 1) & 0xFFFF,
                                                    self.rx_errors))
 
     def send_error(self, code, ref_type, detail, text):
@@ -212,7 +261,10 @@ class Firmware:
 
     def report_crash(self, exc):
         try:
-            self.send_error(P.E_INTERNAL, 0, 0, repr(exc)[:200])
+            self.send_error(P.E_INTERNAL, 0, 0, repr(exc))
+            flush = getattr(self.io, "flush", None)
+            if flush is not None:
+                flush(200)  # give the host a moment to take it before the reset
         except Exception:
             pass
 
@@ -233,9 +285,13 @@ class Firmware:
 
     def tick(self):
         now = self.clock.ticks_ms()
-        self.uptime += self.clock.ticks_diff(now, self.last_ticks)
+        up = self.uptime + self.clock.ticks_diff(now, self.last_ticks)
+        if up >= UPTIME_WRAP:
+            up -= UPTIME_WRAP
+            self.laps += 1
+        self.uptime = up
         self.last_ticks = now
-        return self.uptime
+        return up
 
     def step(self):
         up = self.tick()
@@ -244,27 +300,30 @@ class Firmware:
             for msg_type, payload in self.reader.feed(data):
                 self.handle(msg_type, payload)
         scan_ms, debounce_ms, periodic_ms, heartbeat_ms = self.settings
-        if up >= self.next_scan:
+        late = elapsed(up, self.next_scan)
+        if late >= 0:
+            # The scan counts at its scheduled time (the latest slot of the schedule not after
+            # now), so a late scan does not push a change's report back by a whole period.
+            slot = (self.next_scan + late - late % scan_ms) % UPTIME_WRAP
             self.matrix.scan(self.raw)
-            if self.debouncer.update(self.raw, up, debounce_ms):
+            if self.debouncer.update(self.raw, slot, debounce_ms):
                 self.send_occupancy(P.REASON_CHANGE)
-            self.next_scan += scan_ms
-            if self.next_scan <= up:
-                self.next_scan = up + scan_ms
-        if periodic_ms and up - self.last_occupancy_at >= periodic_ms:
+            self.next_scan = (slot + scan_ms) % UPTIME_WRAP
+            if self.owed:
+                self.send_occupancy(self.owed)
+        if periodic_ms and elapsed(up, self.last_occupancy_at) >= periodic_ms:
             self.send_occupancy(P.REASON_REFRESH)
-        if up >= self.next_heartbeat:
+        if elapsed(up, self.next_heartbeat) >= 0:
             self.send_heartbeat()
-            self.next_heartbeat = up + heartbeat_ms
+            self.next_heartbeat = (up + heartbeat_ms) % UPTIME_WRAP
         self.leds.update(up)
 
     def ms_until_due(self):
         # How long the loop may wait for input before step() has work to do.
         up = self.uptime
-        due = min(self.next_scan, self.next_heartbeat)
+        wait = min(-elapsed(up, self.next_scan), -elapsed(up, self.next_heartbeat))
         if self.settings[2]:
-            due = min(due, self.last_occupancy_at + self.settings[2])
-        wait = due - up
+            wait = min(wait, self.settings[2] - elapsed(up, self.last_occupancy_at))
         leds = self.leds.ms_until_change(up)
         if leds is not None and leds < wait:
             wait = leds
@@ -326,7 +385,8 @@ class Firmware:
         else:
             self.settings = list(values)
             self.next_scan = self.uptime
-            self.next_heartbeat = min(self.next_heartbeat, self.uptime + values[3])
+            if elapsed(self.next_heartbeat, self.uptime) > values[3]:
+                self.next_heartbeat = (self.uptime + values[3]) % UPTIME_WRAP
         self.send_settings()
 
 
@@ -336,8 +396,8 @@ def build(machine, neopixel, pins, io, clock, boot_id, settle=None):
     columns = [Pin(n, Pin.OUT, value=1) for n in pins.COLUMNS]
     rows = [Pin(n, Pin.IN, Pin.PULL_UP) for n in pins.ROWS]
     strip = neopixel.NeoPixel(Pin(pins.LED_DATA, Pin.OUT), pins.LED_COUNT)
-    return Firmware(io, Matrix(columns, rows, settle), Leds(strip, pins.LED_COUNT), clock,
-                    len(columns), len(rows), boot_id)
+    leds = Leds(strip, pins.LED_COUNT, getattr(pins, "LED_BUDGET_MA", None))
+    return Firmware(io, Matrix(columns, rows, settle), leds, clock, len(columns), len(rows), boot_id)
 
 
 def run(fw, io, feed=None):

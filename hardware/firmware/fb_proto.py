@@ -15,7 +15,9 @@ PROTOCOL_VERSION = 1
 MAX_PAYLOAD = 2048
 MIN_BODY = 5
 MAX_BODY = MIN_BODY + MAX_PAYLOAD
+# the largest COBS-encoded frame without its delimiter: 2053 + 9 = 2062 bytes
 MAX_ENCODED = MAX_BODY + (MAX_BODY + 253) // 254
+MAX_TEXT = 255
 
 # Message types: board to host
 HELLO = 0x01
@@ -156,6 +158,8 @@ def decode_body(body):
     if n < MIN_BODY:
         raise ValueError("frame too short")
     msg_type, length = struct.unpack_from("<BH", body, 0)
+    if length > MAX_PAYLOAD:
+        raise ValueError("length field over 2048")
     if n != MIN_BODY + length:
         raise ValueError("length field does not match")
     if struct.unpack_from("<H", body, n - 2)[0] != crc16(memoryview(body)[:n - 2]):
@@ -216,9 +220,19 @@ def heartbeat_payload(uptime_ms, occupancy_seq, rx_errors):
     return struct.pack("<IHH", uptime_ms & 0xFFFFFFFF, occupancy_seq & 0xFFFF, rx_errors & 0xFFFF)
 
 
+def cut_utf8(data, limit):
+    # data (UTF-8 bytes) cut to at most limit bytes, never inside a character
+    if len(data) <= limit:
+        return data
+    n = limit
+    while n > 0 and (data[n] & 0xC0) == 0x80:
+        n -= 1
+    return data[:n]
+
+
 def error_payload(code, ref_type, detail, text):
     out = bytearray(struct.pack("<BBH", code, ref_type & 0xFF, detail & 0xFFFF))
-    out.extend(text.encode()[:255])
+    out.extend(cut_utf8(text.encode(), MAX_TEXT))
     return out
 
 

@@ -10,7 +10,8 @@
 * :class:`PtyCable` -- the USB cable: a pty whose master is the board's end and whose slave is
   opened by the host by name (through a symlink, like a udev name); unplugging closes the pty,
   plugging in makes a new one, maybe under a new name. Like the Pico's USB serial, what the
-  board writes while no host has the port open is dropped;
+  board writes while no host has the port open is kept in a 256-byte FIFO that keeps the
+  newest bytes, and flushed to the host when it opens the port: cut at the front;
 * :class:`Rig` -- a :class:`VirtualBoard` and a host :class:`~firmware_bridge.link.Link` driven
   in lockstep on virtual clocks; real I/O over the pty is awaited by byte counts, not sleeps.
 """
@@ -239,8 +240,13 @@ class PtyCable:
     that the board wrote to / read from the host.
     """
 
+    #: MicroPython's CDC transmit FIFO (CFG_TUD_CDC_TX_BUFSIZE): while no host has the port
+    #: open it keeps the newest bytes written and overwrites the oldest
+    TX_FIFO = 256
+
     def __init__(self, directory: Path, name: str = "ttyFAIRY0") -> None:
         self.directory = directory
+        self.unheard = bytearray()  # written while no host had the port open: the FIFO's content
         self.master: int | None = None
         self.slave: int | None = None
         self.path: Path | None = None
@@ -260,6 +266,9 @@ class PtyCable:
                 break
         self.sent = self.received = 0
         self.host_connected = True
+        stale, self.unheard = bytes(self.unheard), bytearray()
+        if stale:
+            self.write(stale)
 
     @property
     def tty_name(self) -> str | None:
@@ -283,6 +292,7 @@ class PtyCable:
                 os.close(fd)
         self.master = self.slave = None
         self.host_connected = False
+        self.unheard.clear()
 
     # the firmware's io: read() / write() / wait()
 
@@ -299,9 +309,14 @@ class PtyCable:
         return data
 
     def write(self, data: bytes) -> None:
-        if self.master is None or not self.host_connected:
-            return  # nobody listening: USB serial drops it
+        if self.master is None:
+            return
         data = bytes(data)
+        if not self.host_connected:
+            # nobody listening: the FIFO keeps the newest bytes, the host gets them on opening
+            self.unheard += data
+            del self.unheard[:-self.TX_FIFO]
+            return
         if self.to_host is not None:
             data = self.to_host(data)
         view = memoryview(data)
@@ -367,6 +382,7 @@ class VirtualBoard:
 
     def boot(self, boot_id: int) -> None:
         """Power up (again): new firmware state, LEDs dark, same switches and cable."""
+        self.cable.unheard.clear()  # the USB FIFO starts empty at power-up
         self.machine = FakeMachine(lambda: self.closed)
         self.neopixel = FakeNeopixel()
         self.fw = fb_core.build(self.machine, self.neopixel, fb_pins, self.cable, self.ticks, boot_id)

@@ -320,3 +320,96 @@ def test_firmware_codec_matches_host_codec_for_each_board_message():
     ]
     for msg_type, payload, expected in cases:
         assert Decoder().feed(bytes(fb_proto.encode_frame(msg_type, payload))) == [expected]
+
+
+# --- limits, texts, timing ----------------------------------------------------------------------
+
+def test_both_sides_refuse_a_length_over_2048():
+    import struct
+    from firmware_bridge.framing import MAX_ENCODED, crc16
+    assert MAX_ENCODED == fb_proto.MAX_ENCODED == 2062
+    head = struct.pack("<BH", Ping.TYPE, 2049) + bytes(2049)
+    body = head + struct.pack("<H", crc16(head))
+    wire = cobs_encode(body) + b"\x00"
+    assert len(wire) - 1 <= MAX_ENCODED        # fits the byte limit: only the length rule catches it
+    board = Board()
+    board.take()
+    board.io.inbox += wire
+    (err,) = board.run()
+    assert err.code is ErrorCode.BAD_FRAME and "2048" in err.text and err.ref_type == 0
+    d = Decoder()
+    assert d.feed(wire) == [] and d.stats.framing_errors == 1 and "2048" in d.stats.last_error
+    with pytest.raises(ValueError):
+        fb_proto.encode_frame(fb_proto.PONG, bytes(2049))
+
+
+def test_an_oversize_frame_is_answered_once_as_its_2063rd_byte_arrives():
+    board = Board()
+    board.take()
+    board.io.inbox += b"\x01" * 2062
+    assert board.run() == []
+    board.io.inbox += b"\x01"
+    (err,) = board.run()
+    assert err.code is ErrorCode.BAD_FRAME and err.detail == 1
+    board.io.inbox += b"\x01" * 5000 + b"\x00" + encode(Ping(3))
+    assert board.run(3) == [Pong(3)]
+
+
+def test_error_text_is_cut_at_a_character_boundary():
+    text = "é" * 200                          # 400 bytes of two-byte characters
+    payload = fb_proto.error_payload(6, 0, 0, text)
+    assert len(payload) == 4 + 254
+    (msg,) = Decoder().feed(bytes(fb_proto.encode_frame(fb_proto.ERROR, payload)))
+    assert msg.text == "é" * 127
+
+
+def test_a_late_scan_does_not_push_the_report_past_the_bound():
+    # defaults: 10 ms scans, 30 ms debounce -> at most ceil(30/10)*10 + 10 = 40 ms
+    worst = 0
+    for offset in range(10):
+        board = Board()
+        board.take()
+        board.run(100 + offset)
+        board.closed = {7}
+        changed_at = board.fw.uptime
+        board.ticks.advance(9)                 # the next scan runs 9 ms late ...
+        got = board.run()
+        for _ in range(60):
+            if any(isinstance(m, Occupancy) for m in got):
+                break
+            got = board.run(1)                  # ... the rest on time
+        assert [m.closed for m in got if isinstance(m, Occupancy)] == [{7}]
+        worst = max(worst, board.fw.uptime - changed_at)
+    assert 30 <= worst <= 40
+
+
+def test_uptime_wraps_as_a_small_integer_and_heartbeats_count_on(monkeypatch):
+    monkeypatch.setattr(fb_core, "UPTIME_WRAP", 10000)
+    board = Board()
+    board.take()
+    board.send(SetSettings(Settings(scan_period_ms=10, debounce_ms=30, periodic_ms=0, heartbeat_ms=1000)))
+    beats = []
+    for second in range(25):
+        if second == 15:
+            board.closed = {40}
+        got = board.run(1000)
+        beats += [m.uptime_ms for m in got if isinstance(m, Heartbeat)]
+        assert board.fw.uptime < 10000
+        if second == 15:
+            assert [m.closed for m in got if isinstance(m, Occupancy)] == [{40}]  # debounce across laps
+    assert beats == list(range(1000, 26000, 1000))
+
+
+def test_leds_stay_within_the_current_budget():
+    board = Board()
+    board.take()
+    board.send(LedFrame(1, [(255, 255, 255)] * 96))
+    board.run()
+    shown = board.strip.shown
+    ma = 96 * fb_core.LED_IDLE_MA + sum(map(sum, shown)) * fb_core.LED_CHANNEL_MA / 255
+    assert ma <= fb_pins.LED_BUDGET_MA
+    assert ma > fb_pins.LED_BUDGET_MA * 0.95          # scaled, not switched off
+    assert len(set(shown)) == 1                       # every LED by the same factor
+    board.send(LedFrame(2, [(255, 0, 0)] * 4))        # small frames pass unchanged
+    board.run()
+    assert board.strip.shown[:5] == ((255, 0, 0),) * 4 + ((0, 0, 0),)

@@ -13,6 +13,7 @@ import pytest
 import serial
 
 from bridge_fakes import RealTicks, Rig, VirtualBoard, board  # noqa: F401  (board: a fixture)
+import fb_core
 import fb_proto
 from firmware_bridge import (
     Blink, BoardError, Decoder, ErrorCode, Hello, IncompatibleBoardError, LedFrame, LinkClosedError,
@@ -72,15 +73,16 @@ class FrameSpy:
 def test_handshake_over_a_udev_style_name(board):
     r = Rig(board, ports=[str(board.directory / "ttyFAIRY0")])
     took = r.until(lambda: r.link.state is LinkState.READY)
-    assert took == 0  # no virtual time needed: the board answers at once
+    assert took == 0  # no virtual time needed: the boot Hello waits in the board's USB FIFO
     hello = r.link.hello
-    assert hello == Hello(1, (1, 0, 0), 96, 96, 12, 8, 0xB007)
+    assert hello == Hello(1, fb_core.FIRMWARE_VERSION, 96, 96, 12, 8, 0xB007)
     states = [e.message.state for e in r.events if isinstance(e.message, LinkStatus)]
     assert states == [LinkState.DISCONNECTED, LinkState.HANDSHAKE, LinkState.READY]
     health = r.link.health()
     assert health.port == str(board.directory / "ttyFAIRY0")
     assert (health.crc_errors, health.framing_errors, health.reconnects, health.resyncs) == (0, 0, 0, 0)
-    first = r.occupancies()[0]
+    boot, first = r.occupancies()[:2]
+    assert boot.reason is OccupancyReason.REFRESH and boot.seq == 0  # written at boot, before the host
     assert first.reason is OccupancyReason.REQUESTED and first.closed == set()
     r.close()
 
@@ -205,7 +207,8 @@ def test_ports_are_retried_every_retry_interval_until_one_appears(board):
     assert "no port matches" in r.link.health().last_error
     board.cable.plug("ttyFAIRY0")
     took = r.until(lambda: r.link.state is LinkState.READY)
-    assert took <= 500  # retry_interval
+    # retry_interval, then the board's first heartbeat tells the host its firmware runs
+    assert took <= 500 + 1000
     assert r.link.health().reconnects == 0  # the first connection is not a reconnection
     r.close()
 
@@ -346,6 +349,7 @@ def test_an_led_frame_lost_without_trace_is_sent_again_after_the_ack_timeout(rig
 
 def test_an_incompatible_board_is_left_alone(board, monkeypatch):
     monkeypatch.setattr(fb_proto, "PROTOCOL_VERSION", 9)
+    board.boot(0xB007)
     spy = FrameSpy(board.cable)
     r = Rig(board)
     r.link.send_leds(scene((0, RED)))
@@ -385,7 +389,9 @@ def test_a_loop_url_needs_only_configuration():
     link.service()
     link.service()
     assert link.state is LinkState.READY
-    assert "ignored Request" in (link.health().last_error or "")  # our own request, echoed
+    # our own request, echoed: a host-to-board type is a message error on the host
+    assert link.health().message_errors == 1
+    assert "0x81 is not one this side receives" in (link.health().last_error or "")
     link.close()
 
 
@@ -444,6 +450,7 @@ def test_wait_ready_without_a_port_names_the_candidates(tmp_path):
 
 def test_wait_ready_with_a_silent_board_times_out(board):
     board.hung = True  # nobody runs the firmware: the port opens, nothing answers
+    board.cable.unheard.clear()
     link = Link([board.port_glob], open_port=board.open_port, timings=LinkTimings(read_timeout=0.001))
     with link:
         with pytest.raises(LinkTimeoutError, match="ttyFAIRY0 not ready"):
@@ -479,3 +486,55 @@ def test_reader_thread_with_real_clocks(tmp_path):
         stop.set()
         fw_thread.join()
         board.close()
+
+
+# --- connecting to a board that may be booting; noise at opening; refused frames ---------------
+
+def test_nothing_is_written_until_the_board_proves_its_firmware_runs(board):
+    board.cable.unheard.clear()              # nothing waiting in the USB FIFO: no boot Hello
+    r = Rig(board)
+    r.advance(900)                           # before the board's first heartbeat
+    assert r.link.state is LinkState.HANDSHAKE
+    assert board.host_port.write_count == 0  # not a byte: 0x03 would be Ctrl-C to a booting Pico
+    took = r.until(lambda: r.link.state is LinkState.READY)
+    assert took <= 200                       # the heartbeat at 1000 ms, then REQUEST HELLO
+    r.close()
+
+
+def test_a_silent_port_is_written_to_after_listen_first(board):
+    board.hung = True
+    board.cable.unheard.clear()
+    r = Rig(board)
+    r.advance(1400)
+    assert board.host_port.write_count == 0
+    r.advance(200)
+    assert board.host_port.write_count > 0   # listen_first (1.5 s) over: REQUEST HELLO
+    r.close()
+
+
+def test_what_the_board_wrote_before_the_host_came_is_not_a_link_problem(board):
+    board.cable.unplug()
+    board.cable.plug("ttyFAIRY0")
+    for _ in range(10000):                    # 10 s with no host: heartbeats, refreshes
+        board.ticks.advance(1)
+        board.fw.step()
+    assert len(board.cable.unheard) == board.cable.TX_FIFO   # the newest 256 bytes, cut at the front
+    r = Rig(board)
+    r.until(lambda: r.link.state is LinkState.READY)
+    r.advance(2000)
+    h = r.link.health()
+    assert h.startup_discarded >= 1          # the cut-off frame was there ...
+    assert (h.crc_errors, h.framing_errors, h.message_errors) == (0, 0, 0)   # ... and is no error
+    r.close()
+
+
+def test_a_refused_led_frame_is_not_sent_again_and_again(rig):
+    spy = FrameSpy(rig.board.cable)
+    rig.link.send_leds([RED] * 97)            # one more LED than the board has
+    rig.advance(3000)
+    assert len(spy.of(LedFrame)) == 1
+    h = rig.link.health()
+    assert h.leds_refused == 1 and h.led_resends == 0 and not h.leds_acked
+    rig.link.send_leds(scene((0, GREEN)))     # the next frame goes as usual
+    rig.advance(10)
+    assert rig.link.health().leds_acked

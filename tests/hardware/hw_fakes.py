@@ -118,6 +118,20 @@ class SerialRig:
             self.step()
         else:
             raise AssertionError(f"board never ready: {self.link.health()}")
+        # The boot frames waited in the board's USB FIFO and came first; start the tests from
+        # the answer to the host's REQUEST OCCUPANCY (link notices are kept).
+        from firmware_bridge import Occupancy, OccupancyReason
+        items = []
+        for _ in range(100):
+            items += self.link.drain()
+            if any(isinstance(i.message, Occupancy) and i.message.reason is OccupancyReason.REQUESTED
+                   for i in items):
+                break
+            self.step()
+        last_requested = max(k for k, i in enumerate(items) if isinstance(i.message, Occupancy))
+        for k, item in enumerate(items):
+            if not isinstance(item.message, Occupancy) or k == last_requested:
+                self.link._queue.put(item)
         self.serial = SerialBoard(self.link, led_order=led_order)
         self.source = LockstepSource(self)
 

@@ -218,8 +218,11 @@ def test_selftest_reports_closed_sensors_leds_and_link_counters(pico):
     assert found["link"]["state"] == "LinkState.READY" and found["link"]["crc_errors"] == 0
     assert found["leds"][:4] == ["red", "green", "blue", "white"]
     frames = set(pico.strip.history)                   # what the LEDs showed, brightness 64 of 255
-    for colour in ((64, 0, 0), (0, 64, 0), (0, 0, 64), (64, 64, 64)):
+    for colour in ((64, 0, 0), (0, 64, 0), (0, 0, 64)):
         assert (colour,) * 96 in frames
+    # all white at 64 would draw 96 x (1 + 3 x 64 x 20 / 255) = 1542 mA: scaled into 1500 mA
+    white = [f[0][0] for f in frames if len(set(f)) == 1 and f[0][0] == f[0][1] == f[0][2] > 0]
+    assert white and all(55 <= v < 64 for v in white)
     corners = next(f for f in frames if sum(c != (0, 0, 0) for c in f) == 4)
     assert (corners[0], corners[11], corners[95], corners[84]) == ((64, 0, 0), (0, 64, 0), (0, 0, 64), (64, 64, 64))
     assert pico.strip.shown == ((0, 0, 0),) * 96        # left dark

@@ -1,0 +1,45 @@
+# The firmware's start-up on the Pico: safe-mode check, watchdog, the main loop, and a reset
+# after any failure. main.py imports this after turning Ctrl-C off; the test harness runs
+# main.py under CPython with fake machine/micropython/neopixel/time modules and a fake USB.
+
+import machine
+import micropython
+import neopixel
+import time
+
+import fb_core
+import fb_pins
+import fb_usb
+
+
+def boot_id():
+    try:
+        import os
+        return int.from_bytes(os.urandom(2), "little")
+    except (ImportError, AttributeError, NotImplementedError):
+        return time.ticks_cpu() & 0xFFFF
+
+
+def settle():
+    time.sleep_us(fb_pins.SETTLE_US)
+
+
+def main():
+    safe = machine.Pin(fb_pins.SAFE_MODE, machine.Pin.IN, machine.Pin.PULL_UP)
+    if safe.value() == 0:
+        micropython.kbd_intr(3)  # the REPL and mpremote need Ctrl-C
+        print("fairyboard: safe-mode pin is low, firmware not started")
+        return
+    # From here on the watchdog resets a board whose loop stalls (or that fails to start).
+    wdt = machine.WDT(timeout=fb_pins.WATCHDOG_MS)
+    fw = None
+    try:
+        io = fb_usb.UsbSerial()
+        fw = fb_core.build(machine, neopixel, fb_pins, io, time, boot_id(), settle)
+        fb_core.run(fw, io, wdt.feed)
+    except Exception as exc:
+        # Tell the host, then reset at once: the board boots again and says Hello, and the
+        # host re-sends its LED state. (Never the REPL: it would take the host's frames.)
+        if fw is not None:
+            fw.report_crash(exc)
+        machine.reset()
