@@ -12,6 +12,8 @@ A game is one file ``<data>/games/<id>.jsonl``, one JSON object per line:
     the last action was taken back;
 ``{"type": "event", "t": ms, "sq": "e2", "placed": false, "occ": "hex"}``
     a debounced board event (``occ``: the game-square occupancy after it, as hex);
+``{"type": "players", "players": {"white": ..., "black": ...}}``
+    the players' names changed (``play --resume ID --white NAME``);
 ``{"type": "resign", "color": "white"}``, ``{"type": "result", "result": "1-0", "reason": ...}``
     the end of the game (a takeback after it removes the result: ``{"type": "reopen"}``).
 
@@ -340,6 +342,8 @@ def record_from(path: Path, recs: list[dict], damage: str | None = None) -> Game
             rec.result, rec.reason = r.get("result"), r.get("reason")
         elif t == "reopen":
             rec.result = rec.reason = None
+        elif t == "players" and isinstance(r.get("players"), dict):
+            rec.header = {**rec.header, "players": r["players"]}
     return rec
 
 
@@ -426,7 +430,7 @@ class GameStore:
 
     def create(self, variant: str, start_fen: str, *, players: dict[str, str] | None = None,
                now: datetime | None = None, extra: dict | None = None,
-               current: bool = False) -> tuple[str, Journal]:
+               current: bool = False, game_id: str | None = None) -> tuple[str, Journal]:
         """A new game record; returns its id and an open journal with the header written.
 
         The header is written and synced under a temporary name, ``current`` is pointed at
@@ -436,7 +440,8 @@ class GameStore:
         now = now or datetime.now().astimezone()
         stem = now.strftime("%Y%m%d-%H%M%S")
         n = 1
-        game_id = stem
+        wanted = game_id
+        game_id = check_game_id(wanted) if wanted else stem
         while True:
             tmp = self.games / f".{game_id}.jsonl.new"
             if not self.path(game_id).exists():
@@ -445,6 +450,8 @@ class GameStore:
                     break
                 except FileExistsError:
                     pass
+            if wanted:
+                raise JournalError(f"a game {wanted!r} exists already in {self.games}")
             n += 1
             game_id = f"{stem}-{n}"
         header = {"type": "game", "version": VERSION, "id": game_id, "variant": variant,
@@ -517,7 +524,6 @@ class GameStore:
     def _problem(self, text: str) -> None:
         if text not in self.problems:
             self.problems.append(text)
-            log.warning("%s", text)
 
     def set_current(self, game_id: str | None) -> None:
         self.root.mkdir(parents=True, exist_ok=True)

@@ -1,36 +1,75 @@
-"""Opening, resuming and abandoning games: how a :class:`~board_driver.session.Session` comes
-to be, from a game store.
+"""Opening, resuming and leaving games: one lifecycle for ``fairyboard play`` and ``serve``.
 
-* :func:`start` -- a new game, journaled, made the store's current game;
+* :func:`start` -- a new game, journaled (made the store's current game unless it is a game of
+  its own);
 * :func:`resume` -- a game as its journal left it, board events included;
-* :func:`open_game` -- what a board plays on start: the unfinished current game, or a new one
-  (abandoning the old);
-* :func:`abandon` -- record that an unfinished game was left.
+* :func:`abandon` -- record that an unfinished game was left;
+* :func:`open_game` -- what a board plays (below); :func:`replace_game` -- the ``new`` command.
 
 ``Session.start``, ``Session.resume`` and ``Session.open`` call these.
+
+:func:`open_game` decides, from the data folder and what was asked, whether to resume a game
+or start one, and says so in :attr:`Opening.notes` (one line each, for stderr or the
+service's log):
+
+* the game ``current`` names is resumed when it is unfinished and nothing else was asked
+  (``--new``, another ``--variant``, ``--fen``);
+* ``resume=ID`` continues that game (an unfinished or abandoned one) by id;
+* starting another game while one is unfinished *leaves* it: it is marked abandoned, a note
+  names it, and ``--resume ID`` takes it up again (``confirm`` may ask first);
+* a game of its own (``own=True``: an events script) never touches the game in progress and
+  never becomes the one ``play`` resumes;
+* a damaged journal never stops a new game: its file is left as it is, a note names the file
+  and line, and the readable part is copied into a new game ``<id>-recovered`` that is resumed
+  in its place (or offered, when a new game was asked for). A ``current`` pointer that names
+  no game is noted and ignored.
+
+:func:`replace_game` is the ``new [VARIANT]`` command: the variant is checked before the
+game in progress is left, so a bad name is an error message and the game goes on.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Callable
 
 from engine.errors import EngineError
 from engine.game import new_game
 
 from .config import load_variant
 from .debounce import SquareEvent
-from .journal import GameStore, JournalError, read_records
+from .errors import BoardDriverError
+from .journal import GameRecord, GameStore, JournalError, _line_numbers, load_any, read_prefix, read_records
 from .layout import BoardProfile, Layout
 from .settings import Settings
 from .texts import COLOR
 
 ANCIENT = -10 ** 9     # the time of board events restored from a journal: long past
 
+Confirm = Callable[[str], bool]
+
+
+class LifecycleError(BoardDriverError, ValueError):
+    """The game asked for cannot be played (no such game, already over ...)."""
+
+
+class ReplayError(JournalError):
+    """A journal's record cannot be replayed; ``line`` is its line in the file."""
+
+    def __init__(self, message: str, line: int):
+        super().__init__(message)
+        self.line = line
+
+
+def _session_class():
+    from .session import Session
+    return Session
 
 def start(cls, store: GameStore, variant_name: str, *, profile: BoardProfile, settings: Settings,
           occupancy: int | None = None, fen: str | None = None, players: dict[str, str] | None = None,
-          date: datetime | None = None, now: int = 0):
-    """A new game, journaled in ``store``. ``occupancy`` is what the board shows now (None: the
+          date: datetime | None = None, now: int = 0, current: bool = True):
+    """A new game, journaled in ``store`` (made its current game when ``current``). ``occupancy`` is what the board shows now (None: the
     start position); when it differs, the session waits for the board to be set up."""
     variant = load_variant(variant_name)
     variant_name = variant.name   # "random" becomes the dice outcome, so a resume replays it
@@ -38,7 +77,7 @@ def start(cls, store: GameStore, variant_name: str, *, profile: BoardProfile, se
     layout = Layout.place(profile, variant.geometry)
     start_fen = game.fen()
     players = players or {"white": "White", "black": "Black"}
-    gid, journal = store.create(variant_name, start_fen, players=players, now=date, current=True)
+    gid, journal = store.create(variant_name, start_fen, players=players, now=date, current=current)
     s = cls(game, variant_name=variant_name, layout=layout, settings=settings, journal=journal,
             game_id=gid, store=store, occupancy=occupancy, now=now, players=players)
     journal.write({"type": "board", "occ": format(s.occupancy, "x")}, sync=False)
@@ -56,21 +95,234 @@ def abandon(store: GameStore, game_id: str) -> None:
     j.close()
 
 
-def open_game(cls, store: GameStore, *, profile: BoardProfile, settings: Settings, variant: str | None = None,
-              new: bool = False, fen: str | None = None, occupancy: int | None = None,
-              players: dict[str, str] | None = None, now: int = 0):
-    """The game to play on a board: the unfinished game in progress (when ``variant`` is None
-    or the same, and neither ``new`` nor ``fen`` is given), else a new one (orthodox when no
-    variant is named). Returns the session and whether it was resumed."""
-    gid = store.current()
-    if gid is not None:
-        rec = store.load(gid)
-        if not rec.finished:
+@dataclass
+class Opening:
+    session: object                             # the Session
+    resumed: bool
+    left: str | None = None                       # the unfinished game that was left, if any
+    notes: list[str] = field(default_factory=list)
+
+
+def replay_problem(rec: GameRecord) -> tuple[int, str] | None:
+    """The first action of a record that cannot be played, as (line, message), or None."""
+    try:
+        game = new_game(load_variant(rec.variant), rec.header.get("start_fen"))
+    except (EngineError, BoardDriverError, ValueError) as exc:
+        return 1, f"{rec.path}: line 1: {exc}"
+    for i, text in enumerate(rec.actions):
+        try:
+            game.push(game.parse(text))
+        except (EngineError, ValueError) as exc:
+            line = rec.action_lines[i] if i < len(rec.action_lines) else 0
+            return line, f"{rec.path}: line {line}: {text!r} cannot be played here: {exc}"
+    return None
+
+
+def check(rec: GameRecord) -> tuple[GameRecord, int | None]:
+    """``rec`` with ``damage`` set when an action cannot be replayed; and the first bad line
+    (None when the whole file is good)."""
+    if rec.damage is None and rec.header:
+        bad = replay_problem(rec)
+        if bad is not None:
+            rec.damage = bad[1]
+            return rec, bad[0]
+    if rec.damage is None:
+        return rec, None
+    try:
+        return rec, int(rec.damage.split(": line ", 1)[1].split(":", 1)[0])
+    except (IndexError, ValueError):
+        return rec, 1
+
+
+def recover(store: GameStore, rec: GameRecord, bad_line: int, *, current: bool) -> str | None:
+    """Copy the records before ``bad_line`` into the game ``<id>-recovered`` (made once; the
+    damaged file is not touched). Returns its id, or None when nothing can be kept."""
+    if not rec.header or rec.finished:
+        return None
+    gid = f"{rec.path.stem}-recovered"[:64]
+    if store.path(gid).exists():
+        if current:
+            store.set_current(gid)
+        return gid
+    recs, _ = read_prefix(rec.path)
+    lines = _line_numbers(rec.path)
+    keep = [r for r, n in zip(recs[1:], lines[1:]) if n < bad_line]
+    h = rec.header
+    extra = {k: v for k, v in h.items() if k not in ("type", "version", "id", "variant", "start_fen", "date",
+                                                      "players")}
+    extra["recovered_from"] = {"id": rec.id, "damage": rec.damage}
+    try:
+        date = datetime.fromisoformat(h.get("date"))
+    except (TypeError, ValueError):
+        date = None
+    _, journal = store.create(rec.variant, h.get("start_fen", ""), players=h.get("players"), now=date,
+                              extra=extra, current=current, game_id=gid)
+    try:
+        for r in keep:
+            journal.write(r, sync=False)
+        journal.sync()
+    finally:
+        journal.close()
+    return gid
+
+
+def open_game(store: GameStore, *, profile: BoardProfile, settings: Settings, variant: str | None = None,
+              new: bool = False, resume: str | None = None, fen: str | None = None,
+              players: dict[str, str] | None = None, occupancy=None, now: int = 0,
+              own: bool = False, confirm: Confirm | None = None, cls=None) -> Opening:
+    """The game to play (see the module docstring). ``resume`` is a game id, or ``"current"``
+    for the game in progress (which must then be unfinished). ``players`` given for a resumed
+    game are journaled as its new names. ``occupancy``: what the board shows, for a new game
+    (an int, or a function of the Variant; None: the start position). ``confirm(question)`` is asked before an unfinished
+    game is left (False: LifecycleError, nothing changed)."""
+    notes: list[str] = []
+    current = store.current()
+    if resume == "current":
+        if current is None:
+            raise LifecycleError("--resume: there is no game in progress to resume (fairyboard games list "
+                                 "shows the games; --resume ID continues one)")
+        resume = current
+    if resume is not None:
+        return _resume_id(store, resume, profile=profile, settings=settings, variant=variant, players=players,
+                          now=now, make_current=not own or resume == current, notes=notes, cls=cls)
+    left = None
+    if not own and current is not None:
+        rec, bad = check(load_any(store.path(current)))
+        if bad is not None:
+            notes.append(f"damaged game record: {rec.damage} (the file is left as it is)")
+            copy = recover(store, rec, bad, current=False)
+            if copy is None:
+                store.set_current(None)
+            elif not new and not fen and (variant is None or variant == rec.variant):
+                notes.append(f"game {rec.id}: its readable part ({_count(store, copy)}) goes on as game {copy}")
+                store.set_current(copy)
+                return Opening(_resume(store, copy, profile, settings, players, now, cls), True, None, notes)
+            else:
+                notes.append(f"game {rec.id}: its readable part is saved as game {copy}; "
+                             f"fairyboard play --resume {copy} continues it")
+                store.set_current(None)
+        elif not rec.finished:
             if not new and not fen and (variant is None or variant == rec.variant):
-                return resume(cls, store, gid, profile=profile, settings=settings, now=now), True
-            abandon(store, gid)          # another game is started: this one is abandoned
-    return start(cls, store, variant or "orthodox", profile=profile, settings=settings, occupancy=occupancy,
-                 fen=fen, players=players, now=now), False
+                return Opening(_resume_or_recover(store, rec, profile, settings, players, now, cls, notes, True),
+                               True, None, notes)
+            question = (f"Game {rec.id} ({rec.variant}, {len(rec.actions)} actions) is unfinished. "
+                        f"Leave it and start a new {variant or 'orthodox'} game?")
+            if confirm is not None and not confirm(question):
+                raise LifecycleError(f"nothing changed: game {rec.id} is still in progress "
+                                     f"(fairyboard play resumes it)")
+            left = _leave(store, rec.id)
+            notes.append(f"left game {rec.id} ({rec.variant}, {len(rec.actions)} actions) unfinished: "
+                         f"fairyboard play --resume {rec.id} continues it")
+    name = variant or "orthodox"
+    v = load_variant(name)             # an unknown name fails here, before anything is created
+    if callable(occupancy):
+        occupancy = occupancy(v)
+    s = start(cls or _session_class(), store, name, profile=profile, settings=settings, occupancy=occupancy,
+              fen=fen, players=players, now=now, current=not own)
+    return Opening(s, False, left, notes)
+
+
+def _count(store: GameStore, gid: str) -> str:
+    n = len(load_any(store.path(gid)).actions)
+    return f"{n} action{'s' if n != 1 else ''}"
+
+
+def _leave(store: GameStore, gid: str) -> str:
+    abandon(store, gid)
+    return gid
+
+
+def _resume_or_recover(store: GameStore, rec: GameRecord, profile, settings, players, now, cls, notes,
+                       make_current: bool):
+    """Resume ``rec``; a record that cannot be replayed makes it a damaged game (see recover)."""
+    try:
+        return _resume(store, rec.path.stem, profile, settings, players, now, cls)
+    except ReplayError as exc:
+        rec.damage = str(exc)
+        notes.append(f"damaged game record: {rec.damage} (the file is left as it is)")
+        copy = recover(store, rec, exc.line, current=make_current)
+        if copy is None:
+            raise LifecycleError(f"game {rec.id}: the game record is damaged and nothing of it can be "
+                                 f"continued: {rec.damage}") from None
+        notes.append(f"game {rec.id}: its readable part ({_count(store, copy)}) goes on as game {copy}")
+        return _resume(store, copy, profile, settings, players, now, cls)
+
+
+def _resume(store: GameStore, gid: str, profile, settings, players, now, cls=None):
+    s = resume(cls or _session_class(), store, gid, profile=profile, settings=settings, now=now)
+    s.players = load_any(store.path(gid)).header.get("players") or s.players
+    if players:
+        named = {k: v for k, v in players.items() if v}
+        if named and {**s.players, **named} != s.players:
+            s.players = {**s.players, **named}
+            s.journal.write({"type": "players", **{"players": s.players}}, sync=True)
+    return s
+
+
+def _resume_id(store: GameStore, gid: str, *, profile, settings, variant, players, now, make_current,
+               notes, cls=None) -> Opening:
+    p = store.path(gid)
+    if not p.exists():
+        known = ", ".join(g.id for g in store.list() if g.status in ("playing", "abandoned"))[-200:] or "none"
+        raise LifecycleError(f"--resume {gid}: no such game in {store.games} (unfinished: {known})")
+    rec, bad = check(load_any(p))
+    if bad is not None:
+        notes.append(f"damaged game record: {rec.damage} (the file is left as it is)")
+        copy = recover(store, rec, bad, current=make_current)
+        if copy is None:
+            raise LifecycleError(f"--resume {gid}: the game record is damaged and nothing of it can be "
+                                 f"continued: {rec.damage}")
+        notes.append(f"game {rec.id}: its readable part ({_count(store, copy)}) goes on as game {copy}")
+        rec, gid = load_any(store.path(copy)), copy
+    if variant is not None and variant != rec.variant:
+        raise LifecycleError(f"--resume {gid}: that game is {rec.variant}, not {variant}")
+    if rec.finished and rec.result != "*":
+        raise LifecycleError(f"--resume {gid}: that game is over ({rec.result}, {rec.reason}); "
+                             f"fairyboard games show {gid} shows it")
+    old = store.current()
+    if make_current and old is not None and old != gid:
+        orec = load_any(store.path(old))
+        if orec.damage is None and not orec.finished:
+            _leave(store, old)
+            notes.append(f"left game {old} ({orec.variant}, {len(orec.actions)} actions) unfinished: "
+                         f"fairyboard play --resume {old} continues it")
+    if rec.finished:                    # an abandoned game taken up again
+        j = store.open(gid)
+        try:
+            j.write({"type": "reopen"}, sync=True)
+        finally:
+            j.close()
+    if make_current:
+        store.set_current(gid)
+    return Opening(_resume_or_recover(store, rec, profile, settings, players, now, cls, notes, make_current),
+                   True, None, notes)
+
+
+def replace_game(session, store: GameStore, variant: str, *, profile: BoardProfile, settings: Settings,
+                 occupancy=None, players: dict[str, str] | None = None, now: int = 0) -> Opening:
+    """The console's or a button's ``new [VARIANT]``: the variant is checked first (a bad name
+    is a LifecycleError and the game goes on); then the game in progress is left (abandoned if
+    unfinished) and a new one starts."""
+    try:
+        v = load_variant(variant)
+    except (EngineError, BoardDriverError, ValueError, OSError) as exc:
+        raise LifecycleError(f"new: {exc}") from None
+    if callable(occupancy):
+        occupancy = occupancy(v)
+    if occupancy is None:
+        occupancy = new_game(v).occupancy()
+    out = session.outcome()
+    gid = session.game_id
+    session.close()
+    notes = []
+    left = None
+    if out is None and gid is not None:
+        left = _leave(store, gid)
+        notes.append(f"left game {gid} ({session.variant_name}, {len(session.game.history)} actions) unfinished: "
+                     f"fairyboard play --resume {gid} continues it")
+    s = start(type(session), store, variant, profile=profile, settings=settings, occupancy=occupancy,
+              players=players or session.players, now=now)
+    return Opening(s, False, left, notes)
 
 
 def resume(cls, store: GameStore, game_id: str, *, profile: BoardProfile, settings: Settings, now: int = 0):
@@ -111,10 +363,17 @@ def resume(cls, store: GameStore, game_id: str, *, profile: BoardProfile, settin
                 s.occ_after.clear()
                 s.marks[:] = [0] * len(s.marks)
         except (KeyError, ValueError, EngineError) as exc:
-            raise JournalError(f"{path}: line {n}: cannot replay {r!r}: {exc}") from None
+            raise ReplayError(f"{path}: line {_nth_line(path, n)}: cannot replay {r!r}: {exc}",
+                              _nth_line(path, n)) from None
     s.occupancy = occ
     s.debouncer.reset(occ)
     journal.write({"type": "resume"}, sync=False)
     s._invalidate()
     s._update(now)
     return s
+
+
+def _nth_line(path, n: int) -> int:
+    """The file line of the n-th record (1-based; blank lines are not records)."""
+    lines = _line_numbers(path)
+    return lines[n - 1] if 0 < n <= len(lines) else n

@@ -12,7 +12,10 @@ from __future__ import annotations
 import queue
 from typing import Callable
 
+from engine.errors import EngineError
+
 from .devices import LedSink, SensorSource
+from .errors import BoardDriverError
 from .session import Session
 
 
@@ -96,8 +99,8 @@ def run_realtime(session: Session, source: SensorSource, sink: LedSink, clock: C
             try:
                 for line in session.command(text, clock()):
                     on_notice(line)
-            except ValueError as exc:
-                on_notice(f"error: {exc}")
+            except (ValueError, BoardDriverError, EngineError) as exc:
+                on_notice(f"error: {exc}")      # a bad command is an error message, never an exit
         display.update(session)
         for line in session.drain_notices():
             on_notice(line)

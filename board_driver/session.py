@@ -87,11 +87,11 @@ class Session:
     @classmethod
     def start(cls, store: GameStore, variant_name: str, *, profile: BoardProfile, settings: Settings,
               occupancy: int | None = None, fen: str | None = None, players: dict[str, str] | None = None,
-              date: datetime | None = None, now: int = 0) -> Session:
+              date: datetime | None = None, now: int = 0, current: bool = True) -> Session:
         """A new game, journaled in ``store``. ``occupancy`` is what the board shows now (None: the
         start position); when it differs, the session waits for the board to be set up."""
         return lifecycle.start(cls, store, variant_name, profile=profile, settings=settings, occupancy=occupancy,
-                               fen=fen, players=players, date=date, now=now)
+                               fen=fen, players=players, date=date, now=now, current=current)
 
     @classmethod
     def open(cls, store: GameStore, *, profile: BoardProfile, settings: Settings, variant: str | None = None,
@@ -100,8 +100,9 @@ class Session:
         """The game to play on a board: the unfinished game in progress (when ``variant`` is None
         or the same, and neither ``new`` nor ``fen`` is given), else a new one (orthodox when no
         variant is named). Returns the session and whether it was resumed."""
-        return lifecycle.open_game(cls, store, profile=profile, settings=settings, variant=variant, new=new,
-                                   fen=fen, occupancy=occupancy, players=players, now=now)
+        o = lifecycle.open_game(store, profile=profile, settings=settings, variant=variant, new=new,
+                                fen=fen, occupancy=occupancy, players=players, now=now, cls=cls)
+        return o.session, o.resumed
 
     @classmethod
     def resume(cls, store: GameStore, game_id: str, *, profile: BoardProfile, settings: Settings,

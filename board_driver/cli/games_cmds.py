@@ -100,7 +100,10 @@ def _movetext(sans, start_fullmove: int = 1) -> str:
         if prev_turn is not None and turn == 0 and prev_turn == 1:
             number += 1
         if turn != prev_turn:
-            parts.append(f"{number}." if turn == 0 else f"{number}...")
+            if turn == 0:
+                parts.append(f"{number}.")
+            elif prev_turn is None:
+                parts.append(f"{number}...")        # Black begins (a FEN with Black to move)
         parts.append("{" + san + "}" if action.silent else san)
         prev_turn = turn
     return " ".join(parts)

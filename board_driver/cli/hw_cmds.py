@@ -67,6 +67,9 @@ def register(sub) -> None:
     p.add_argument("--board", help="board profile (as for calibrate)")
     p.add_argument("--variant", help="variant of a new game (default: the game in progress, else orthodox)")
     p.add_argument("--new", action="store_true", help="start a new game even if one is in progress")
+    p.add_argument("--resume", metavar="ID", help="continue the game ID (an unfinished or abandoned one)")
+    p.add_argument("--white", help="white player's name (kept in the game record and the PGN)")
+    p.add_argument("--black", help="black player's name")
     p.set_defaults(handler=cmd_serve)
 
     p = sub.add_parser(
@@ -282,18 +285,27 @@ class NullLeds:
 
 
 def cmd_serve(args) -> int:
+    import logging
+
     from ..club.publisher import check_board, start_for_board
     from ..hardware.backends import load_board, open_hardware
-    from ..journal import GameStore, data_dir, load_record
+    from ..journal import GameStore, data_dir
+    from ..layout import Layout
+    from ..lifecycle import LifecycleError, open_game, replace_game
     from ..runner import run_realtime
-    from ..session import NewGameRequest, Session
+    from ..service import WatchedSource, setup_logging
+    from ..session import NewGameRequest
     from ..settings import load_settings
 
+    setup_logging()
+    log = logging.getLogger("board_driver.service")
     board = load_board(args.board)
     check_board(board)
     settings = load_settings()
     store = GameStore(data_dir())
-    lock = store.lock("fairyboard serve")       # one process per data folder
+    if args.resume is not None:
+        store.path(args.resume)                     # a clear error for anything that is not a game id
+    lock = store.lock("fairyboard serve")           # one process per data folder
     stop = threading.Event()
 
     def on_signal(signum, frame) -> None:
@@ -308,57 +320,80 @@ def cmd_serve(args) -> int:
     def say(line: str) -> None:
         print(line, flush=True)
 
-    hw = open_hardware(board)
-    commands: queue.Queue[str] = queue.Queue()
-    if hw.buttons is not None:
-        hw.buttons.start(commands.put)
-    sink = hw.leds if hw.leds is not None else NullLeds(board.profile.size)
+    def placed(closed):
+        """The game squares the board shows, for a new game of a variant."""
+        return lambda variant: Layout.place(board.profile, variant.geometry).occupancy(closed)
+
     session = club = None
+    hw = None
     try:
+        hw = open_hardware(board)
+        commands: queue.Queue[str] = queue.Queue()
+        if hw.buttons is not None:
+            hw.buttons.start(commands.put)
+        _console(commands)
+        sink = hw.leds if hw.leds is not None else NullLeds(board.profile.size)
+        source = WatchedSource(hw.source, log)
         club = start_for_board(board, store.root, hw=hw)     # the profile's broker: publish the games live
         first = None
         deadline = time.monotonic() + 5
         while first is None and time.monotonic() < deadline and not stop.is_set():
-            first = hw.source.read(0.2)
+            first = source.read(0.2)
         closed = first.closed if first is not None else frozenset()
-        current = store.current()
-        variant = args.variant
-        if current and not args.new:
-            rec = load_record(store.path(current))
-            if not rec.finished and (variant is None or variant == rec.variant):
-                session = Session.resume(store, current, profile=board.profile, settings=settings, now=clock_ms())
-                say(f"Resumed game {current} ({rec.variant}), {len(session.game.history)} actions so far.")
+        players = {k: v for k, v in (("white", args.white), ("black", args.black)) if v} or None
+        opening = open_game(store, profile=board.profile, settings=settings, variant=args.variant,
+                            new=args.new, resume=args.resume, players=players, occupancy=placed(closed),
+                            now=clock_ms())
+        for note in store.problems + opening.notes:
+            log.warning("%s", note)
+        session = opening.session
+        if opening.resumed:
+            say(f"Resumed game {session.game_id} ({session.variant_name}), "
+                f"{len(session.game.history)} actions so far.")
+        else:
+            say(f"New game {session.game_id}: {session.variant_name}.")
+        if first is not None:
+            session.on_frame(first)
         while True:
-            if session is None:
-                session = _new_session(store, variant or "orthodox", board.profile, settings, closed, clock_ms())
-                say(f"New game {session.game_id}: {session.variant_name}.")
-            if first is not None:
-                session.on_frame(first)
-                first = None
             try:
-                run_realtime(session, hw.source, sink, clock_ms, commands=commands, stop=stop.is_set, on_notice=say)
+                run_realtime(session, source, sink, clock_ms, commands=commands, stop=stop.is_set, on_notice=say)
                 break
             except NewGameRequest as req:
-                session.close()
-                session, variant = None, req.variant
+                last = source.last.closed if source.last is not None else closed
+                try:
+                    opening = replace_game(session, store, req.variant, profile=board.profile, settings=settings,
+                                           occupancy=placed(last), now=clock_ms())
+                except LifecycleError as exc:
+                    say(f"error: {exc}")            # a bad button or console command: the game goes on
+                    continue
+                for note in opening.notes:
+                    log.warning("%s", note)
+                session = opening.session
+                say(f"New game {session.game_id}: {session.variant_name}.")
     finally:
         if session is not None:
             session.close()
         if club is not None:
             club.close()
-        hw.close()
+        if hw is not None:
+            hw.close()
         lock.release()
     say("fairyboard: stopped; the game is saved.")
     return 0
 
 
-def _new_session(store, variant: str, profile, settings, closed, now: int):
-    from ..layout import Layout
-    from ..config import load_variant
-    from ..session import Session
-    layout = Layout.place(profile, load_variant(variant).geometry)
-    return Session.start(store, variant, profile=profile, settings=settings,
-                         occupancy=layout.occupancy(closed), now=now)
+def _console(commands: "queue.Queue[str]") -> None:
+    """Commands typed on the service's standard input (a terminal, or a pipe) go to the game like
+    a button's; under systemd stdin is /dev/null and this ends at once."""
+    def read() -> None:
+        try:
+            for line in sys.stdin:
+                if line.strip():
+                    commands.put(line.strip())
+        except (OSError, ValueError):
+            pass
+    if sys.stdin is not None and not sys.stdin.closed:
+        threading.Thread(target=read, name="serve-console", daemon=True).start()
 
 
 # --- install-service ----------------------------------------------------------------------------

@@ -6,11 +6,14 @@ import json
 import sys
 from pathlib import Path
 
+from engine.game import new_game
+
 from ..config import load_variant
 from ..console import parse_physical, render_board, status_lines
 from ..errors import BoardDriverError
 from ..events import parse_events, play_events
-from ..journal import GameStore, data_dir, load_record
+from ..journal import GameStore, data_dir, load_any
+from ..lifecycle import open_game, replace_game
 from ..runner import Display, pump, settle
 from ..session import CommandError, NewGameRequest, Session
 from ..settings import load_profile, load_settings
@@ -29,55 +32,80 @@ def register(sub) -> None:
         "play", help="play a game on the simulated board (the default board)",
         description="Play on the simulated board in the terminal: move pieces with lift/place "
                     "(or e2-e4), answer prompts with choose. Resumes the game in progress unless "
-                    "--new or another --variant is given. With --events FILE it plays a JSON-lines "
-                    "event script in virtual time instead.")
+                    "--new, --fen or another --variant is given (the game left is named on stderr, "
+                    "and --resume ID continues it). With --events FILE it plays a JSON-lines "
+                    "event script in virtual time instead, as a game of its own.")
     p.add_argument("--variant", help="variant to play (default: the game in progress, else orthodox)")
     p.add_argument("--fen", help="start a new game from this position")
     p.add_argument("--new", action="store_true", help="start a new game even if one is in progress")
-    p.add_argument("--resume", action="store_true", help="with --events: continue the game in progress")
-    p.add_argument("--events", metavar="FILE", help="play this JSON-lines event file ('-' for stdin), not the terminal")
+    p.add_argument("--resume", nargs="?", const="current", metavar="ID",
+                   help="continue the game ID (an unfinished or abandoned one; fairyboard games list shows "
+                        "them); without ID, the game in progress")
+    p.add_argument("--events", metavar="FILE", help="play this JSON-lines event file ('-' for stdin), not the "
+                                                    "terminal, as a game of its own (or the --resume ID one)")
     p.add_argument("--json", action="store_true", help="at exit print one JSON object: moves, fen, result, pending, journal")
-    p.add_argument("--white", default="White", help="white player's name")
-    p.add_argument("--black", default="Black", help="black player's name")
+    p.add_argument("--white", help="white player's name (kept in the game record and the PGN)")
+    p.add_argument("--black", help="black player's name")
+    p.add_argument("--yes", "-y", action="store_true", help="leave an unfinished game without asking")
     p.add_argument("--board", help="board profile (configs/boards/NAME.yaml; default from configs/defaults.yaml)")
     p.add_argument("--color", choices=("auto", "always", "never"), default="auto",
                    help="colour the board with ANSI codes (default: when the output is a terminal)")
     p.set_defaults(handler=cmd_play)
 
 
-def _open_session(args, store: GameStore, settings, profile, clock: VirtualClock, *, interactive: bool):
-    """The session to play (resumed or new) and its simulated board."""
-    state_file = store.root / "simboard.json"
-    resume = interactive or args.resume
-    if args.resume and not args.new:
-        gid = store.current()
-        rec = load_record(store.path(gid)) if gid else None
-        if rec is None or rec.finished or (args.variant and args.variant != rec.variant):
-            raise BoardDriverError("--resume: there is no unfinished game of that variant to resume")
-    variant = args.variant or (None if resume else "orthodox")
+def _players(args, new: bool) -> dict[str, str] | None:
+    if new:
+        return {"white": args.white or "White", "black": args.black or "Black"}
+    named = {k: v for k, v in (("white", args.white), ("black", args.black)) if v}
+    return named or None
+
+
+def _ask(question: str) -> bool:
+    sys.stderr.write(question + " [y/N] ")
+    sys.stderr.flush()
+    answer = sys.stdin.readline()
+    return answer.strip().lower() in ("y", "yes")
+
+
+def _state_file(store: GameStore, gid: str) -> Path:
+    """The simulated board's pieces, per game (a resumed game finds them where they were)."""
+    return store.root / "simboard" / f"{gid}.json"
+
+
+def _open_session(args, store: GameStore, settings, profile, clock: VirtualClock, *, own: bool):
+    """The session to play (resumed or new) and its simulated board; notes go to stderr."""
+    new_wanted = bool(args.new or args.fen or args.variant)
     start_occ = None
-    if not resume or args.new or args.fen or variant is not None:
-        from engine.game import new_game
-        start_occ = new_game(load_variant(variant or "orthodox"), args.fen).occupancy()
-    session, resumed = Session.open(store, profile=profile, settings=settings, variant=variant,
-                                    new=args.new or not resume, fen=args.fen, occupancy=start_occ,
-                                    players={"white": args.white, "black": args.black}, now=clock())
-    if resumed:
+    if args.resume is None and (new_wanted or own):
+        start_occ = new_game(load_variant(args.variant or "orthodox"), args.fen).occupancy()
+    confirm = None
+    if not own and not args.yes and sys.stdin.isatty() and args.resume is None:
+        confirm = _ask
+    opening = open_game(store, profile=profile, settings=settings, variant=args.variant, new=bool(args.new),
+                        resume=args.resume, fen=args.fen, players=_players(args, args.resume is None),
+                        occupancy=start_occ, now=clock(), own=own and args.resume is None, confirm=confirm)
+    for note in store.problems + opening.notes:
+        print(f"fairyboard play: {note}", file=sys.stderr)
+    session = opening.session
+    state = None if own and args.resume is None else _state_file(store, session.game_id)
+    if opening.resumed:
         start = frozenset(session.layout.closed_sensors(session.occupancy))
-        board = SimulatedBoard.restore(session.layout, clock=clock, state_file=state_file, default=start)
+        board = SimulatedBoard.restore(session.layout, clock=clock, state_file=state, default=start)
     else:
         # a new game on the simulated board: the players have set up the pieces
         board = SimulatedBoard(session.layout, clock=clock,
-                               closed=session.layout.closed_sensors(session.occupancy), state_file=state_file)
+                               closed=session.layout.closed_sensors(session.occupancy), state_file=state)
         board._save()
-    return session, board, resumed
+    return session, board, opening.resumed
 
 
 def cmd_play(args) -> int:
     settings = load_settings()
-    profile = load_profile(args.board, settings)
+    profile = load_profile(args.board or settings.board)
     store = GameStore(data_dir())
     clock = VirtualClock(0)
+    if args.resume is not None and args.resume != "current":
+        store.path(args.resume)                   # a clear error for anything that is not a game id
     with store.lock("fairyboard play"):          # one process per data folder
         if args.events is not None:
             return _play_events(args, store, settings, profile, clock)
@@ -96,15 +124,16 @@ def _play_events(args, store, settings, profile, clock) -> int:
         source = args.events
     name = args.variant
     if name is None:
-        current = store.current() if args.resume else None
-        name = load_record(store.path(current)).variant if current else "orthodox"
+        gid = store.current() if args.resume == "current" else args.resume
+        name = load_any(store.path(gid)).variant if gid and store.path(gid).exists() else "orthodox"
     events = parse_events(lines, load_variant(name).geometry, source)   # before any game is created
-    session, board, resumed = _open_session(args, store, settings, profile, clock, interactive=False)
+    session, board, resumed = _open_session(args, store, settings, profile, clock, own=True)
     display = Display(board)
     session.san_notices = not args.json
     try:
         warnings = play_events(session, board, clock, events, display)
     except NewGameRequest as req:
+        session.close()
         raise BoardDriverError(f"'new {req.variant}' is not available in an event file: run play again") from None
     report = session.report()
     report["warnings"] = warnings
@@ -135,7 +164,7 @@ def _use_color(args) -> bool:
 
 def _play_interactive(args, store, settings, profile, clock) -> int:
     color = _use_color(args)
-    session, board, resumed = _open_session(args, store, settings, profile, clock, interactive=True)
+    session, board, resumed = _open_session(args, store, settings, profile, clock, own=False)
     display = Display(board)
     out = sys.stdout
     print(INTRO)
@@ -214,15 +243,14 @@ def _do(op, board: SimulatedBoard, session: Session, display: Display, clock: Vi
 
 
 def _new_game(variant, session, store, settings, profile, clock, args):
-    from engine.game import new_game
-    occ = new_game(load_variant(variant)).occupancy()      # an unknown name fails here: the game goes on
-    session.close()
-    new, _ = Session.open(store, profile=profile, settings=settings, variant=variant, new=True, occupancy=occ,
-                          players={"white": args.white, "black": args.black}, now=clock())
-    board = SimulatedBoard(new.layout, clock=clock, closed=new.layout.closed_sensors(occ),
-                           state_file=store.root / "simboard.json")
+    opening = replace_game(session, store, variant, profile=profile, settings=settings, now=clock())
+    new = opening.session
+    board = SimulatedBoard(new.layout, clock=clock, closed=new.layout.closed_sensors(new.occupancy),
+                           state_file=_state_file(store, new.game_id))
     board._save()
-    print(f"New game {new.game_id}: {variant}. The simulated board is set up.")
+    for note in opening.notes:
+        print(note[0].upper() + note[1:] + ".")
+    print(f"New game {new.game_id}: {new.variant_name}. The simulated board is set up.")
     return new, board
 
 
