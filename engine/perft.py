@@ -15,6 +15,13 @@ def perft(pos, depth: int) -> int:
         return pos.count_legal()
     n = 0
     push, pop = pos.push, pos.pop
+    if depth == 2:
+        count = pos.count_legal
+        for m in pos.legal_moves():
+            push(m)
+            n += count()
+            pop()
+        return n
     for m in pos.legal_moves():
         push(m)
         n += perft(pos, depth - 1)

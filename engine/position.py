@@ -16,7 +16,7 @@ from __future__ import annotations
 from .errors import FenError, IllegalMoveError
 from .geometry import FILE_LETTERS
 from .moves import CASTLE, DROP, EN_PASSANT, NORMAL, NULL_MOVE, encode
-from .tables import tables_for
+from .tables import slide_targets, tables_for
 
 WHITE, BLACK = 0, 1
 
@@ -27,7 +27,8 @@ class Position:
     __slots__ = ("variant", "tables", "geometry", "board", "pbb", "occ", "turn", "castling", "ep",
                  "halfmove", "fullmove", "hands", "stack", "_castle_clear", "_royal_codes",
                  "_plans", "_attack_plans", "_promo_zone", "_initial", "_forward", "_mask",
-                 "_king_code", "_danger_static", "_castle_paths", "_castle_rank")
+                 "_king_code", "_danger_static", "_castle_paths", "_castle_rank", "_fast", "_ep_types",
+                 "_pawn_code", "_ep_step", "_single_royal", "_lines_exact")
 
     # -- construction ----------------------------------------------------------------------
     def __init__(self, variant):
@@ -64,6 +65,16 @@ class Position:
             for c in (0, 1))
         self._attack_plans = tuple(_attack_plan(variant, T, c) for c in (0, 1))
         self._danger_static = tuple(_danger_static(variant, T, c) for c in (0, 1))
+        self._lines_exact = tuple(_lines_exact(variant, T, c) for c in (0, 1))
+        self._fast = tuple(_fast_plan(variant, T, c, self._promo_zone[c]) for c in (0, 1))
+        self._ep_types = tuple(tuple(((t + 1) * 2 + c, T.pieces[c][t]) for t, p in enumerate(variant.pieces)
+                                     if p.pawn) for c in (0, 1))
+        self._pawn_code = [False, False] + [p.pawn for p in variant.pieces for _ in (0, 1)]
+        # a pawn's double step sets the en passant square (none when the variant has no e.p.)
+        self._ep_step = 2 * g.files if variant.en_passant else -1
+        royal_types = [t for t, p in enumerate(variant.pieces) if p.royal]
+        self._single_royal = (((royal_types[0] + 1) * 2, (royal_types[0] + 1) * 2 + 1)
+                              if len(royal_types) == 1 else None)
 
     @classmethod
     def from_fen(cls, variant, fen: str | None = None) -> Position:
@@ -462,6 +473,10 @@ class Position:
         return any(self.attacked(sq, self.turn ^ 1) for sq in squares)
 
     def _protected(self, color: int) -> list[int]:
+        if self._single_royal is not None:
+            bb = self.pbb[self._single_royal[color]]
+            if not bb & (bb - 1):
+                return [bb.bit_length() - 1] if bb else []
         squares = self.royal_squares(color)
         if self.variant.royal_rule == "last" and len(squares) > 1:
             return []
@@ -479,6 +494,172 @@ class Position:
     def _generate(self, out: list | None) -> int:
         us = self.turn
         them = us ^ 1
+        own = self.occ[us]
+        enemy = self.occ[them]
+        occ = own | enemy
+        protect = self._protected(us)
+        in_check = False
+        danger = 0          # moves from these squares get the exact test
+        danger_to = 0       # moves to these squares get the exact test (hopper screens)
+        king_sq = -1
+        if len(protect) == 1 and self._lines_exact[us] is not None:
+            king_sq = protect[0]
+            in_check, danger = self._check_pins(king_sq, us, occ)
+        elif protect:
+            for k in protect:
+                if self.attacked(k, them, occ):
+                    in_check = True
+            if len(protect) == 1:
+                king_sq = protect[0]
+                danger, danger_to = self._pins(king_sq, us, occ)
+            else:
+                danger = -1  # several protected royals: test every move exactly
+        if in_check or danger_to or danger == -1:
+            count = self._gen_general(out, us, protect, in_check, danger, danger_to, -1)
+        else:
+            count = self._gen_fast(out, us, king_sq, danger)
+        if self.castling and not in_check:
+            count += self._castling_moves(us, occ, out, protect)
+        if any(self.hands[us]):
+            count += self._drop_moves(us, ~occ & self._mask, out, protect)
+        return count if out is None else len(out)
+
+    def _gen_fast(self, out: list | None, us: int, king_sq: int, danger: int) -> int:
+        """Moves when the side to move is not in check and at most one royal piece is
+        protected: each piece type by the generator its moves allow (see _fast_plan); pinned
+        pieces (``danger``) and the types no fast generator serves go to _gen_general."""
+        them = us ^ 1
+        own = self.occ[us]
+        enemy = self.occ[them]
+        occ = own | enemy
+        empty = ~occ & self._mask
+        notown = empty | enemy
+        pbb = self.pbb
+        count = 0
+        general = danger
+        for kind, code, pt, data in self._fast[us]:
+            bb = pbb[code]
+            if not bb:
+                continue
+            if kind == _SLIDE:
+                bb &= ~danger
+                lm, lc, masks, caches = pt.lm, pt.lc, pt.slide_mask, pt.slide_cache
+                while bb:
+                    low = bb & -bb
+                    sq = low.bit_length() - 1
+                    bb ^= low
+                    att = caches[sq].get(occ & masks[sq])
+                    if att is None:
+                        att = slide_targets(pt, sq, occ)
+                    targets = (att & notown) | (lm[sq] & empty) | (lc[sq] & enemy)
+                    if out is None:
+                        count += targets.bit_count()
+                    else:
+                        while targets:
+                            tl = targets & -targets
+                            out.append(sq | (tl.bit_length() - 1) << 8)
+                            targets ^= tl
+            elif kind == _LEAP:
+                bb &= ~danger
+                lm, lc = pt.lm, pt.lc
+                while bb:
+                    low = bb & -bb
+                    sq = low.bit_length() - 1
+                    bb ^= low
+                    targets = (lm[sq] & empty) | (lc[sq] & enemy)
+                    if out is None:
+                        count += targets.bit_count()
+                    else:
+                        while targets:
+                            tl = targets & -targets
+                            out.append(sq | (tl.bit_length() - 1) << 8)
+                            targets ^= tl
+            elif kind == _SET:
+                bb &= ~danger
+                if bb:
+                    count += self._setwise_moves(bb, data, out, us, occ, empty, enemy)
+            elif kind == _ROYAL and king_sq >= 0:
+                # the one protected royal piece: each target tested with the royal moved there
+                lm, lc = pt.lm, pt.lc
+                attacked = self.attacked
+                while bb:
+                    low = bb & -bb
+                    sq = low.bit_length() - 1
+                    bb ^= low
+                    targets = (lm[sq] & empty) | (lc[sq] & enemy)
+                    if sq != king_sq:
+                        general |= low
+                        continue
+                    base = occ ^ low
+                    while targets:
+                        tl = targets & -targets
+                        targets ^= tl
+                        to = tl.bit_length() - 1
+                        if not attacked(to, them, base | tl, tl):
+                            if out is None:
+                                count += 1
+                            else:
+                                out.append(sq | to << 8)
+            else:
+                general |= bb
+        if general:
+            count += self._gen_general(out, us, [king_sq] if king_sq >= 0 else [], False, danger, 0,
+                                       general)
+        ep = self.ep
+        if ep >= 0 and self._ep_types[us]:
+            # en passant: always tested exactly (it removes a piece beside the mover)
+            protect = [king_sq] if king_sq >= 0 else []
+            victim = ep - self._forward[us]
+            vcode = self.board[victim] if 0 <= victim < len(self.board) else 0
+            if vcode and vcode & 1 == them and self._pawn_code[vcode] and not occ >> ep & 1:
+                for code, pt in self._ep_types[us]:
+                    cand = pt.rev_lc[ep] & pbb[code] & ~general
+                    while cand:
+                        low = cand & -cand
+                        cand ^= low
+                        sq = low.bit_length() - 1
+                        if self._safe(sq, ep, us, protect, False, 1 << victim):
+                            if out is None:
+                                count += 1
+                            else:
+                                out.append(encode(sq, ep, 0, EN_PASSANT))
+        return count
+
+    def _setwise_moves(self, bb, data, out, us, occ, empty, enemy) -> int:
+        """Moves of all pieces ``bb`` of one leaper type at once, shift by shift."""
+        vectors, promo, n_promo, promos = data
+        count = 0
+        for shift, sources, blocks, mv, cp, _ in vectors:
+            src = bb & sources
+            if not src:
+                continue
+            for b in blocks:
+                src &= ~(occ >> b if b > 0 else occ << -b)
+            t = src << shift if shift > 0 else src >> -shift
+            t &= (empty if mv else 0) | (enemy if cp else 0)
+            if not t:
+                continue
+            if out is None:
+                count += t.bit_count()
+                if promo and t & promo:
+                    count += (t & promo).bit_count() * (n_promo - 1)
+            else:
+                while t:
+                    tl = t & -t
+                    t ^= tl
+                    to = tl.bit_length() - 1
+                    sq = to - shift
+                    if promo and tl & promo:
+                        for p in promos:
+                            out.append(encode(sq, to, p + 1, NORMAL))
+                    else:
+                        out.append(sq | to << 8)
+        return count
+
+    def _gen_general(self, out: list | None, us: int, protect, in_check: bool, danger: int,
+                     danger_to: int, sel: int) -> int:
+        """Moves of the pieces on ``sel`` by the fully general steps (any Betza piece)."""
+        them = us ^ 1
         T = self.tables
         ray = T.ray
         positive = T.positive
@@ -487,22 +668,7 @@ class Position:
         enemy = self.occ[them]
         occ = own | enemy
         empty = ~occ & self._mask
-        protect = self._protected(us)
-        attacked = self.attacked
         count = 0
-        in_check = False
-        danger = 0          # moves from these squares get the exact test
-        danger_to = 0       # moves to these squares get the exact test (hopper screens)
-        king_sq = -1
-        if protect:
-            for k in protect:
-                if attacked(k, them, occ):
-                    in_check = True
-            if len(protect) == 1:
-                king_sq = protect[0]
-                danger, danger_to = self._pins(king_sq, us, occ)
-            else:
-                danger = -1  # several protected royals: test every move exactly
         promo_zone = self._promo_zone[us]
         promos = self.variant.promotion
         n_promo = len(promos)
@@ -510,7 +676,7 @@ class Position:
         double_step = self.variant.double_step
         ep = self.ep
         for t, code, pt, royal, pawn in self._plans[us]:
-            bb = self.pbb[code]
+            bb = self.pbb[code] & sel
             while bb:
                 low = bb & -bb
                 sq = low.bit_length() - 1
@@ -597,11 +763,7 @@ class Position:
                                 count += 1
                             else:
                                 out.append(encode(sq, ep, 0, EN_PASSANT))
-        if self.castling and not in_check:
-            count += self._castling_moves(us, occ, out, protect)
-        if any(self.hands[us]):
-            count += self._drop_moves(us, empty, out, protect)
-        return count if out is None else len(out)
+        return count
 
     def _hop_bent_targets(self, pt, sq, occ, empty, enemy):
         """Quiet and capture targets of a piece's hopper and bent-rider moves."""
@@ -681,6 +843,42 @@ class Position:
                         danger |= path
         return danger, danger_to
 
+    def _check_pins(self, k: int, us: int, occ: int) -> tuple[bool, int]:
+        """(in check, pinned pieces) of the royal piece on k, in one pass, when every enemy
+        capture is a plain leap or an unlimited ride (``_lines_exact``): leapers by the reverse
+        leap tables, riders by the first and second piece along each line they could use."""
+        leapers, riders, look = self._lines_exact[us]
+        pbb = self.pbb
+        for code, rev_lc in leapers:
+            if rev_lc[k] & pbb[code]:
+                return True, 0
+        near = 0
+        for code, rev_ride in riders:
+            near |= rev_ride[k] & pbb[code]
+        if not near:
+            return False, 0
+        ray = self.tables.ray
+        board = self.board
+        in_check = False
+        danger = 0
+        for od, codes, pos_dir in look:
+            line = ray[od][k]
+            if not line & near:
+                continue
+            b = line & occ
+            f = (b & -b).bit_length() - 1 if pos_dir else b.bit_length() - 1
+            c = board[f]
+            if c & 1 != us:
+                if c in codes:
+                    in_check = True
+                continue
+            b = ray[od][f] & occ
+            if b:
+                f2 = (b & -b).bit_length() - 1 if pos_dir else b.bit_length() - 1
+                if board[f2] in codes:
+                    danger |= 1 << f
+        return in_check, danger
+
     def _safe(self, frm: int, to: int, us: int, protect, royal: bool, extra_remove: int) -> bool:
         """Exact test: after moving frm->to (removing extra_remove too), is every protected
         royal piece of ``us`` unattacked?"""
@@ -754,9 +952,9 @@ class Position:
         """Make a move (an int from legal_moves); undo it with pop()."""
         frm = m & 0xFF
         to = (m >> 8) & 0xFF
-        extra = (m >> 16) & 0xFF
         flag = m >> 24
         us = self.turn
+        board, pbb, occ = self.board, self.pbb, self.occ
         saved = (self.castling, self.ep, self.halfmove)
         self.ep = -1
         if flag == DROP:
@@ -764,7 +962,8 @@ class Position:
             self._put(to, (frm + 1) * 2 + us)
             self.halfmove += 1
             self.stack.append((m, 0, 0, 0) + saved)
-        else:
+        elif flag or frm == to:
+            extra = (m >> 16) & 0xFF
             code = self._remove(frm)
             captured = self._remove(to)
             side_code = 0
@@ -790,28 +989,71 @@ class Position:
                 if to in clr:
                     self.castling &= ~clr[to]
             self.stack.append((m, code, captured, side_code) + saved)
-        if us == BLACK:
+        else:
+            # a plain move or a promotion, inlined: the generator's hot path
+            code = board[frm]
+            fb = 1 << frm
+            tb = 1 << to
+            board[frm] = 0
+            pbb[code] ^= fb
+            occ[us] ^= fb | tb
+            captured = board[to]
+            if captured:
+                pbb[captured] ^= tb
+                occ[us ^ 1] ^= tb
+            extra = (m >> 16) & 0xFF
+            new = ((extra << 1) + us) if extra else code
+            board[to] = new
+            pbb[new] |= tb
+            if self._pawn_code[code]:
+                self.halfmove = 0
+                if self._ep_step == abs(to - frm):
+                    self.ep = (frm + to) >> 1
+            elif captured:
+                self.halfmove = 0
+            else:
+                self.halfmove += 1
+            if self.castling:
+                clr = self._castle_clear
+                if frm in clr:
+                    self.castling &= ~clr[frm]
+                if to in clr:
+                    self.castling &= ~clr[to]
+            self.stack.append((m, code, captured, 0) + saved)
+        if us:
             self.fullmove += 1
         self.turn = us ^ 1
 
     def pop(self) -> int:
         """Undo the last push (or null move); returns the move undone."""
         m, code, captured, side_code, castling, ep, halfmove = self.stack.pop()
-        self.turn ^= 1
-        us = self.turn
-        if us == BLACK:
+        self.turn = us = self.turn ^ 1
+        if us:
             self.fullmove -= 1
         self.castling, self.ep, self.halfmove = castling, ep, halfmove
         if m == NULL_MOVE:
             return m
         frm = m & 0xFF
         to = (m >> 8) & 0xFF
-        extra = (m >> 16) & 0xFF
         flag = m >> 24
+        if not flag and frm != to:
+            board, pbb, occ = self.board, self.pbb, self.occ
+            fb = 1 << frm
+            tb = 1 << to
+            pbb[board[to]] ^= tb
+            board[frm] = code
+            pbb[code] |= fb
+            occ[us] ^= fb | tb
+            board[to] = captured
+            if captured:
+                pbb[captured] |= tb
+                occ[us ^ 1] |= tb
+            return m
         if flag == DROP:
             self._remove(to)
             self.hands[us][frm] += 1
             return m
+        extra = (m >> 16) & 0xFF
         self._remove(to)
         if flag == CASTLE:
             self._remove(frm + (1 if to > frm else -1))
@@ -830,6 +1072,71 @@ class Position:
         if self.turn == BLACK:
             self.fullmove += 1
         self.turn ^= 1
+
+
+_GENERAL, _LEAP, _SLIDE, _SET, _ROYAL = range(5)
+
+
+def _lines_exact(variant, T, us: int):
+    """What _check_pins needs against the side opposing ``us``, or None when an enemy piece
+    captures some other way (limited rides, hops, lame or bent moves): the enemy leapers'
+    (code, reverse leap table), the enemy riders' (code, reverse ride table), and per line
+    from the royal piece (direction, riders using it, direction is positive)."""
+    them = us ^ 1
+    leapers, riders = [], []
+    look: dict[int, set] = {}
+    for t, p in enumerate(variant.pieces):
+        pt = T.pieces[them][t]
+        code = (t + 1) * 2 + them
+        if any(cp for _, _, cp in pt.hops) or any(e[3] for sq in pt.lame for e in sq) or \
+                any(e[4] for sq in pt.bent for e in sq):
+            return None
+        if any(cp and lim for _, _, cp, lim in pt.rides):
+            return None
+        if any(pt.lc):
+            leapers.append((code, pt.rev_lc))
+        rides = [d for d, mv, cp, lim in pt.rides if cp]
+        if rides:
+            riders.append((code, pt.rev_ride))
+            for d in rides:
+                look.setdefault(T.opposite[d], set()).add(code)
+    return (tuple(leapers), tuple(riders),
+            tuple((od, frozenset(codes), T.positive[od]) for od, codes in look.items()))
+
+
+def _fast_plan(variant, T, color: int, promo_zone: int):
+    """Per piece type of ``color``: (kind, code, tables, data) -- which generator _gen_fast
+    uses for it, chosen once when the variant loads:
+
+    * _SET: leapers with lame or initial moves, and pawns: every such piece at once, by shifting
+      the type's bitboard (data: the shifts, the promotion zone, the promotion choices);
+    * _LEAP: plain leapers, piece by piece from the leap tables;
+    * _SLIDE: unlimited riders that move and capture alike (plus plain leaps);
+    * _ROYAL: a plain leaping royal piece: each move tested exactly;
+    * _GENERAL: anything else (limited or one-mode rides, hoppers, bent riders, lame royals...),
+      by the general steps."""
+    plan = []
+    for t, p in enumerate(variant.pieces):
+        pt = T.pieces[color][t]
+        code = (t + 1) * 2 + color
+        plain = not pt.has_special and not pt.other_rides and not any(pt.lame)
+        kind, data = _GENERAL, None
+        if p.royal:
+            if plain and not pt.slides and not p.pawn:
+                kind = _ROYAL
+        elif pt.setwise is not None and (p.pawn or any(pt.lame)):
+            vectors = []
+            for shift, sources, blocks, mv, cp, init in pt.setwise:
+                if p.pawn and init and not variant.double_step:
+                    mv = False
+                if mv or cp:
+                    vectors.append((shift, sources, blocks, mv, cp, init))
+            promos = variant.promotion
+            kind, data = _SET, (tuple(vectors), promo_zone if p.pawn else 0, len(promos), promos)
+        elif plain and not p.pawn:
+            kind = _SLIDE if pt.slides else _LEAP
+        plan.append((kind, code, pt, data))
+    return tuple(plan)
 
 
 def _bits(bb: int):

@@ -37,6 +37,9 @@ class PieceTables:
     has_special: bool             # hoppers or bent riders (lame leaps are handled inline)
     slides: tuple = ()            # (rays, positive) of unlimited move+capture rides (fast path)
     other_rides: tuple = ()       # the remaining rides: (dir, move, capture, limit)
+    setwise: tuple | None = None  # leaps as whole-bitboard shifts (see setwise_leaps), or None
+    slide_mask: list = None       # per square: the squares whose occupancy decides ``slides``
+    slide_cache: list = None      # per square: {occupancy & slide_mask: squares the slides reach}
 
 
 class Tables:
@@ -215,6 +218,96 @@ class Tables:
                 pt.slides = tuple((self.ray[d], self.positive[d]) for d, mv, cp, lim in pt.rides
                                   if mv and cp and lim == 0)
                 pt.other_rides = tuple(r for r in pt.rides if not (r[1] and r[2] and r[3] == 0))
+                pt.setwise = setwise_leaps(self.geometry, pt)
+                # A ray's last square never blocks anything behind it: leave it out of the key.
+                masks = []
+                for sq in range(self.geometry.size):
+                    m = 0
+                    for d, mv, cp, lim in pt.rides:
+                        if mv and cp and lim == 0:
+                            r = self.ray[d][sq]
+                            if r:
+                                last = (r & -r) if not self.positive[d] else 1 << (r.bit_length() - 1)
+                                m |= r & ~last
+                    masks.append(m)
+                pt.slide_mask = masks
+                pt.slide_cache = [{} for _ in range(self.geometry.size)]
+
+
+SLIDE_CACHE_LIMIT = 4096   # entries per square and piece type; the cache starts over beyond
+
+
+def slide_targets(pt: PieceTables, sq: int, occ: int) -> int:
+    """Squares the unlimited slides of ``pt`` reach from ``sq`` (up to and including the first
+    piece on each ray), looked up by the occupancy of the squares that matter, computed ray
+    by ray the first time."""
+    key = occ & pt.slide_mask[sq]
+    cache = pt.slide_cache[sq]
+    att = cache.get(key)
+    if att is None:
+        att = 0
+        for rays, pos_dir in pt.slides:
+            r = rays[sq]
+            b = r & occ
+            if b:
+                r ^= rays[(b & -b).bit_length() - 1 if pos_dir else b.bit_length() - 1]
+            att |= r
+        if len(cache) >= SLIDE_CACHE_LIMIT:
+            cache.clear()
+        cache[key] = att
+    return att
+
+
+def setwise_leaps(g: Geometry, pt: PieceTables):
+    """A leaper's moves as shifts of a whole bitboard of such pieces, when it has one way to
+    each target: ``((shift, sources, blocks, move, capture, initial), ...)``; every piece on
+    ``sources`` reaches ``square + shift`` when each ``square + b`` (b in ``blocks``) is empty.
+    None for pieces that ride, hop or bend, or that reach a square two ways (counting their
+    moves vector by vector would count such a square twice)."""
+    if pt.rides or pt.hops or any(pt.bent):
+        return None
+    vec: dict[tuple[int, int], list] = {}
+
+    def rel(sq, to):
+        return (g.file_of(to) - g.file_of(sq), g.rank_of(to) - g.rank_of(sq))
+
+    for sq in range(g.size):
+        for bb, is_move in ((pt.lm[sq], True), (pt.lc[sq], False)):
+            while bb:
+                low = bb & -bb
+                bb ^= low
+                key = ("leap", rel(sq, low.bit_length() - 1))
+                e = vec.setdefault(key, [0, (), set(), set(), False])
+                e[0] |= 1 << sq
+                (e[2] if is_move else e[3]).add(sq)
+        for to, block, mv, cp, init in pt.lame[sq]:
+            blocks = tuple(sorted((b.bit_length() - 1) - sq for b in _singles(block)))
+            key = ("lame", rel(sq, to), blocks, mv, cp, init)
+            e = vec.setdefault(key, [0, blocks, {sq}, {sq}, init])
+            e[0] |= 1 << sq
+    out = []
+    seen = set()
+    for key, (sources, blocks, movers, capturers, init) in vec.items():
+        if key[1] in seen:
+            return None
+        seen.add(key[1])
+        dx, dy = key[1]
+        if key[0] == "leap":
+            every = {b.bit_length() - 1 for b in _singles(sources)}
+            mv, cp = movers == every, capturers == every
+            if not (mv or cp) or (movers and not mv) or (capturers and not cp):
+                return None    # moves on some squares, captures on others: not one shift
+        else:
+            mv, cp = key[3], key[4]
+        out.append((dy * g.files + dx, sources, blocks, mv, cp, init))
+    return tuple(out)
+
+
+def _singles(bb: int):
+    while bb:
+        low = bb & -bb
+        yield low
+        bb ^= low
 
 
 def _lame_path(dx: int, dy: int) -> list[tuple[int, int]]:
