@@ -514,20 +514,22 @@ class Position:
                 danger, danger_to = self._pins(king_sq, us, occ)
             else:
                 danger = -1  # several protected royals: test every move exactly
-        if in_check or danger_to or danger == -1:
+        if out is not None or in_check or danger_to or danger == -1:
             count = self._gen_general(out, us, protect, in_check, danger, danger_to, -1)
         else:
-            count = self._gen_fast(out, us, king_sq, danger)
+            count = self._count_fast(us, king_sq, danger)
         if self.castling and not in_check:
             count += self._castling_moves(us, occ, out, protect)
         if any(self.hands[us]):
             count += self._drop_moves(us, ~occ & self._mask, out, protect)
         return count if out is None else len(out)
 
-    def _gen_fast(self, out: list | None, us: int, king_sq: int, danger: int) -> int:
-        """Moves when the side to move is not in check and at most one royal piece is
-        protected: each piece type by the generator its moves allow (see _fast_plan); pinned
-        pieces (``danger``) and the types no fast generator serves go to _gen_general."""
+    def _count_fast(self, us: int, king_sq: int, danger: int) -> int:
+        """The number of legal moves when the side to move is not in check and at most one
+        royal piece is protected: each piece type counted by the generator its moves allow
+        (see _fast_plan); pinned pieces (``danger``) and the types no fast generator serves
+        are counted by _gen_general. (Lists of moves always come from _gen_general, in its
+        order: type, from-square, to-square.)"""
         them = us ^ 1
         own = self.occ[us]
         enemy = self.occ[them]
@@ -551,14 +553,7 @@ class Position:
                     att = caches[sq].get(occ & masks[sq])
                     if att is None:
                         att = slide_targets(pt, sq, occ)
-                    targets = (att & notown) | (lm[sq] & empty) | (lc[sq] & enemy)
-                    if out is None:
-                        count += targets.bit_count()
-                    else:
-                        while targets:
-                            tl = targets & -targets
-                            out.append(sq | (tl.bit_length() - 1) << 8)
-                            targets ^= tl
+                    count += ((att & notown) | (lm[sq] & empty) | (lc[sq] & enemy)).bit_count()
             elif kind == _LEAP:
                 bb &= ~danger
                 lm, lc = pt.lm, pt.lc
@@ -566,44 +561,36 @@ class Position:
                     low = bb & -bb
                     sq = low.bit_length() - 1
                     bb ^= low
-                    targets = (lm[sq] & empty) | (lc[sq] & enemy)
-                    if out is None:
-                        count += targets.bit_count()
-                    else:
-                        while targets:
-                            tl = targets & -targets
-                            out.append(sq | (tl.bit_length() - 1) << 8)
-                            targets ^= tl
+                    count += ((lm[sq] & empty) | (lc[sq] & enemy)).bit_count()
             elif kind == _SET:
+                # every piece of the type at once, shift by shift (one way to each target)
                 bb &= ~danger
-                if bb:
-                    count += self._setwise_moves(bb, data, out, us, occ, empty, enemy)
-            elif kind == _ROYAL and king_sq >= 0:
-                # the one protected royal piece: each target tested with the royal moved there
-                lm, lc = pt.lm, pt.lc
-                attacked = self.attacked
-                while bb:
-                    low = bb & -bb
-                    sq = low.bit_length() - 1
-                    bb ^= low
-                    targets = (lm[sq] & empty) | (lc[sq] & enemy)
-                    if sq != king_sq:
-                        general |= low
+                vectors, promo, n_promo = data
+                for shift, sources, blocks, mv, cp in vectors:
+                    src = bb & sources
+                    if not src:
                         continue
-                    base = occ ^ low
-                    while targets:
-                        tl = targets & -targets
-                        targets ^= tl
-                        to = tl.bit_length() - 1
-                        if not attacked(to, them, base | tl, tl):
-                            if out is None:
-                                count += 1
-                            else:
-                                out.append(sq | to << 8)
+                    for b in blocks:
+                        src &= ~(occ >> b if b > 0 else occ << -b)
+                    t = (src << shift if shift > 0 else src >> -shift) & (mv & empty | cp & enemy)
+                    if t:
+                        count += t.bit_count()
+                        if t & promo:
+                            count += (t & promo).bit_count() * (n_promo - 1)
+            elif kind == _ROYAL and king_sq >= 0 and bb == 1 << king_sq:
+                # the protected royal piece: each target tested with the royal moved there
+                targets = (pt.lm[king_sq] & empty) | (pt.lc[king_sq] & enemy)
+                base = occ ^ bb
+                attacked = self.attacked
+                while targets:
+                    tl = targets & -targets
+                    targets ^= tl
+                    if not attacked(tl.bit_length() - 1, them, base | tl, tl):
+                        count += 1
             else:
                 general |= bb
         if general:
-            count += self._gen_general(out, us, [king_sq] if king_sq >= 0 else [], False, danger, 0,
+            count += self._gen_general(None, us, [king_sq] if king_sq >= 0 else [], False, danger, 0,
                                        general)
         ep = self.ep
         if ep >= 0 and self._ep_types[us]:
@@ -617,43 +604,8 @@ class Position:
                     while cand:
                         low = cand & -cand
                         cand ^= low
-                        sq = low.bit_length() - 1
-                        if self._safe(sq, ep, us, protect, False, 1 << victim):
-                            if out is None:
-                                count += 1
-                            else:
-                                out.append(encode(sq, ep, 0, EN_PASSANT))
-        return count
-
-    def _setwise_moves(self, bb, data, out, us, occ, empty, enemy) -> int:
-        """Moves of all pieces ``bb`` of one leaper type at once, shift by shift."""
-        vectors, promo, n_promo, promos = data
-        count = 0
-        for shift, sources, blocks, mv, cp, _ in vectors:
-            src = bb & sources
-            if not src:
-                continue
-            for b in blocks:
-                src &= ~(occ >> b if b > 0 else occ << -b)
-            t = src << shift if shift > 0 else src >> -shift
-            t &= (empty if mv else 0) | (enemy if cp else 0)
-            if not t:
-                continue
-            if out is None:
-                count += t.bit_count()
-                if promo and t & promo:
-                    count += (t & promo).bit_count() * (n_promo - 1)
-            else:
-                while t:
-                    tl = t & -t
-                    t ^= tl
-                    to = tl.bit_length() - 1
-                    sq = to - shift
-                    if promo and tl & promo:
-                        for p in promos:
-                            out.append(encode(sq, to, p + 1, NORMAL))
-                    else:
-                        out.append(sq | to << 8)
+                        if self._safe(low.bit_length() - 1, ep, us, protect, False, 1 << victim):
+                            count += 1
         return count
 
     def _gen_general(self, out: list | None, us: int, protect, in_check: bool, danger: int,
@@ -684,13 +636,9 @@ class Position:
                 quiet = pt.lm[sq] & empty
                 caps = pt.lc[sq] & enemy
                 if pt.slides:
-                    att = 0
-                    for rays, pos_dir in pt.slides:
-                        r = rays[sq]
-                        b = r & occ
-                        if b:
-                            r ^= rays[(b & -b).bit_length() - 1 if pos_dir else b.bit_length() - 1]
-                        att |= r
+                    att = pt.slide_cache[sq].get(occ & pt.slide_mask[sq])
+                    if att is None:
+                        att = slide_targets(pt, sq, occ)
                     quiet |= att & empty
                     caps |= att & enemy
                 for d, mv, cp, lim in pt.other_rides:
@@ -1105,7 +1053,7 @@ def _lines_exact(variant, T, us: int):
 
 
 def _fast_plan(variant, T, color: int, promo_zone: int):
-    """Per piece type of ``color``: (kind, code, tables, data) -- which generator _gen_fast
+    """Per piece type of ``color``: (kind, code, tables, data) -- which generator _count_fast
     uses for it, chosen once when the variant loads:
 
     * _SET: leapers with lame or initial moves, and pawns: every such piece at once, by shifting
@@ -1126,13 +1074,13 @@ def _fast_plan(variant, T, color: int, promo_zone: int):
                 kind = _ROYAL
         elif pt.setwise is not None and (p.pawn or any(pt.lame)):
             vectors = []
+            full = (1 << variant.geometry.size) - 1
             for shift, sources, blocks, mv, cp, init in pt.setwise:
                 if p.pawn and init and not variant.double_step:
                     mv = False
-                if mv or cp:
-                    vectors.append((shift, sources, blocks, mv, cp, init))
-            promos = variant.promotion
-            kind, data = _SET, (tuple(vectors), promo_zone if p.pawn else 0, len(promos), promos)
+                if mv or cp:   # mv, cp as masks: (mv & empty) | (cp & enemy) are the targets
+                    vectors.append((shift, sources, blocks, full if mv else 0, full if cp else 0))
+            kind, data = _SET, (tuple(vectors), promo_zone if p.pawn else 0, len(variant.promotion))
         elif plain and not p.pawn:
             kind = _SLIDE if pt.slides else _LEAP
         plan.append((kind, code, pt, data))
