@@ -29,6 +29,8 @@ def register(sub) -> None:
     p.add_argument("--web", metavar="HOST:PORT", help="serve the boards' page and the PGN feeds here")
     p.add_argument("--round", metavar="NAME", help="start round NAME now (games first seen from now on belong to it)")
     p.add_argument("--prefix", default="fairyboard", help="topic prefix (default fairyboard)")
+    p.add_argument("--client-id", default="fairyboard-recorder",
+                   help="MQTT client id (default fairyboard-recorder); a second recorder needs its own")
     p.set_defaults(handler=cmd_recorder)
 
     p = sub.add_parser("round", help="start a round in the recorder's store (games first seen from now on)",
@@ -92,7 +94,8 @@ def cmd_recorder(args) -> int:
 
     def say(line: str) -> None:
         print(line, flush=True)
-    cfg = RecorderConfig(host=host, port=port, username=args.user, password=password, tls=tls, prefix=args.prefix)
+    cfg = RecorderConfig(host=host, port=port, username=args.user, password=password, tls=tls, prefix=args.prefix,
+                         client_id=args.client_id)
     rec = Recorder(cfg, store, log=say).start()
     srv = None
     try:

@@ -124,10 +124,16 @@ class Recorder:
                     batch.append(self._in.get_nowait())
                 except queue.Empty:
                     break
-            try:
-                self._handle(batch)
-            except Exception as exc:         # a store error: say so, keep the messages unacknowledged
-                self.log(f"recorder: could not store a batch: {type(exc).__name__}: {exc}")
+            delay = 0.5
+            while True:
+                try:
+                    self._handle(batch)
+                    break
+                except Exception as exc:     # the store failed (disk full, locked): unacknowledged, retry
+                    self.log(f"recorder: could not store a batch: {type(exc).__name__}: {exc}; retrying")
+                    if self._stop.wait(delay):
+                        return
+                    delay = min(delay * 2, 10.0)
 
     def _handle(self, batch: list) -> None:
         records: list[tuple[str, str, int, str]] = []

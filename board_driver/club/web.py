@@ -68,11 +68,26 @@ def pgn(board: str, rec: GameRecord, round_name: str | None = None) -> str:
 
 
 class Positions:
-    """Replays games to their positions, remembering the last answer per game."""
+    """Replays games to their positions and PGN, remembering the last answer per game (until
+    more of it arrives)."""
 
     def __init__(self) -> None:
         self._cache: dict[tuple[str, str], tuple[int, dict]] = {}
+        self._pgn: dict[tuple[str, str], tuple[int, str | None, str | None]] = {}
         self._lock = threading.Lock()
+
+    def pgn(self, store: RecorderStore, g: dict, round_name: str | None) -> str | None:
+        """The game's PGN, None while its header is missing."""
+        key = (g["board"], g["game"])
+        with self._lock:
+            hit = self._pgn.get(key)
+        if hit is not None and hit[:2] == (g["contig"], round_name):
+            return hit[2]
+        rec = game_record(g["board"], g["game"], store.records(g["board"], g["game"]))
+        text = pgn(g["board"], rec, round_name) if rec is not None else None
+        with self._lock:
+            self._pgn[key] = (g["contig"], round_name, text)
+        return text
 
     def of(self, store: RecorderStore, g: dict) -> dict:
         key = (g["board"], g["game"])
@@ -249,11 +264,7 @@ class Handler(BaseHTTPRequestHandler):
                 if games is None:
                     known = ", ".join(n for n, _ in store.rounds()) or "none yet"
                     return self._missing(f"no round {name!r} (rounds: {known})")
-                texts = []
-                for g in games:
-                    rec = game_record(g["board"], g["game"], store.records(g["board"], g["game"]))
-                    if rec is not None:
-                        texts.append(pgn(g["board"], rec, name))
+                texts = [t for t in (positions.pgn(store, g, name) for g in games) if t is not None]
                 self._send(200, "\n".join(texts), "application/x-chess-pgn; charset=utf-8")
             elif path.startswith("/board/") and path.endswith(".pgn"):
                 rest = path[len("/board/"):-4]
@@ -268,14 +279,16 @@ class Handler(BaseHTTPRequestHandler):
                     g = match[0]
                 else:
                     g = max(games, key=lambda g: (g["date"] or "", g["first_seen"]))
-                rec = game_record(board, g["game"], store.records(board, g["game"]))
-                if rec is None:
+                text = positions.pgn(store, g, _round_of(store, g))
+                if text is None:
                     return self._missing(f"game {g['game']!r} of board {board!r}: its header has not arrived yet")
-                self._send(200, pgn(board, rec, _round_of(store, g)), "application/x-chess-pgn; charset=utf-8")
+                self._send(200, text, "application/x-chess-pgn; charset=utf-8")
             else:
                 self._missing(f"no page {path!r}: try /, /boards.json, /board/NAME.pgn or /round/NAME.pgn")
-        except BrokenPipeError:
+        except (BrokenPipeError, ConnectionResetError):
             pass
+        except Exception as exc:        # a game that does not replay: say which, keep serving
+            self._send(500, f"{path}: {type(exc).__name__}: {exc}\n", "text/plain; charset=utf-8")
 
 
 def _round_of(store: RecorderStore, g: dict) -> str | None:

@@ -197,8 +197,9 @@ def test_board_answers_a_resend_request_from_its_journal(make_board, make_record
     assert b.pub.wait_idle(5)
     c, rc = raw_client(broker, "recorder", "pw-rec")
     got = []
-    c.on_message = lambda client, userdata, msg: got.append(json.loads(msg.payload)["seq"])
-    c.subscribe(topics.record("fairyboard", "b3", gid), qos=1)
+    topic = topics.record("fairyboard", "b3", gid)
+    c.on_message = lambda client, userdata, msg: msg.topic == topic and got.append(json.loads(msg.payload)["seq"])
+    c.subscribe(topic, qos=1)
     time.sleep(0.3)
     c.publish(topics.resend("fairyboard", "b3"), json.dumps({"game": gid, "from": 4}), qos=1)
     n = len(b.lines())
