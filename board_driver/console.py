@@ -21,8 +21,10 @@ from engine.geometry import FILE_LETTERS
 from .devices import FAST, SLOW, LedFrame
 from .leds import Palette
 
-_MOVE = re.compile(r"^([a-p]\d{1,2})\s*[-x]?\s*([a-p]\d{1,2})$")
-_PROMOTION = re.compile(r"^([a-p]\d{1,2})\s*[-x]?\s*([a-p]\d{1,2})\s*=?\s*([a-z])$")
+# any letter and number, so that a square off the board (z1, e9) is named as such, not taken
+# for a command
+_MOVE = re.compile(r"^([a-z]\d{1,3})\s*[-x]?\s*([a-z]\d{1,3})$")
+_PROMOTION = re.compile(r"^([a-z]\d{1,3})\s*[-x]?\s*([a-z]\d{1,3})\s*=?\s*([a-z])$")
 _LIFT = {"lift", "remove", "take", "up"}
 _PLACE = {"place", "put", "drop", "down"}
 
@@ -50,9 +52,11 @@ def parse_physical(line: str) -> list[PhysicalOp] | None:
             raise ValueError(f"{p!r}: move the pawn with {m.group(1)}-{m.group(2)}, then type choose {m.group(3)} "
                              f"(or choose {m.group(3)} first)")
         words = p.split()
-        if len(words) == 2 and words[0] in _LIFT | _PLACE and re.match(r"^[a-p]\d{1,2}$", words[1]):
+        if len(words) == 2 and words[0] in _LIFT | _PLACE and re.match(r"^[a-z]\d{1,3}$", words[1]):
             ops.append(PhysicalOp("lift" if words[0] in _LIFT else "place", words[1]))
             continue
+        if len(words) == 2 and words[0] in _LIFT | _PLACE and len(ops) == 0 and len(parts) == 1:
+            raise ValueError(f"{words[1]!r} is not a square: write {words[0]} e2 (a file letter, then a rank)")
         if len(ops) == 0:
             return None
         raise ValueError(f"{p!r}: write lift e2, place e4 or e2-e4")
@@ -124,9 +128,30 @@ def render_board(session, board, *, color: bool, palette: Palette | None = None)
                 break
         files.append(FILE_LETTERS[geo.file_of(sq)] if sq is not None else " ")
     lines.append("   " + ("".join(f" {x} " for x in files) if color else " ".join(files)))
+    pieces = piece_legend(session.game)
+    if pieces:
+        lines.append(pieces)
     if not color and legend:
         lines.append("LEDs: " + "; ".join(f"{k} {' '.join(v)}" for k, v in legend.items()))
     return "\n".join(lines)
+
+
+_ORTHODOX = {("r", "rook"), ("n", "knight"), ("b", "bishop"), ("q", "queen"), ("k", "king"), ("p", "pawn")}
+
+
+def piece_legend(game) -> str | None:
+    """``Pieces: R rook, G giraffe, L camel ...`` for a variant whose letters are not the
+    orthodox ones (the 12x8 armies); None otherwise (and for csipgs, whose pieces are designs)."""
+    if getattr(game, "family", None) == "csipgs":
+        return None
+    try:
+        pieces = [(p.letter.lower(), p.name) for p in game.variant.pieces]
+    except AttributeError:
+        return None
+    if not pieces or set(pieces) <= _ORTHODOX:
+        return None
+    return "Pieces: " + ", ".join(f"{letter.upper()} {name.replace('-', ' ')}" for letter, name in pieces) + \
+        " (upper case White, lower case Black)"
 
 
 def status_lines(session) -> list[str]:

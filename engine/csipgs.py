@@ -742,7 +742,10 @@ class CsipgsGame(Resignable, BoardView):
                 raise IllegalMoveError(f"{text!r}: there is no design {i} (designs 1-{len(designs)})")
             design = designs[i - 1]
         else:
-            design = parse_design(arg).text
+            try:
+                design = parse_design(arg).text
+            except (DesignError, BetzaError) as exc:
+                raise IllegalMoveError(self._buy_help(text, arg, exc)) from None
         why = self._buy_refusal(design)
         if why is None:
             for a in self.legal_actions():
@@ -750,6 +753,17 @@ class CsipgsGame(Resignable, BoardView):
                     return a
             why = "not allowed now"
         raise IllegalMoveError(f"{text!r}: {why}")
+
+    def _buy_help(self, text: str, arg: str, exc: Exception) -> str:
+        """Why ``buy ARG`` names no design: a purchase names a design slot or Betza text."""
+        designs = self.state.designs[self.state.turn]
+        slots = ", ".join(f"{i}) {d}" for i, d in enumerate(designs, 1))
+        letter = {lt: d for d, lt in self.types}.get(arg.lower())
+        hint = f"; {arg!r} is the letter of {letter}: buy {designs.index(letter) + 1} or buy {letter}" \
+            if letter in designs else ""
+        return (f"{text!r}: a purchase names a design slot (a number) or a design's Betza text, "
+                f"not {arg!r}{hint}. {COLOURS[self.state.turn].capitalize()}'s designs: {slots} "
+                f"(as Betza, {arg!r}: {getattr(exc, 'reason', exc)})")
 
     def _parse_transfer(self, text: str, t: str) -> Action:
         st = self.state

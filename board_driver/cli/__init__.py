@@ -22,11 +22,28 @@ COMMAND_MODULES = (
 )
 
 
+def version() -> str:
+    """The installed package's version (or the checkout's pyproject.toml when not installed)."""
+    try:
+        from importlib.metadata import PackageNotFoundError, version as dist_version
+        return dist_version("fairyboard")
+    except PackageNotFoundError:
+        pass
+    try:
+        import tomllib
+        from pathlib import Path
+        with open(Path(__file__).resolve().parents[2] / "pyproject.toml", "rb") as f:
+            return str(tomllib.load(f)["project"]["version"])
+    except (OSError, KeyError, ValueError):
+        return "unknown"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="fairyboard",
         description="Referee chess variants on a 12x8 sensor board (or the simulated one).",
     )
+    parser.add_argument("--version", action="version", version=f"fairyboard {version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name in COMMAND_MODULES:

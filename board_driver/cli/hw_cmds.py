@@ -294,6 +294,7 @@ def cmd_serve(args) -> int:
     from ..lifecycle import LifecycleError, open_game, replace_game
     from ..runner import run_realtime
     from ..service import WatchedSource, setup_logging
+    from .play_cmds import dice_lines
     from ..session import NewGameRequest
     from ..settings import load_settings
 
@@ -352,6 +353,8 @@ def cmd_serve(args) -> int:
                 f"{len(session.game.history)} actions so far.")
         else:
             say(f"New game {session.game_id}: {session.variant_name}.")
+        for line in dice_lines(session.variant_name):
+            say(line)
         if first is not None:
             session.on_frame(first)
         while True:
@@ -370,6 +373,8 @@ def cmd_serve(args) -> int:
                     log.warning("%s", note)
                 session = opening.session
                 say(f"New game {session.game_id}: {session.variant_name}.")
+                for line in dice_lines(session.variant_name):
+                    say(line)
     finally:
         if session is not None:
             session.close()

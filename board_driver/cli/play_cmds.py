@@ -6,7 +6,9 @@ import json
 import sys
 from pathlib import Path
 
+from engine.errors import EngineError, SquareError
 from engine.game import new_game
+from engine.geometry import FILE_LETTERS
 
 from ..config import load_variant
 from ..console import parse_physical, render_board, status_lines
@@ -154,6 +156,27 @@ def _play_events(args, store, settings, profile, clock) -> int:
     return 0
 
 
+def dice_lines(variant_name: str) -> list[str]:
+    """For a Random Variant Chess game (``random-A-B-C``): which array the dice chose and why."""
+    if not variant_name.startswith("random-"):
+        return []
+    from engine import random_variant
+    try:
+        rv = random_variant.select(variant_name[len("random-"):])
+    except (ValueError, EngineError):
+        return []
+
+    def title(name: str) -> str:
+        return " ".join(w.capitalize() for w in name.split("-"))
+    dice = "-".join(map(str, rv.dice))
+    out = [f"The dice: {dice}. They select Tomorrow's Chess {rv.base}'s array, by the rule: {rv.description}.",
+           "Back rank (file a to l): " + ", ".join(title(n) for n in rv.back_rank) + "."]
+    stand = [f"{title(q)} as {title(p)}" for p, q in zip(rv.physical, rv.back_rank) if p != q]
+    if stand:
+        out.append("Stand-ins on the board: " + ", ".join(stand) + ".")
+    return out
+
+
 def _use_color(args) -> bool:
     if args.color == "always":
         return True
@@ -170,8 +193,12 @@ def _play_interactive(args, store, settings, profile, clock) -> int:
     print(INTRO)
     if resumed:
         print(f"Resumed game {session.game_id} ({session.variant_name}), {len(session.game.history)} actions so far.")
+        for line in dice_lines(session.variant_name):
+            print(line)
     else:
         print(f"New game {session.game_id}: {session.variant_name}. The simulated board is set up.")
+        for line in dice_lines(session.variant_name):
+            print(line)
     pump(session, board, display, clock())
     board.queue.append(board.current())
     pump(session, board, display, clock())
@@ -230,7 +257,13 @@ def _do(op, board: SimulatedBoard, session: Session, display: Display, clock: Vi
     geo = session.game.geometry
     for sq in (op.a, op.b):
         if sq:
-            geo.parse(sq)
+            try:
+                geo.parse(sq)
+            except SquareError as exc:
+                if "hole" in str(exc):
+                    raise SimulatorError(f"{sq} is a hole in this board: no piece can stand there") from None
+                raise SimulatorError(f"{sq} is not on the board (files a-{FILE_LETTERS[geo.files - 1]}, "
+                                     f"ranks 1-{geo.ranks})") from None
     if op.kind == "move":
         if not board.occupied(op.a):
             raise SimulatorError(f"there is no piece on {op.a} to move")
@@ -251,6 +284,8 @@ def _new_game(variant, session, store, settings, profile, clock, args):
     for note in opening.notes:
         print(note[0].upper() + note[1:] + ".")
     print(f"New game {new.game_id}: {new.variant_name}. The simulated board is set up.")
+    for line in dice_lines(new.variant_name):
+        print(line)
     return new, board
 
 
