@@ -76,8 +76,13 @@ def settle(session: Session, display: Display | None = None, limit: int = 60_000
 
 def run_realtime(session: Session, source: SensorSource, sink: LedSink, clock: Callable[[], int], *,
                  commands: "queue.Queue[str] | None" = None, stop: Callable[[], bool] = lambda: False,
-                 on_notice: Callable[[str], None] = print, poll: float = 0.05) -> Session:
-    """The service loop: frames and commands in, LED frames out, until ``stop()``."""
+                 on_notice: Callable[[str], None] = print, poll: float = 0.05,
+                 on_update: Callable[[Session], None] | None = None) -> Session:
+    """The service loop: frames and commands in, LED frames out, until ``stop()``.
+
+    A command is a console line, or a callable that is called with the session (the web
+    page's jobs: see :mod:`board_driver.web.bridge`). ``on_update(session)`` is called after
+    every step (the page's snapshots)."""
     display = Display(sink)
     display.update(session)
     while not stop():
@@ -96,6 +101,9 @@ def run_realtime(session: Session, source: SensorSource, sink: LedSink, clock: C
                 text = commands.get_nowait()
             except queue.Empty:
                 break
+            if callable(text):
+                text(session)           # a job: it answers its caller itself
+                continue
             try:
                 for line in session.command(text, clock()):
                     on_notice(line)
@@ -104,4 +112,6 @@ def run_realtime(session: Session, source: SensorSource, sink: LedSink, clock: C
         display.update(session)
         for line in session.drain_notices():
             on_notice(line)
+        if on_update is not None:
+            on_update(session)
     return session

@@ -70,6 +70,8 @@ def register(sub) -> None:
     p.add_argument("--resume", metavar="ID", help="continue the game ID (an unfinished or abandoned one)")
     p.add_argument("--white", help="white player's name (kept in the game record and the PGN)")
     p.add_argument("--black", help="black player's name")
+    p.add_argument("--web", metavar="HOST:PORT", help="serve the board's page here (docs/web.md; default: the "
+                                                     "board profile's web.listen, else no page)")
     p.set_defaults(handler=cmd_serve)
 
     p = sub.add_parser(
@@ -325,7 +327,10 @@ def cmd_serve(args) -> int:
         """The game squares the board shows, for a new game of a variant."""
         return lambda variant: Layout.place(board.profile, variant.geometry).occupancy(closed)
 
-    session = club = None
+    from ..web.service import WebConfig
+    web_cfg = WebConfig.from_dict(board.data.get("web"), str(board.path))     # checked before any device opens
+    session = club = web = None
+    on_update = None
     hw = None
     try:
         hw = open_hardware(board)
@@ -336,6 +341,14 @@ def cmd_serve(args) -> int:
         sink = hw.leds if hw.leds is not None else NullLeds(board.profile.size)
         source = WatchedSource(hw.source, log)
         club = start_for_board(board, store.root, hw=hw)     # the profile's broker: publish the games live
+        loop_source = source
+        if args.web or web_cfg.listen:                        # the board's page (docs/web.md)
+            from ..web.bridge import OverlaySink, WebSource
+            from ..web.service import start_web
+            bridge, web = start_web(args.web or web_cfg.listen, store=store, commands=commands, sim=False,
+                                    password=web_cfg.password, data_root=store.root, say=say)
+            sink, loop_source, on_update = OverlaySink(sink), WebSource(source, bridge, wakeable=False), bridge.on_update
+            say = (lambda line, _say=say: (_say(line), bridge.notice(line)))
         first = None
         deadline = time.monotonic() + 5
         while first is None and time.monotonic() < deadline and not stop.is_set():
@@ -358,8 +371,11 @@ def cmd_serve(args) -> int:
         if first is not None:
             session.on_frame(first)
         while True:
+            if web is not None:
+                bridge.attach(session, sink=sink)
             try:
-                run_realtime(session, source, sink, clock_ms, commands=commands, stop=stop.is_set, on_notice=say)
+                run_realtime(session, loop_source, sink, clock_ms, commands=commands, stop=stop.is_set, on_notice=say,
+                             on_update=on_update)
                 break
             except NewGameRequest as req:
                 last = source.last.closed if source.last is not None else closed
@@ -376,6 +392,8 @@ def cmd_serve(args) -> int:
                 for line in dice_lines(session.variant_name):
                     say(line)
     finally:
+        if web is not None:
+            web.stop()
         if session is not None:
             session.close()
         if club is not None:

@@ -52,6 +52,9 @@ def register(sub) -> None:
     p.add_argument("--board", help="board profile (configs/boards/NAME.yaml; default from configs/defaults.yaml)")
     p.add_argument("--color", choices=("auto", "always", "never"), default="auto",
                    help="colour the board with ANSI codes (default: when the output is a terminal)")
+    p.add_argument("--web", nargs="?", const="", metavar="HOST:PORT",
+                   help="serve the board's page (docs/web.md) instead of the terminal: at HOST:PORT, else at the "
+                        "board profile's web.listen, else 127.0.0.1:8080")
     p.set_defaults(handler=cmd_play)
 
 
@@ -109,6 +112,9 @@ def cmd_play(args) -> int:
     if args.resume is not None and args.resume != "current":
         store.path(args.resume)                   # a clear error for anything that is not a game id
     with store.lock("fairyboard play"):          # one process per data folder
+        if args.web is not None and args.events is None:
+            from ..web.service import play_web
+            return play_web(args, store, settings, profile, args.board or settings.board)
         if args.events is not None:
             return _play_events(args, store, settings, profile, clock)
         return _play_interactive(args, store, settings, profile, clock)

@@ -1,0 +1,328 @@
+"""The seam between the web thread and the board loop (the session's one owner).
+
+The web side never touches the session. It queues *jobs* -- callables taking the session --
+onto the loop's command queue (the same queue the buttons put their commands on) and waits
+on a future for the answer; the loop runs them between frames (see
+:func:`board_driver.runner.run_realtime`). After every loop step the loop calls
+:meth:`WebBridge.on_update`, which builds a new snapshot when anything changed and hands it
+to the web thread's listeners (the WebSocket pushes).
+
+Pairing (proof of presence): :meth:`WebBridge.start_pairing` lights one occupied square on the
+board (the LEDs only: :class:`OverlaySink`) and watches its sensor in the raw frames
+(:class:`WebSource`); a lift and a put-back of that piece within 30 s grants a token.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import hashlib
+import json
+import os
+import queue
+import secrets
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from ..devices import SLOW, LedFrame, RawFrame
+from ..errors import BoardDriverError
+from ..session import NewGameRequest
+from .state import NOTICE_KEEP, snapshot
+
+PAIR_SECONDS = 30
+PAIR_COLOR = (255, 255, 255)
+
+
+class WebNewGame(NewGameRequest):
+    """A new game asked for from the page: the variant, and the players' names."""
+
+    def __init__(self, variant: str, players: dict[str, str] | None = None, fen: str | None = None):
+        super().__init__(variant)
+        self.players = players
+        self.fen = fen
+
+
+@dataclass
+class Pairing:
+    id: str
+    square: str
+    physical: int
+    sensor: int
+    deadline: float                 # time.monotonic() seconds
+    state: str = "waiting"          # waiting | granted | expired
+    seen_open: bool = False
+    token: str | None = None
+
+
+class TokenStore:
+    """Tokens granted to browsers and API clients (kept as hashes; optionally in a file)."""
+
+    def __init__(self, path: Path | None = None):
+        self.path = path
+        self._lock = threading.Lock()
+        self._hashes: set[str] = set()
+        if path is not None:
+            try:
+                data = json.loads(Path(path).read_text(encoding="utf-8"))
+                self._hashes = {h for h in data.get("tokens", []) if isinstance(h, str)}
+            except (OSError, ValueError, AttributeError):
+                pass
+
+    @staticmethod
+    def _hash(token: str) -> str:
+        return hashlib.sha256(token.encode()).hexdigest()
+
+    def grant(self) -> str:
+        token = secrets.token_urlsafe(24)
+        with self._lock:
+            self._hashes.add(self._hash(token))
+            self._save()
+        return token
+
+    def valid(self, token: str | None) -> bool:
+        if not token:
+            return False
+        h = self._hash(token)
+        with self._lock:
+            return any(secrets.compare_digest(h, x) for x in self._hashes)
+
+    def _save(self) -> None:
+        if self.path is None:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_suffix(".tmp")
+            tmp.write_text(json.dumps({"tokens": sorted(self._hashes)}), encoding="utf-8")
+            os.chmod(tmp, 0o600)
+            os.replace(tmp, self.path)
+        except OSError:
+            pass
+
+
+class OverlaySink:
+    """An LED sink that adds the pairing square on top of the session's frames."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.led_count = inner.led_count
+        self.base: LedFrame | None = None
+        self.overlay: dict[int, tuple] = {}
+
+    def show(self, frame: LedFrame) -> None:
+        self.base = frame
+        self._show()
+
+    def _show(self) -> None:
+        if self.base is None:
+            return
+        if not self.overlay:
+            self.inner.show(self.base)
+            return
+        colors, blink = list(self.base.colors), list(self.base.blink)
+        for p, (c, b) in self.overlay.items():
+            if 0 <= p < len(colors):
+                colors[p], blink[p] = c, b
+        self.inner.show(LedFrame(tuple(colors), tuple(blink)))
+
+    def set_overlay(self, overlay: dict[int, tuple]) -> None:
+        if overlay != self.overlay:
+            self.overlay = dict(overlay)
+            self._show()
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+class WebSource:
+    """A sensor source that lets the bridge see raw frames (pairing) and wake the loop at once
+    when a job is queued (the simulated board has no scan to wait on)."""
+
+    def __init__(self, inner, bridge: WebBridge, *, wakeable: bool):
+        self.inner = inner
+        self.bridge = bridge
+        self.wakeable = wakeable
+        self.sensor_count = inner.sensor_count
+
+    def read(self, timeout: float) -> RawFrame | None:
+        if self.wakeable:
+            frame = self.inner.read(0.0)
+            if frame is None:
+                self.bridge.wake.wait(timeout)
+                self.bridge.wake.clear()
+                frame = self.inner.read(0.0)
+        else:
+            frame = self.inner.read(timeout)
+        if frame is not None:
+            self.bridge.observe(frame)
+        return frame
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+@dataclass
+class WebBridge:
+    """Jobs in, snapshots out; pairing; the notices log."""
+
+    commands: "queue.Queue[Any]" = field(default_factory=queue.Queue)
+    clock: Callable[[], int] = lambda: int(time.monotonic() * 1000)
+    tokens: TokenStore = field(default_factory=TokenStore)
+    password: str | None = None
+    sim: bool = False
+    extra: dict = field(default_factory=dict)          # fixed fields added to every snapshot
+
+    def __post_init__(self) -> None:
+        self.wake = threading.Event()
+        self.board = None                  # the simulated board, when there is one (loop thread)
+        self.sink: OverlaySink | None = None
+        self.layout = None
+        self._lock = threading.Lock()
+        self._snapshot: dict | None = None
+        self._version = 0
+        self._key: tuple | None = None
+        self._dirty = True
+        self._notices: list[dict] = []
+        self._notice_n = 0
+        self._listeners: list[Callable[[dict], None]] = []
+        self._pairings: dict[str, Pairing] = {}
+        self._session_id: int | None = None
+        self.published_at: float | None = None      # monotonic time of the last publish
+
+    # -- web thread ---------------------------------------------------------------------------
+    def call(self, fn: Callable[[Any], Any], *, changes: bool = True) -> concurrent.futures.Future:
+        """Run ``fn(session)`` in the board loop; the future has its result (or exception).
+        ``changes=False``: a read that changes nothing (no new snapshot for it)."""
+        fut: concurrent.futures.Future = concurrent.futures.Future()
+
+        def job(session) -> None:
+            if not fut.set_running_or_notify_cancel():
+                return
+            try:
+                result = fn(session)
+            except NewGameRequest as req:
+                fut.set_result({"new_game": req.variant})
+                self._dirty = True
+                raise
+            except BaseException as exc:       # handed to the waiting request, never lost
+                fut.set_exception(exc)
+                self._dirty = self._dirty or changes
+                return
+            self._dirty = self._dirty or changes
+            fut.set_result(result)
+        job.web_job = True
+        self.commands.put(job)
+        self.wake.set()
+        return fut
+
+    def latest(self) -> dict | None:
+        with self._lock:
+            return self._snapshot
+
+    def add_listener(self, fn: Callable[[dict], None]) -> None:
+        with self._lock:
+            self._listeners.append(fn)
+
+    def remove_listener(self, fn: Callable[[dict], None]) -> None:
+        with self._lock:
+            if fn in self._listeners:
+                self._listeners.remove(fn)
+
+    def pairing(self, pid: str) -> Pairing | None:
+        with self._lock:
+            return self._pairings.get(pid)
+
+    # -- loop thread ----------------------------------------------------------------------------
+    def attach(self, session, *, board=None, sink: OverlaySink | None = None) -> None:
+        """A (new) session and its devices: the next update publishes it."""
+        self.board = board
+        if sink is not None:
+            self.sink = sink
+        self.layout = session.layout
+        self._dirty = True
+
+    def notice(self, line: str) -> None:
+        self._notice_n += 1
+        self._notices.append({"n": self._notice_n, "text": line})
+        del self._notices[:-NOTICE_KEEP]
+        self._dirty = True
+
+    def on_update(self, session) -> None:
+        """Called by the loop after every step: expire pairings, publish when anything changed."""
+        self._expire()
+        key = (id(session), session.leds, id(session.verdict), session.occupancy, len(session.game.history),
+               session.recover)
+        if key == self._key and not self._dirty:
+            return
+        self.publish(session, key)
+
+    def publish(self, session, key: tuple | None = None) -> dict:
+        self._key = key
+        self._dirty = False
+        self._version += 1
+        snap = snapshot(session, sim=self.sim, version=self._version, notices=list(self._notices),
+                        extra=self.extra)
+        with self._lock:
+            self._snapshot = snap
+            listeners = list(self._listeners)
+        self.published_at = time.monotonic()
+        for fn in listeners:
+            fn(snap)
+        return snap
+
+    def start_pairing(self, session) -> Pairing:
+        """Light one occupied square; a lift and put-back of its piece within 30 s pairs."""
+        g = session.game
+        pm = g.piece_map()
+        layout = session.layout
+        squares = [sq for sq in sorted(pm) if session.occupancy >> sq & 1 and layout.physical(sq) >= 0]
+        if not squares:
+            raise PairingError("pairing needs a piece on the board: put one on any square, then ask again")
+        sq = secrets.choice(squares)
+        p = Pairing(secrets.token_urlsafe(12), g.geometry.name(sq), layout.physical(sq), layout.sensor_of(sq),
+                    time.monotonic() + PAIR_SECONDS)
+        with self._lock:
+            self._pairings[p.id] = p
+        self._show_overlay()
+        return p
+
+    def observe(self, frame: RawFrame) -> None:
+        """A raw frame: does it complete a pairing (the lit piece lifted, then put back)?"""
+        granted = False
+        with self._lock:
+            waiting = [p for p in self._pairings.values() if p.state == "waiting"]
+        for p in waiting:
+            if p.sensor not in frame.closed:
+                p.seen_open = True
+            elif p.seen_open:
+                p.token = self.tokens.grant()
+                p.state = "granted"
+                granted = True
+        if granted:
+            self.notice("A browser is paired with the board.")
+            self._show_overlay()
+
+    def _expire(self) -> None:
+        now = time.monotonic()
+        changed = False
+        with self._lock:
+            for pid, p in list(self._pairings.items()):
+                if p.state == "waiting" and now > p.deadline:
+                    p.state = "expired"
+                    changed = True
+                if now > p.deadline + 300:
+                    del self._pairings[pid]
+        if changed:
+            self._show_overlay()
+
+    def _show_overlay(self) -> None:
+        if self.sink is None:
+            return
+        with self._lock:
+            lit = {p.physical: (PAIR_COLOR, SLOW) for p in self._pairings.values() if p.state == "waiting"}
+        self.sink.set_overlay(lit)
+
+
+class PairingError(BoardDriverError, ValueError):
+    """A pairing cannot start now."""

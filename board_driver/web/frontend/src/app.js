@@ -1,0 +1,423 @@
+// The board's page: mirrors the board (pushed over a WebSocket), answers prompts, starts games,
+// shows the saved games. It uses only the JSON API under /api/ (docs/web.md).
+
+import { createBoard } from './board.js';
+import { pieceUrl } from './pieces.js';
+
+const $ = (sel) => document.querySelector(sel);
+const esc = (t) => String(t ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c]));
+
+let state = null;
+let letters = false;
+let socket = null;
+let lastVersion = 0;
+let viewer = null;          // the saved-game viewer: {detail, index, board}
+let costTimer = null;
+
+const board = createBoard($('#board'), {
+  onMove: (orig, dest, captured) => {
+    const events = [];
+    if (captured || (state && state.occupied.includes(dest))) events.push({ lift: dest });
+    events.push({ lift: orig }, { place: dest });
+    sim(events);
+  },
+  onSquare: (key, mode) => {
+    sim([{ [mode]: key }]);
+    if (mode === 'place' && $('#tool').dataset.once === '1') setTool('move');
+  },
+});
+
+// -- talking to the board ---------------------------------------------------------------------
+async function api(path, body) {
+  const init = body === undefined ? {} : {
+    method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body),
+  };
+  const r = await fetch(path, { credentials: 'same-origin', ...init });
+  const data = (r.headers.get('Content-Type') || '').includes('json') ? await r.json() : await r.text();
+  if (!r.ok) {
+    const err = new Error((data && data.error) || `HTTP ${r.status}`);
+    err.status = r.status;
+    throw err;
+  }
+  return data;
+}
+
+function say(text, kind = 'info') {
+  const el = $('#toast');
+  el.textContent = text;
+  el.className = 'toast ' + kind;
+  el.hidden = false;
+  clearTimeout(say.timer);
+  say.timer = setTimeout(() => { el.hidden = true; }, kind === 'error' ? 8000 : 4000);
+}
+
+async function command(text) {
+  try {
+    const r = await api('/api/command', { text });
+    if (r.replies && r.replies.length) say(r.replies.join(' '));
+    if (r.state) render(r.state);
+  } catch (e) {
+    if (e.status === 401) {
+      say('Pair this phone with the board first (the Pair button).', 'error');
+      showPair(true);
+    } else say(e.message, 'error');
+  }
+}
+
+async function sim(events) {
+  try {
+    const r = await api('/api/sim', events);
+    for (const w of r.warnings || []) say(w.warning, 'error');
+    if (r.state) render(r.state);
+  } catch (e) {
+    say(e.message, 'error');
+    if (state) render(state);
+  }
+}
+
+function connect() {
+  const proto = location.protocol === 'https:' ? 'wss' : 'ws';
+  socket = new WebSocket(`${proto}://${location.host}/api/ws`);
+  socket.onopen = () => { $('#conn').className = 'conn on'; $('#conn').title = 'connected'; };
+  socket.onmessage = (ev) => {
+    const msg = JSON.parse(ev.data);
+    if (msg.type === 'state') render(msg.state);
+  };
+  socket.onclose = () => {
+    $('#conn').className = 'conn off';
+    $('#conn').title = 'reconnecting';
+    setTimeout(connect, 1000);     // the first message after reconnecting is the whole state
+  };
+}
+
+// -- drawing -------------------------------------------------------------------------------------
+function render(s) {
+  if (s.version < lastVersion && state && s.game === state.game) return;
+  lastVersion = s.version;
+  const paired = s.paired ?? (state ? state.paired : false);
+  state = { ...s, paired, password: s.password ?? (state ? state.password : false) };
+  document.body.dataset.family = s.family;
+  document.body.classList.toggle('paired', !!state.paired);
+  $('#variant').textContent = s.variant;
+  $('#players').textContent = `${s.players.white} – ${s.players.black}`;
+  renderStatus(s);
+  renderPrompt(s);
+  // The physical board: the game's pieces where they stand; a piece set down where the game has
+  // none yet is the lifted piece when one was lifted (a move under way), else unknown ('*').
+  const shown = {};
+  for (const sq of s.occupied) shown[sq] = s.pieces[sq] || '*';
+  if (s.extra.length === s.lifted.length) s.extra.forEach((sq, i) => { shown[sq] = s.pieces[s.lifted[i]]; });
+  board.update({
+    files: s.board.files, ranks: s.board.ranks, holes: s.board.holes, pieces: shown, leds: s.leds,
+    catalog: s.catalog, movable: s.sim, letters,
+  });
+  $('#simtools').hidden = !s.sim;
+  renderActions(s);
+  renderFamily(s);
+  renderLegend(s);
+  renderNotices(s);
+  $('#pairstate').textContent = state.paired ? 'Paired' : 'Not paired';
+  $('#pairbtn').hidden = !!state.paired;
+  $('#loginform').hidden = !!state.paired || !state.password;
+}
+
+function renderStatus(s) {
+  const el = $('#status');
+  let text;
+  if (s.result) text = `Game over: ${s.result} (${s.reason}).`;
+  else text = `${s.turn === 'white' ? 'White' : 'Black'} to play` + (s.check.length ? ` – check (${s.check.join(', ')})` : '') + '.';
+  if (s.lifted.length && !s.result) {
+    text += ' In hand: ' + s.lifted.map((sq) => `${pieceName(s, s.pieces[sq])} from ${sq}`).join(', ') + '.';
+  }
+  el.textContent = text;
+  el.className = 'status' + (s.check.length ? ' check' : '') + (s.result ? ' over' : '');
+}
+
+function pieceName(s, letter) {
+  if (!letter) return 'a piece';
+  const e = s.catalog.find((c) => c.letter.toLowerCase() === letter.toLowerCase());
+  const side = letter === letter.toUpperCase() ? 'white' : 'black';
+  return `${side} ${e ? e.name : letter}`;
+}
+
+function renderPrompt(s) {
+  const el = $('#prompt');
+  const p = s.pending;
+  if (!p) { el.hidden = true; el.innerHTML = ''; return; }
+  el.hidden = false;
+  let html = '';
+  const prompt = p.type === 'prompt' ? p : (p.type === 'mismatch' ? p.prompt : null);
+  if (p.type === 'mismatch') html += `<p class="fix"><b>Fix the board:</b> ${esc(p.text)}</p>`;
+  if (p.type === 'move') {
+    html += `<p>A move is under way` + (p.candidates.length ? `: ${esc(p.candidates.slice(0, 8).join(', '))}${p.candidates.length > 8 ? ' …' : ''}` : '') + '</p>';
+  }
+  if (p.type === 'hold') html += `<p>Holding ${esc(p.move)}…</p>`;
+  if (prompt) {
+    html += `<p class="question">${esc(prompt.text.split(' choose ')[0])}</p><div class="options">` +
+      prompt.options.map((o, i) => `<button class="option" data-choice="${i + 1}" data-label="${esc(o)}">${esc(optionLabel(s, o))}` +
+        (o === prompt.default ? ' <small>(default)</small>' : '') + '</button>').join('') + '</div>';
+  }
+  el.innerHTML = html;
+  el.className = 'prompt ' + p.type;
+  for (const b of el.querySelectorAll('button.option')) b.onclick = () => command(`choose ${b.dataset.choice}`);
+}
+
+function optionLabel(s, label) {
+  // e7e8q -> "queen (e7e8q)"; N@e4 -> "knight (N@e4)"
+  let letter = null;
+  const m = /^[a-p]\d+[a-p]\d+([a-z])$/.exec(label);
+  if (m) letter = m[1];
+  const d = /^([A-Za-z])@/.exec(label);
+  if (d) letter = d[1];
+  if (!letter) return label;
+  const e = s.catalog.find((c) => c.letter.toLowerCase() === letter.toLowerCase());
+  return e ? `${e.name} (${label})` : label;
+}
+
+function renderActions(s) {
+  const has = (k) => s.actions.includes(k);
+  $('#btn-pass').hidden = !has('pass');
+  $('#btn-end').hidden = !has('end');
+  const view = s.view || {};
+  const left = view.points_left;
+  $('#btn-end').textContent = left !== undefined ? `End turn (${left} points left)` : 'End turn';
+  $('#btn-takeback').disabled = !s.moves.length && !s.result;
+  $('#btn-resign').disabled = !!s.result;
+}
+
+function money(x) { return x === undefined || x === null ? '–' : String(x); }
+
+function renderFamily(s) {
+  const el = $('#family');
+  const v = s.view || {};
+  let html = '';
+  if (s.family === 'csipgs') {
+    const me = s.turn;
+    html += `<h3>csipgs – ${esc(v.phase || '')} phase</h3>`;
+    html += '<table class="treasury"><tr><th></th><th>treasury</th><th>reserve</th></tr>' + ['white', 'black'].map((c) =>
+      `<tr><th>${c}</th><td data-treasury="${c}">${money(v.treasury && v.treasury[c])}</td><td>` +
+      Object.entries((v.reserve && v.reserve[c]) || {}).map(([d, n]) => `${esc(d)} ×${n}`).join(', ') + '</td></tr>').join('') + '</table>';
+    if (v.army) {
+      html += `<p>Army spent: white ${money(v.army.spent.white)}, black ${money(v.army.spent.black)}` +
+        (v.army.budget !== undefined ? ` of ${money(v.army.budget)}` : '') + '</p>' +
+        '<form id="armyform" class="row"><input id="army" placeholder="royal-WF@e1,BR@d1,…" autocomplete="off"><button>Set up army</button></form>';
+    }
+    if (s.buy.length) {
+      html += '<div class="buy"><span>Buy:</span>' + s.buy.map((b) =>
+        `<button class="buybtn" data-design="${esc(b.design)}">${esc(b.design)} <small>${esc(b.price)} z</small></button>`).join('') + '</div>';
+    }
+    const reserve = (v.reserve && v.reserve[me]) || {};
+    if (s.sim && Object.keys(reserve).length) {
+      html += '<div class="reserve"><span>Drop from the reserve:</span>' + Object.entries(reserve).map(([d, n]) =>
+        `<button class="dropbtn" data-design="${esc(d)}">${esc(d)} ×${n}</button>`).join('') + '<small>then tap an empty square</small></div>';
+    }
+    const slots = (v.designs && v.designs[me]) || [];
+    const prices = (v.prices && v.prices[me]) || {};
+    html += '<h4>Design slots</h4><ol class="slots">' + slots.map((d) => `<li>${esc(d)} <small>${esc(money(prices[d]))} z</small></li>`).join('') + '</ol>';
+    html += `<form id="designform" class="design"><label>Slot <select id="slot">${slots.map((d, i) => `<option value="${i + 1}">${i + 1}: ${esc(d)}</option>`).join('')}</select></label>` +
+      `<input id="betza" placeholder="Betza, e.g. fcFfmW" autocomplete="off" autocapitalize="off" spellcheck="false">` +
+      '<button>Design</button></form><pre id="cost" class="cost"></pre>';
+    if (s.variant.includes('configurable')) {
+      html += '<form id="inventform" class="row"><input id="invent-name" placeholder="atom or modifier, e.g. nN"><input id="invent-mine" placeholder="your price" size="6"><input id="invent-theirs" placeholder="their price" size="6"><button>Invent</button></form>';
+    }
+  } else if (s.family === 'chego') {
+    html += '<h3>Chego</h3><table><tr><th></th><th>points</th><th>hand</th></tr>' + ['white', 'black'].map((c) =>
+      `<tr><th>${c}</th><td>${money(v.points && v.points[c])}</td><td>` +
+      Object.entries((v.hands && v.hands[c]) || {}).filter(([, n]) => n).map(([l, n]) => `${esc(pieceName(s, c === 'white' ? l.toUpperCase() : l))} ×${n}`).join(', ') +
+      '</td></tr>').join('') + `</table><p>Passes in a row: ${money(v.passes)}</p>`;
+    if (s.sim) html += '<p><button id="placebtn">Place a piece from the hand</button> <small>then tap an empty square</small></p>';
+  } else if (s.family === 'cost-progressive') {
+    html += `<h3>Cost progressive</h3><p>Turn ${money(v.turn_number)}: <b data-points-left>${money(v.points_left)}</b> of ${money(v.turn_budget)} points left` +
+      (v.turn_moves && v.turn_moves.length ? `; this turn: ${esc(v.turn_moves.join(' '))}` : '') + '</p>';
+  }
+  if (html === renderFamily.last) return;       // unchanged: keep what is being typed
+  renderFamily.last = html;
+  const active = document.activeElement && document.activeElement.id;
+  const caret = active === 'betza' ? $('#betza').selectionStart : null;
+  const slot = $('#slot') ? $('#slot').value : null;
+  const costText = $('#cost') ? $('#cost').textContent : '';
+  const typed = $('#betza') ? $('#betza').value : '';
+  el.innerHTML = html;
+  el.hidden = !html;
+  if ($('#slot') && slot) $('#slot').value = slot;
+  if ($('#cost')) $('#cost').textContent = costText;
+  if ($('#betza')) $('#betza').value = typed;
+  if (active === 'betza' && $('#betza')) { $('#betza').focus(); $('#betza').setSelectionRange(caret, caret); }
+  for (const b of el.querySelectorAll('.buybtn')) b.onclick = () => command(`buy ${b.dataset.design}`);
+  for (const b of el.querySelectorAll('.dropbtn')) b.onclick = () => { setTool('place', true); say(`Tap the square to drop the ${b.dataset.design} on.`); };
+  if ($('#placebtn')) $('#placebtn').onclick = () => { setTool('place', true); say('Tap the square to place the piece on.'); };
+  if ($('#betza')) $('#betza').oninput = () => priceDesign($('#betza').value);
+  if ($('#designform')) $('#designform').onsubmit = (e) => { e.preventDefault(); command(`design ${$('#slot').value}=${$('#betza').value.trim()}`); };
+  if ($('#inventform')) $('#inventform').onsubmit = (e) => { e.preventDefault(); command(`invent ${$('#invent-name').value.trim()} ${$('#invent-mine').value.trim()} ${$('#invent-theirs').value.trim()}`); };
+  if ($('#armyform')) $('#armyform').onsubmit = (e) => { e.preventDefault(); command(`setup ${$('#army').value.trim()}`); };
+}
+
+function priceDesign(text) {
+  clearTimeout(costTimer);
+  const t = text.trim();
+  if (!t) { $('#cost').textContent = ''; return; }
+  costTimer = setTimeout(async () => {
+    try {
+      const c = await api('/api/cost?design=' + encodeURIComponent(t));
+      if ($('#betza').value.trim() !== t) return;
+      $('#cost').textContent = `${c.design}\n${c.lines.join('\n')}\ncost ${c.exact}, price ${c.price} zorkmids`;
+      $('#cost').dataset.price = c.price;
+      $('#cost').className = 'cost ok';
+    } catch (e) {
+      $('#cost').textContent = e.message;
+      $('#cost').dataset.price = '';
+      $('#cost').className = 'cost bad';
+    }
+  }, 120);
+}
+
+function renderLegend(s) {
+  const lit = new Map();
+  for (const [sq, l] of Object.entries(s.leds)) {
+    const k = l.layer || l.color;
+    if (!lit.has(k)) lit.set(k, { ...l, squares: [] });
+    lit.get(k).squares.push(sq);
+  }
+  $('#ledlegend').innerHTML = [...lit.values()].map((l) =>
+    `<li><span class="swatch${l.blink !== 'steady' ? ' blink' : ''}" style="background:${l.color}"></span>${esc(l.meaning || l.layer)}: ${esc(l.squares.join(' '))}</li>`).join('');
+  $('#ledlegend').hidden = !lit.size;
+  $('#legend').innerHTML = s.catalog.map((c) =>
+    `<li><span class="mini" style='background-image:${pieceUrl(c.letter, 'white', c, letters)}'></span>` +
+    `<b>${esc(c.name)}</b> <small>${esc(c.letter.toUpperCase())} · ${esc(c.betza)}${c.royal ? ' · royal' : ''}</small></li>`).join('');
+}
+
+function renderNotices(s) {
+  $('#notices').innerHTML = s.notices.slice(-12).reverse().map((n) => `<li>${esc(n.text)}</li>`).join('');
+  $('#moves').textContent = s.moves.join(' ') || '(no moves yet)';
+}
+
+function setTool(mode, once = false) {
+  board.setMode(mode);
+  $('#tool').dataset.once = once ? '1' : '';
+  for (const b of document.querySelectorAll('#simtools button[data-tool]')) b.classList.toggle('active', b.dataset.tool === mode);
+}
+
+// -- pairing ---------------------------------------------------------------------------------------
+function showPair(open) { $('#pairpanel').hidden = !open; }
+
+async function pair() {
+  showPair(true);
+  try {
+    const p = await api('/api/pair', {});
+    $('#pairtext').textContent = p.text;
+    $('#pairtext').dataset.square = p.square;
+    const poll = async () => {
+      let st;
+      try { st = await api('/api/pair/' + p.id); } catch (e) { $('#pairtext').textContent = e.message; return; }
+      if (st.state === 'granted') {
+        $('#pairtext').textContent = 'Paired: this phone may now control the game.';
+        $('#toast').hidden = true;
+        state.paired = true;
+        document.body.classList.add('paired');
+        $('#pairstate').textContent = 'Paired';
+        $('#pairbtn').hidden = true;
+        setTimeout(() => showPair(false), 1500);
+      } else if (st.state === 'expired') {
+        $('#pairtext').textContent = 'The 30 seconds ran out: ask again.';
+      } else {
+        $('#pairtext').textContent = `Lift the piece on ${p.square} (its square blinks white) and put it back: ${st.expires_in} s left.`;
+        setTimeout(poll, 500);
+      }
+    };
+    setTimeout(poll, 500);
+  } catch (e) {
+    $('#pairtext').textContent = e.message;
+  }
+}
+
+// -- new game, games -------------------------------------------------------------------------------
+async function loadVariants() {
+  const r = await api('/api/variants');
+  const sel = $('#nv-variant');
+  sel.innerHTML = r.variants.map((v) => `<option value="${esc(v.name)}">${esc(v.name)} (${v.files}x${v.ranks})</option>`).join('');
+  const describe = () => {
+    const v = r.variants.find((x) => x.name === sel.value);
+    $('#nv-desc').textContent = v ? v.description : '';
+  };
+  sel.onchange = describe;
+  if (state) sel.value = state.variant;
+  describe();
+  $('#nv-computer').hidden = !r.computer;
+}
+
+async function newGame(e) {
+  e.preventDefault();
+  try {
+    await api('/api/new', { variant: $('#nv-variant').value, white: $('#nv-white').value || 'White', black: $('#nv-black').value || 'Black' });
+    say('New game started: set up the board as the LEDs show.');
+    showTab('play');
+  } catch (err) {
+    say(err.status === 401 ? 'Pair this phone with the board first.' : err.message, 'error');
+    if (err.status === 401) showPair(true);
+  }
+}
+
+async function loadGames() {
+  const r = await api('/api/games');
+  $('#gamelist').innerHTML = r.games.slice().reverse().map((g) => g.damaged
+    ? `<li class="damaged">${esc(g.id)} – damaged: ${esc(g.error)}</li>`
+    : `<li><button class="link" data-game="${esc(g.id)}">${esc(g.id)}</button> ${esc(g.variant)}, ` +
+      `${esc((g.players || {}).white || '?')} – ${esc((g.players || {}).black || '?')}, ${esc(g.result || 'playing')}, ${g.actions} actions ` +
+      `<a href="/api/games/${encodeURIComponent(g.id)}/pgn" download>PGN</a></li>`).join('') || '<li>No games yet.</li>';
+  for (const b of document.querySelectorAll('#gamelist button[data-game]')) b.onclick = () => openGame(b.dataset.game);
+}
+
+async function openGame(id) {
+  const d = await api('/api/games/' + encodeURIComponent(id));
+  if (!viewer) viewer = { board: createBoard($('#viewboard'), {}) };
+  viewer.detail = d;
+  viewer.index = d.positions.length - 1;
+  $('#viewer').hidden = false;
+  showPosition();
+}
+
+function showPosition() {
+  const d = viewer.detail;
+  const p = d.positions[viewer.index];
+  viewer.board.update({ files: d.board.files, ranks: d.board.ranks, holes: d.board.holes, pieces: p.pieces,
+    leds: {}, catalog: state ? state.catalog : [], movable: false, letters });
+  $('#viewtitle').textContent = `${d.id}: ${d.variant}, ${(d.players || {}).white} – ${(d.players || {}).black}, ${d.result || 'playing'}`;
+  $('#viewpos').textContent = viewer.index === 0 ? 'start' : `${viewer.index}. ${p.san}`;
+}
+
+function showTab(name) {
+  for (const t of document.querySelectorAll('.tab')) t.hidden = t.id !== `tab-${name}`;
+  for (const b of document.querySelectorAll('nav button')) b.classList.toggle('active', b.dataset.tab === name);
+  if (name === 'games') loadGames().catch((e) => say(e.message, 'error'));
+  if (name === 'new') loadVariants().catch((e) => say(e.message, 'error'));
+}
+
+// -- wiring ------------------------------------------------------------------------------------------
+$('#btn-pass').onclick = () => command('pass');
+$('#btn-end').onclick = () => command('end');
+$('#btn-takeback').onclick = () => command('takeback');
+$('#btn-resign').onclick = () => { if (confirm('Resign the game for the side to move?')) command('resign'); };
+$('#btn-letters').onclick = () => { letters = !letters; $('#btn-letters').classList.toggle('active', letters); if (state) render(state); };
+$('#btn-flip').onclick = () => board.flip();
+$('#pairbtn').onclick = pair;
+$('#pairclose').onclick = () => showPair(false);
+$('#loginform').onsubmit = async (e) => {
+  e.preventDefault();
+  try {
+    await api('/api/login', { password: $('#password').value });
+    state.paired = true;
+    render(state);
+    showPair(false);
+  } catch (err) { say(err.message, 'error'); }
+};
+$('#newform').onsubmit = newGame;
+$('#view-prev').onclick = () => { if (viewer.index > 0) { viewer.index--; showPosition(); } };
+$('#view-next').onclick = () => { if (viewer.index < viewer.detail.positions.length - 1) { viewer.index++; showPosition(); } };
+$('#view-first').onclick = () => { viewer.index = 0; showPosition(); };
+$('#view-last').onclick = () => { viewer.index = viewer.detail.positions.length - 1; showPosition(); };
+for (const b of document.querySelectorAll('nav button')) b.onclick = () => showTab(b.dataset.tab);
+for (const b of document.querySelectorAll('#simtools button[data-tool]')) b.onclick = () => setTool(b.dataset.tool);
+$('#cmdform').onsubmit = (e) => { e.preventDefault(); const t = $('#cmd').value.trim(); if (t) command(t); $('#cmd').value = ''; };
+
+api('/api/state').then(render).catch(() => {});
+connect();

@@ -1,0 +1,153 @@
+// The board drawing component: chessgroundx for the pieces (any size up to 16x16, fairy
+// pieces by letter), under it a grid of squares that shows holes and the LED colours.
+// Usable on its own (the club recorder's page reuses it):
+//
+//   const b = createBoard(element, { onMove(orig, dest, captured) {}, onSquare(key) {} });
+//   b.update({ files, ranks, holes, pieces: {e1: 'K', ...}, leds: {e4: {color, blink}},
+//              catalog: [{letter, name, royal}], movable: true, letters: false });
+//
+// Every square of the grid carries data-square, data-piece (the letter, upper case White)
+// and data-led (the LED layer), so tests and other pages can read what is drawn.
+
+import { Chessground } from 'chessgroundx';
+import { pieceCss } from './pieces.js';
+
+const FILES = 'abcdefghijklmnop';
+let boardCount = 0;
+
+function boardFen(files, ranks, pieces) {
+  const rows = [];
+  for (let r = ranks - 1; r >= 0; r--) {
+    let row = '';
+    let empty = 0;
+    for (let f = 0; f < files; f++) {
+      const p = pieces[FILES[f] + (r + 1)];
+      if (!p) { empty++; continue; }
+      if (empty) { row += empty; empty = 0; }
+      row += p === '*' ? '_' : p;
+    }
+    if (empty) row += empty;
+    rows.push(row);
+  }
+  return rows.join('/');
+}
+
+export function createBoard(el, opts = {}) {
+  const id = `fb-board-${++boardCount}`;
+  el.classList.add('fb-board', id);
+  el.innerHTML = '';
+  const grid = document.createElement('div');
+  grid.className = 'fb-grid';
+  const wrap = document.createElement('div');
+  wrap.className = 'fb-cg';
+  el.append(grid, wrap);
+  const style = document.createElement('style');
+  document.head.append(style);
+
+  let geom = { files: 0, ranks: 0, holes: '' };
+  let cg = null;
+  let cssKey = '';
+  let orientation = opts.orientation || 'white';
+  let mode = 'move';
+  let lastCg = '';          // move | lift | place: what a click on a square does
+
+  function build(files, ranks) {
+    if (cg) cg.destroy();
+    lastCg = '';
+    wrap.innerHTML = '';
+    el.style.setProperty('--files', files);
+    el.style.setProperty('--ranks', ranks);
+    cg = Chessground(wrap, {
+      dimensions: { width: files, height: ranks },
+      orientation,
+      coordinates: false,
+      animation: { enabled: true, duration: 150 },
+      highlight: { lastMove: false, check: false },
+      movable: { free: true, color: undefined, showDests: false },
+      draggable: { enabled: true, showGhost: true },
+      premovable: { enabled: false },
+      drawable: { enabled: false },
+      events: {
+        move: (orig, dest, captured) => opts.onMove && opts.onMove(orig, dest, captured),
+      },
+    });
+    grid.innerHTML = '';
+    grid.style.gridTemplateColumns = `repeat(${files}, 1fr)`;
+    for (let r = ranks - 1; r >= 0; r--) {
+      for (let f = 0; f < files; f++) {
+        const sq = document.createElement('div');
+        const key = FILES[f] + (r + 1);
+        sq.dataset.square = key;
+        sq.className = 'sq ' + ((f + r) % 2 ? 'light' : 'dark');
+        if (f === 0) sq.dataset.rank = r + 1;
+        if (r === 0) sq.dataset.file = FILES[f];
+        grid.append(sq);
+      }
+    }
+    applyOrientation();
+  }
+
+  function applyOrientation() {
+    grid.classList.toggle('flipped', orientation === 'black');
+  }
+
+  // The page's layout moves the board (a prompt appears above it) without a scroll or resize
+  // event: forget chessground's cached board position before every touch.
+  const forget = () => { if (cg) cg.state.dom.bounds.clear(); };
+  for (const t of ['touchstart', 'mousedown']) el.addEventListener(t, forget, { capture: true, passive: true });
+  if (window.ResizeObserver) new ResizeObserver(() => { if (cg) cg.redrawAll(); }).observe(el);
+
+  // Clicks in lift/place mode name a square instead of moving a piece.
+  el.addEventListener('pointerdown', (e) => {
+    forget();
+    if (mode === 'move' || !cg) return;
+    const key = cg.getKeyAtDomPos([e.clientX, e.clientY]);
+    e.stopPropagation();
+    e.preventDefault();
+    if (key && opts.onSquare) opts.onSquare(key, mode);
+  }, true);
+
+  function update(s) {
+    const holes = (s.holes || []).join(',');
+    if (s.files !== geom.files || s.ranks !== geom.ranks) build(s.files, s.ranks);
+    geom = { files: s.files, ranks: s.ranks, holes };
+    const key = JSON.stringify([s.catalog, !!s.letters]);
+    if (key !== cssKey) {
+      style.textContent = pieceCss(s.catalog, !!s.letters, '.' + id);
+      cssKey = key;
+    }
+    const pieces = s.pieces || {};
+    const holeSet = new Set(s.holes || []);
+    const leds = s.leds || {};
+    for (const sq of grid.children) {
+      const k = sq.dataset.square;
+      const led = leds[k];
+      sq.classList.toggle('hole', holeSet.has(k));
+      sq.dataset.piece = pieces[k] || '';
+      sq.dataset.led = led ? (led.layer || 'lit') : '';
+      sq.style.setProperty('--led', led ? led.color : 'transparent');
+      sq.classList.toggle('lit', !!led);
+      sq.classList.toggle('blink', !!led && led.blink !== 'steady');
+      sq.classList.toggle('fast', !!led && led.blink === 'fast');
+      sq.title = led && led.meaning ? `${k}: ${led.meaning}` : k;
+    }
+    const fen = boardFen(s.files, s.ranks, pieces);
+    const cgKey = fen + '|' + !!s.movable;
+    if (cgKey === lastCg) return;         // unchanged: keep a selection the player is making
+    lastCg = cgKey;
+    cg.set({
+      fen,
+      lastMove: undefined,
+      movable: { free: true, color: s.movable ? 'both' : undefined },
+      draggable: { enabled: !!s.movable },
+    });
+  }
+
+  return {
+    update,
+    setMode(m) { mode = m; el.dataset.mode = m; },
+    flip() { orientation = orientation === 'white' ? 'black' : 'white'; if (cg) cg.set({ orientation }); applyOrientation(); },
+    keyAt(x, y) { return cg ? cg.getKeyAtDomPos([x, y]) : undefined; },
+    destroy() { if (cg) cg.destroy(); style.remove(); el.innerHTML = ''; },
+  };
+}

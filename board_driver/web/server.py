@@ -1,0 +1,520 @@
+"""The page's server: aiohttp (HTTP and WebSocket) on its own thread and asyncio loop.
+
+Every route that needs the game asks the board loop through :class:`WebBridge` (a job on the
+loop's queue); reads of the game's state answer the latest snapshot. docs/web.md is the API's
+reference.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from functools import partial
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from aiohttp import WSMsgType, web
+
+from engine.errors import EngineError
+
+from ..errors import BoardDriverError
+from ..journal import GameStore, JournalError
+from ..session import CommandError
+from ..simulator import SimulatorError
+from .bridge import WebBridge, WebNewGame
+
+STATIC = Path(__file__).resolve().parent / "static"
+COOKIE = "fairyboard_token"
+SIM_KEYS = ("lift", "place", "input")
+SETTLE_LIMIT_S = 3.0
+
+
+class ApiError(web.HTTPException):
+    """A JSON error answer: ``{"error": message}`` with the given status."""
+
+    def __init__(self, status: int, message: str, headers: dict | None = None):
+        self.status_code = status
+        super().__init__(text=json.dumps({"error": message}), content_type="application/json", headers=headers)
+
+
+def _json(data, status: int = 200, **kw) -> web.Response:
+    return web.json_response(data, status=status, dumps=partial(json.dumps, separators=(",", ":")), **kw)
+
+
+def token_of(request: web.Request) -> str | None:
+    auth = request.headers.get("Authorization", "")
+    if auth[:7].lower() == "bearer ":
+        return auth[7:].strip()
+    return request.cookies.get(COOKIE)
+
+
+@web.middleware
+async def guard(request: web.Request, handler):
+    """Cross-site checks on every state-changing request; JSON errors for any failure."""
+    if request.method not in ("GET", "HEAD", "OPTIONS"):
+        site = request.headers.get("Sec-Fetch-Site")
+        origin = request.headers.get("Origin")
+        if site == "cross-site" or (origin and origin != "null" and urlsplit(origin).netloc != request.host):
+            raise ApiError(403, "cross-site request refused: use the board's own page")
+        if request.path.startswith("/api/") and request.content_type != "application/json":
+            raise ApiError(415, "send the body as JSON (Content-Type: application/json)")
+    try:
+        return await handler(request)
+    except web.HTTPException:
+        raise
+    except (CommandError, SimulatorError, EngineError, BoardDriverError, ValueError) as exc:
+        raise ApiError(400, str(exc)) from None
+
+
+class WebServer:
+    """The aiohttp application for one board loop, run on a thread of its own."""
+
+    def __init__(self, bridge: WebBridge, store: GameStore, *, host: str = "127.0.0.1", port: int = 8080,
+                 variants: list[dict] | None = None, static: Path = STATIC, info: dict | None = None):
+        self.bridge = bridge
+        self.store = store
+        self.host = host
+        self.port = port
+        self.static = Path(static)
+        self.variants = variants
+        self.info = info or {}
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.thread: threading.Thread | None = None
+        self._runner: web.AppRunner | None = None
+        self._ready = threading.Event()
+        self._error: BaseException | None = None
+        self._sockets: set[web.WebSocketResponse] = set()
+        self.app = self._make_app()
+
+    # -- life cycle -----------------------------------------------------------------------------
+    def _make_app(self) -> web.Application:
+        app = web.Application(middlewares=[guard], client_max_size=256 * 1024)
+        r = app.router
+        r.add_get("/", self.index)
+        r.add_get("/api/state", self.state)
+        r.add_get("/api/ws", self.ws)
+        r.add_post("/api/command", self.command)
+        r.add_post("/api/new", self.new_game)
+        r.add_post("/api/sim", self.sim)
+        r.add_get("/api/variants", self.list_variants)
+        r.add_get("/api/cost", self.cost)
+        r.add_get("/api/games", self.games)
+        r.add_get("/api/games/{id}", self.game)
+        r.add_get("/api/games/{id}/pgn", self.pgn)
+        r.add_post("/api/pair", self.pair)
+        r.add_get("/api/pair/{id}", self.pair_status)
+        r.add_post("/api/login", self.login)
+        if self.static.is_dir():
+            r.add_static("/static/", self.static)
+        return app
+
+    def start(self, timeout: float = 10.0) -> WebServer:
+        """Serve on a thread; returns once listening (``port`` is then the real port)."""
+        self.thread = threading.Thread(target=self._run, name="fairyboard-web", daemon=True)
+        self.thread.start()
+        self._ready.wait(timeout)
+        if self._error is not None:
+            raise BoardDriverError(f"--web {self.host}:{self.port}: cannot listen: {self._error}") from None
+        self.bridge.add_listener(self._push)
+        return self
+
+    def _run(self) -> None:
+        loop = asyncio.new_event_loop()
+        self.loop = loop
+        asyncio.set_event_loop(loop)
+        try:
+            self._runner = web.AppRunner(self.app, access_log=None)
+            loop.run_until_complete(self._runner.setup())
+            site = web.TCPSite(self._runner, self.host, self.port)
+            loop.run_until_complete(site.start())
+            for s in site._server.sockets:            # the real port when 0 was asked for
+                self.port = s.getsockname()[1]
+                break
+        except OSError as exc:
+            self._error = exc
+            self._ready.set()
+            return
+        self._ready.set()
+        try:
+            loop.run_forever()
+        finally:
+            loop.run_until_complete(self._runner.cleanup())
+            loop.close()
+
+    def stop(self) -> None:
+        self.bridge.remove_listener(self._push)
+        if self.loop is not None and self.loop.is_running():
+            async def close_all():
+                for ws in list(self._sockets):
+                    await ws.close()
+            fut = asyncio.run_coroutine_threadsafe(close_all(), self.loop)
+            try:
+                fut.result(2)
+            except Exception:
+                pass
+            self.loop.call_soon_threadsafe(self.loop.stop)
+        if self.thread is not None:
+            self.thread.join(5)
+
+    @property
+    def url(self) -> str:
+        host = "localhost" if self.host in ("127.0.0.1", "::1", "localhost") else self.host
+        return f"http://{host}:{self.port}/"
+
+    # -- helpers ---------------------------------------------------------------------------------
+    async def _ask(self, fn, timeout: float = 10.0, *, changes: bool = True):
+        try:
+            return await asyncio.wait_for(asyncio.wrap_future(self.bridge.call(fn, changes=changes)), timeout)
+        except asyncio.TimeoutError:
+            raise ApiError(503, "the board loop did not answer in time") from None
+
+    def _authorized(self, request: web.Request) -> bool:
+        return self.bridge.tokens.valid(token_of(request))
+
+    def _require(self, request: web.Request) -> None:
+        if not self._authorized(request):
+            raise ApiError(401, "this browser is not paired with the board: pair it (POST /api/pair) "
+                                "or log in with the board's password", headers={"WWW-Authenticate": "Bearer"})
+
+    @staticmethod
+    async def _body(request: web.Request):
+        try:
+            return await request.json()
+        except (ValueError, UnicodeDecodeError):
+            raise ApiError(400, "the body is not valid JSON") from None
+
+    def _state(self, request: web.Request) -> dict:
+        snap = self.bridge.latest()
+        if snap is None:
+            raise ApiError(503, "the board is starting")
+        return dict(snap, paired=self._authorized(request), password=self.bridge.password is not None)
+
+    # -- pages -------------------------------------------------------------------------------------
+    async def index(self, request: web.Request) -> web.StreamResponse:
+        page = self.static / "index.html"
+        if not page.exists():
+            raise ApiError(500, f"the page is not built: {page} is missing")
+        return web.FileResponse(page, headers={"Cache-Control": "no-cache"})
+
+    async def state(self, request: web.Request) -> web.Response:
+        return _json(self._state(request))
+
+    async def ws(self, request: web.Request) -> web.WebSocketResponse:
+        ws = web.WebSocketResponse(heartbeat=20)
+        await ws.prepare(request)
+        self._sockets.add(ws)
+        try:
+            snap = self.bridge.latest()
+            if snap is not None:
+                await ws.send_str(json.dumps({"type": "state", "state": snap}, separators=(",", ":")))
+            async for msg in ws:
+                if msg.type == WSMsgType.TEXT and msg.data == "ping":
+                    await ws.send_str('{"type":"pong"}')
+                elif msg.type in (WSMsgType.ERROR, WSMsgType.CLOSE):
+                    break
+        finally:
+            self._sockets.discard(ws)
+        return ws
+
+    def _push(self, snap: dict) -> None:
+        """Called in the board loop's thread: send the snapshot to every open socket."""
+        loop = self.loop
+        if loop is None or not self._sockets:
+            return
+        text = json.dumps({"type": "state", "state": snap}, separators=(",", ":"))
+
+        async def send() -> None:
+            for ws in list(self._sockets):
+                if not ws.closed:
+                    try:
+                        await ws.send_str(text)
+                    except (ConnectionError, RuntimeError):
+                        self._sockets.discard(ws)
+        try:
+            asyncio.run_coroutine_threadsafe(send(), loop)
+        except RuntimeError:
+            pass
+
+    # -- commands ------------------------------------------------------------------------------------
+    async def command(self, request: web.Request) -> web.Response:
+        self._require(request)
+        body = await self._body(request)
+        text = body.get("text") if isinstance(body, dict) else None
+        if not isinstance(text, str) or not text.strip():
+            raise ApiError(400, 'send {"text": "COMMAND"}, a console command such as "choose q"')
+        if len(text) > 500:
+            raise ApiError(400, "the command is too long")
+        bridge = self.bridge
+
+        def run(session):
+            replies = session.command(text, bridge.clock())
+            for line in replies:
+                bridge.notice(line)
+            return replies
+        try:
+            replies = await self._ask(run)
+        except (CommandError, ValueError) as exc:
+            raise ApiError(400, str(exc)) from None
+        if isinstance(replies, dict) and "new_game" in replies:
+            return _json({"ok": True, "replies": [f"New game: {replies['new_game']}."], "new_game": replies["new_game"]})
+        return _json({"ok": True, "replies": replies, "state": await self._fresh()})
+
+    async def _fresh(self) -> dict:
+        return await self._ask(lambda s: self.bridge.publish(s))
+
+    async def new_game(self, request: web.Request) -> web.Response:
+        self._require(request)
+        body = await self._body(request)
+        if not isinstance(body, dict):
+            raise ApiError(400, 'send {"variant": NAME, "white": NAME, "black": NAME}')
+        variant = body.get("variant") or "orthodox"
+        known = {v["name"] for v in await self._variants()}
+        if variant != "random" and variant not in known:
+            raise ApiError(400, f"unknown variant {variant!r}")
+        players = {}
+        for side in ("white", "black"):
+            v = body.get(side, side.capitalize())
+            if not isinstance(v, str) or not v.strip() or len(v) > 60:
+                raise ApiError(400, f"{side}: a player's name of 1-60 characters")
+            players[side] = v.strip()
+        fen = body.get("fen")
+        if fen is not None and not isinstance(fen, str):
+            raise ApiError(400, "fen: a FEN string")
+
+        def run(session):
+            raise WebNewGame(variant, players, fen)
+        await self._ask(run)
+        return _json({"ok": True, "variant": variant, "players": players})
+
+    async def sim(self, request: web.Request) -> web.Response:
+        if not self.bridge.sim:
+            raise ApiError(409, "this board is not simulated: move the pieces on the board")
+        body = await self._body(request)
+        events = body.get("events") if isinstance(body, dict) and "events" in body else body
+        if isinstance(events, dict):
+            events = [events]
+        if not isinstance(events, list) or not events or len(events) > 500:
+            raise ApiError(400, 'send an event {"lift": "e2"}, a list of them, or {"events": [...]}')
+        checked = []
+        last_t = None
+        for i, ev in enumerate(events, 1):
+            if not isinstance(ev, dict):
+                raise ApiError(400, f"event {i}: an event is a JSON object such as {{\"t\": 0, \"lift\": \"e2\"}}")
+            kinds = [k for k in SIM_KEYS if k in ev]
+            extra = set(ev) - {"t", *SIM_KEYS}
+            if len(kinds) != 1 or extra:
+                raise ApiError(400, f"event {i}: an event has \"t\" and exactly one of \"lift\", \"place\", \"input\""
+                                    + (f" (unknown key {sorted(extra)[0]!r})" if extra else ""))
+            t = ev.get("t", last_t if last_t is not None else 0)
+            if not isinstance(t, int) or isinstance(t, bool) or t < 0:
+                raise ApiError(400, f"event {i}: \"t\" must be a whole number of milliseconds >= 0, not {t!r}")
+            if last_t is not None and t < last_t:
+                raise ApiError(400, f"event {i}: time {t} goes back (the event before was at {last_t})")
+            arg = ev[kinds[0]]
+            if not isinstance(arg, str) or not arg.strip():
+                raise ApiError(400, f"event {i}: \"{kinds[0]}\" needs a string, not {arg!r}")
+            checked.append((t, kinds[0], arg.strip() if kinds[0] == "input" else arg.strip().lower()))
+            last_t = t
+        bridge = self.bridge
+        warnings = []
+        t0 = checked[0][0]
+        started = time.monotonic()
+        for i, (t, kind, arg) in enumerate(checked, 1):
+            wait = started + (t - t0) / 1000 - time.monotonic()
+            if wait > 0:
+                await asyncio.sleep(wait)
+
+            def run(session, kind=kind, arg=arg):
+                board = bridge.board
+                if kind == "input":
+                    for line in session.command(arg, bridge.clock()):
+                        bridge.notice(line)
+                    return
+                session.game.geometry.parse(arg)          # a clear message for a square off this board
+                getattr(board, kind)(arg)
+            try:
+                await self._ask(run)
+            except (SimulatorError, CommandError, ValueError) as exc:
+                warnings.append({"event": i, "t": t, "warning": str(exc)})
+        await self._settle()
+        return _json({"ok": True, "warnings": warnings, "state": await self._fresh()})
+
+    async def _settle(self) -> None:
+        """Wait until the board loop has nothing due (debounce, holds), at most a few seconds."""
+        end = time.monotonic() + SETTLE_LIMIT_S
+        clock = self.bridge.clock
+        while time.monotonic() < end:
+            due = await self._ask(lambda s: (s.next_deadline(), bool(self.bridge.board and self.bridge.board.queue)),
+                                  changes=False)
+            deadline, queued = due
+            if deadline is None and not queued:
+                return
+            wait = 0.01 if deadline is None else max(0.005, (deadline - clock()) / 1000 + 0.005)
+            await asyncio.sleep(min(wait, 0.5))
+
+    # -- variants, designs -------------------------------------------------------------------------
+    async def _variants(self) -> list[dict]:
+        if self.variants is None:
+            loop = asyncio.get_running_loop()
+            self.variants = await loop.run_in_executor(None, list_variants)
+        return self.variants
+
+    async def list_variants(self, request: web.Request) -> web.Response:
+        return _json({"variants": await self._variants(), **self.info})
+
+    async def cost(self, request: web.Request) -> web.Response:
+        design = request.query.get("design", "").strip()
+        if not design or len(design) > 200:
+            raise ApiError(400, "give ?design=BETZA, e.g. ?design=fcFfmW")
+        return _json(await self._ask(partial(price_design, design), changes=False))
+
+    # -- games ---------------------------------------------------------------------------------------
+    async def games(self, request: web.Request) -> web.Response:
+        loop = asyncio.get_running_loop()
+        return _json({"games": await loop.run_in_executor(None, list_games, self.store)})
+
+    async def game(self, request: web.Request) -> web.Response:
+        gid = self._gid(request)
+        loop = asyncio.get_running_loop()
+        return _json(await loop.run_in_executor(None, game_detail, self.store, gid))
+
+    async def pgn(self, request: web.Request) -> web.Response:
+        from ..cli.games_cmds import pgn_of
+        gid = self._gid(request)
+        loop = asyncio.get_running_loop()
+
+        def make() -> str:
+            try:
+                return pgn_of(self.store.load(gid))
+            except (JournalError, EngineError, KeyError, ValueError) as exc:
+                raise ApiError(422, f"game {gid}: cannot be exported: {exc}") from None
+        text = await loop.run_in_executor(None, make)
+        return web.Response(text=text, content_type="application/x-chess-pgn",
+                            headers={"Content-Disposition": f'attachment; filename="{gid}.pgn"'})
+
+    def _gid(self, request: web.Request) -> str:
+        gid = request.match_info["id"]
+        if not all(c.isalnum() or c in "-_" for c in gid) or gid not in self.store.ids():
+            raise ApiError(404, f"no game {gid!r}")
+        return gid
+
+    # -- pairing -----------------------------------------------------------------------------------------
+    async def pair(self, request: web.Request) -> web.Response:
+        p = await self._ask(self.bridge.start_pairing)
+        return _json({"id": p.id, "square": p.square, "expires_in": round(p.deadline - time.monotonic()),
+                      "text": f"Lift the piece on {p.square} (its square blinks white) and put it back "
+                              f"within {round(p.deadline - time.monotonic())} seconds."})
+
+    async def pair_status(self, request: web.Request) -> web.Response:
+        p = self.bridge.pairing(request.match_info["id"])
+        if p is None:
+            raise ApiError(404, "no such pairing (it expired long ago, or never was)")
+        out = {"id": p.id, "state": p.state, "square": p.square,
+               "expires_in": max(0, round(p.deadline - time.monotonic()))}
+        resp = _json(out)
+        if p.state == "granted" and p.token:
+            out["token"] = p.token
+            resp = _json(out)
+            _set_cookie(resp, p.token)
+        return resp
+
+    async def login(self, request: web.Request) -> web.Response:
+        if self.bridge.password is None:
+            raise ApiError(403, "no password is set in the board profile: pair by lifting a piece")
+        body = await self._body(request)
+        given = body.get("password") if isinstance(body, dict) else None
+        import hmac
+        if not isinstance(given, str) or not hmac.compare_digest(given.encode(), self.bridge.password.encode()):
+            raise ApiError(401, "wrong password", headers={"WWW-Authenticate": "Bearer"})
+        token = self.bridge.tokens.grant()
+        resp = _json({"token": token})
+        _set_cookie(resp, token)
+        return resp
+
+
+def _set_cookie(resp: web.Response, token: str) -> None:
+    resp.set_cookie(COOKIE, token, httponly=True, samesite="Strict", max_age=365 * 24 * 3600, path="/")
+
+
+# -- work done off the session (pure reads of configs and journals) ----------------------------------
+
+def list_variants() -> list[dict]:
+    from ..config import configs_dir, load_variant
+    out = []
+    for path in sorted((configs_dir() / "variants").glob("*.yaml")):
+        try:
+            v = load_variant(path.stem)
+        except (BoardDriverError, EngineError, ValueError, OSError):
+            continue
+        out.append({"name": v.name, "description": v.description, "family": v.family,
+                    "files": v.geometry.files, "ranks": v.geometry.ranks})
+    out.append({"name": "random", "family": "chess", "files": 12, "ranks": 8,
+                "description": "Random Variant Chess: three dice choose one of the variants of tomorrow's chess"})
+    return out
+
+
+def price_design(design: str, session) -> dict:
+    """The ``cost`` command's figures for a design, priced as this game prices it."""
+    from engine.csipgs_cost import breakdown, cost_of, decimal
+    g = session.game
+    cost_fn = getattr(g, "cost", None)
+    if g.family == "csipgs" and callable(cost_fn):
+        try:
+            c = cost_fn(design)
+        except (EngineError, ValueError) as exc:
+            raise ApiError(400, f"{design}: {exc}") from None
+    else:
+        from engine.csipgs import CsipgsRules
+        from ..config import load_variant
+        try:
+            c = cost_of(design, CsipgsRules.from_variant(load_variant("csipgs")).price_list(), g.geometry)
+        except (EngineError, ValueError) as exc:
+            raise ApiError(400, f"{design}: {exc}") from None
+    return {"design": c.design, "lines": list(breakdown(c)), "exact": decimal(c.exact), "price": decimal(c.price)}
+
+
+def list_games(store: GameStore) -> list[dict]:
+    out = []
+    for gid in store.ids():
+        try:
+            r = store.load(gid)
+        except (JournalError, OSError, ValueError) as exc:
+            out.append({"id": gid, "damaged": True, "error": str(exc)})
+            continue
+        out.append({"id": r.id, "date": r.header.get("date"), "variant": r.variant,
+                    "players": r.header.get("players"), "result": r.result, "reason": r.reason,
+                    "actions": len(r.actions), "damaged": False})
+    return out
+
+
+def game_detail(store: GameStore, gid: str) -> dict:
+    from engine.game import new_game
+    from ..config import load_variant
+    try:
+        rec = store.load(gid)
+        variant = load_variant(rec.variant)
+        game = new_game(variant, rec.header.get("start_fen"))
+    except (JournalError, EngineError, BoardDriverError, ValueError) as exc:
+        raise ApiError(422, f"game {gid}: cannot be read: {exc}") from None
+
+    def pieces() -> dict:
+        name = game.geometry.name
+        return {name(sq): (l.upper() if c == 0 else l.lower()) for sq, (l, c) in sorted(game.piece_map().items())}
+    geo = game.geometry
+    positions = [{"move": None, "san": None, "fen": game.fen(), "pieces": pieces()}]
+    error = None
+    for text in rec.actions:
+        try:
+            a = game.parse(text)
+            san = game.san(a) if not a.silent else a.text
+            game.push(a)
+        except (EngineError, ValueError) as exc:
+            error = f"{text}: {exc}"
+            break
+        positions.append({"move": text, "san": san, "fen": game.fen(), "pieces": pieces()})
+    return {"id": rec.id, "variant": rec.variant, "players": rec.header.get("players"), "date": rec.header.get("date"),
+            "result": rec.result, "reason": rec.reason,
+            "board": {"files": geo.files, "ranks": geo.ranks, "holes": sorted(geo.name(h) for h in geo.holes)},
+            "positions": positions, "error": error}

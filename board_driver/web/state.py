@@ -1,0 +1,161 @@
+"""The snapshot of a session that ``GET /api/state`` answers and the WebSocket pushes.
+
+Built in the board loop's thread (the session's owner) and handed to the web thread as a plain
+JSON-ready dict, so the web side never touches the session. The fields of ``play --json``
+come first (variant, game, moves, fen, turn, result, reason, pending, journal); the rest is
+what the page draws. docs/web.md lists every field.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from typing import Any
+
+from engine.errors import EngineError
+
+from ..devices import BLINK_NAMES
+
+# What each LED layer means, in words (the page's legend; layer names come from leds.py).
+MEANINGS = {
+    "last move": "the last move's squares",
+    "drop": "a piece may be dropped here",
+    "purchase": "the piece just bought may be dropped here",
+    "white area": "White's territory",
+    "black area": "Black's territory",
+    "points": "movement points left in this turn",
+    "source": "this piece may still take part in the move",
+    "target": "the piece in hand may go here",
+    "capture": "a capture: the piece here is taken",
+    "remove": "lift this piece off the board",
+    "hold": "the move is held here: it may still slide on",
+    "prompt": "this move waits for a choice",
+    "check": "in check",
+    "win": "the winner's royal piece",
+    "lose": "the loser's royal piece",
+    "draw": "a drawn game",
+    "clear": "take the piece off this square",
+    "fill": "put a piece on this square",
+}
+
+NOTICE_KEEP = 40
+
+
+def _hex(rgb) -> str:
+    return "#%02x%02x%02x" % tuple(rgb)
+
+
+def jsonable(value: Any) -> Any:
+    """Dataclasses, enums, sets and tuples as JSON values (for the family's typed view)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, enum.Enum):
+        return value.value if isinstance(value.value, (str, int)) else value.name.lower()
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = [jsonable(v) for v in value]
+        return sorted(items, key=str) if isinstance(value, (set, frozenset)) else items
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return str(value)
+
+
+def family_view(game) -> dict:
+    """The family's own state: reserves, hands, treasuries, phase, points left, ..."""
+    view = getattr(game, "view", None)
+    if callable(view):
+        try:
+            v = jsonable(view())
+            if isinstance(v, dict):
+                return v
+        except (EngineError, TypeError, ValueError, AttributeError):
+            pass
+    describe = getattr(game, "describe", None)
+    return jsonable(describe()) if callable(describe) else {}
+
+
+def catalog(game, view: dict) -> list[dict]:
+    """The pieces of this game, for the legend: letter, name, Betza, royal."""
+    out = []
+    seen = set()
+    for p in game.variant.pieces:
+        out.append({"letter": p.letter, "name": p.name.replace("-", " "), "betza": getattr(p, "betza", ""),
+                    "royal": bool(getattr(p, "royal", False))})
+        seen.add(p.letter.lower())
+    designed = view.get("pieces") if isinstance(view.get("pieces"), dict) else {}
+    for letter, design in designed.items():
+        if isinstance(design, str) and str(letter).lower() not in seen:
+            out.append({"letter": str(letter), "name": f"design {design}", "betza": design,
+                        "royal": design.startswith("royal-")})
+            seen.add(str(letter).lower())
+    return out
+
+
+def _legal(session) -> list:
+    if session.outcome() is not None:
+        return []
+    base = getattr(session, "_base", None)
+    try:
+        b0 = base(0) if callable(base) else None
+        if b0 is not None:
+            return list(b0.actions)
+    except (EngineError, AttributeError, TypeError):
+        pass
+    return list(session.game.legal_actions())
+
+
+def snapshot(session, *, sim: bool, version: int, notices: list[dict], extra: dict | None = None) -> dict:
+    """Everything the page shows, as JSON-ready data."""
+    g = session.game
+    geo = g.geometry
+    name = geo.name
+    report = session.report()
+    view = family_view(g)
+    pm = g.piece_map()
+    occ = session.occupancy
+    pieces = {}
+    for sq, (letter, color) in sorted(pm.items()):
+        pieces[name(sq)] = letter.upper() if color == 0 else letter.lower()
+    on_board = [name(sq) for sq in geo.squares() if occ >> sq & 1] if hasattr(geo, "squares") else \
+        [name(sq) for sq in range(geo.size) if occ >> sq & 1 and sq not in geo.holes]
+    leds = {}
+    layout = session.layout
+    frame = session.leds
+    layers = session.led_layers
+    for sq in (geo.squares() if hasattr(geo, "squares") else range(geo.size)):
+        if sq in geo.holes:
+            continue
+        p = layout.physical(sq)
+        if p < 0 or frame.colors[p] == (0, 0, 0):
+            continue
+        layer = layers[p] if p < len(layers) else None
+        leds[name(sq)] = {"color": _hex(frame.colors[p]), "blink": BLINK_NAMES.get(frame.blink[p], "steady"),
+                          "layer": layer, "meaning": MEANINGS.get(layer or "", "")}
+    legal = _legal(session)
+    scene = session.scene_state()
+    out = dict(report)
+    out.update({
+        "version": version,
+        "family": g.family,
+        "description": getattr(g.variant, "description", "") or "",
+        "players": dict(session.players),
+        "board": {"files": geo.files, "ranks": geo.ranks, "holes": sorted(name(h) for h in geo.holes)},
+        "pieces": pieces,
+        "occupied": on_board,
+        "lifted": [s for s in pieces if s not in set(on_board)],
+        "extra": [s for s in on_board if s not in pieces],
+        "check": [name(sq) for sq in scene.checked],
+        "leds": leds,
+        "legal": [a.text for a in legal],
+        "actions": sorted({a.kind for a in legal}),
+        "buy": [{"design": a.detail[0], "price": str(a.detail[1]), "letter": a.piece, "command": f"buy {a.detail[0]}"}
+                for a in legal if a.kind == "buy" and isinstance(a.detail, tuple) and len(a.detail) >= 2],
+        "view": view,
+        "catalog": catalog(g, view),
+        "notices": notices[-NOTICE_KEEP:],
+        "sim": sim,
+    })
+    if extra:
+        out.update(extra)
+    return out

@@ -1,0 +1,240 @@
+"""The page's JSON API end to end: the real CLI (`play --web`) on the simulated board, over HTTP
+and WebSocket, checked against python-chess where it is the reference."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import time
+
+import chess
+import chess.pgn
+import io
+import pytest
+
+from webtools import CLI, Server
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    s = Server(tmp_path_factory.mktemp("web") / "data", "--variant", "orthodox", "--new")
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="module")
+def token(server):
+    return server.pair()
+
+
+def test_state_has_the_fields_of_play_json_and_the_legal_moves(server, tmp_path):
+    st = server.wait_state()
+    ev = tmp_path / "none.jsonl"
+    ev.write_text("")
+    env = dict(__import__("os").environ, FAIRYBOARD_DATA=str(tmp_path / "d"))
+    out = json.loads(subprocess.run(CLI + ["play", "--events", str(ev), "--json"], capture_output=True, text=True,
+                                    env=env, check=True).stdout)
+    missing = set(out) - set(st) - {"warnings", "resumed"}
+    assert not missing, missing
+    assert st["variant"] == "orthodox" and st["turn"] == "white" and st["result"] is None
+    assert sorted(st["legal"]) == sorted(m.uci() for m in chess.Board().legal_moves)
+    assert st["board"] == {"files": 8, "ranks": 8, "holes": []}
+    assert st["pieces"]["e1"] == "K" and st["pieces"]["d8"] == "q" and len(st["pieces"]) == 32
+    assert {c["name"] for c in st["catalog"]} >= {"king", "queen", "rook", "bishop", "knight", "pawn"}
+    assert st["sim"] is True and st["paired"] is False
+
+
+def test_commands_need_a_token_and_cross_site_requests_are_refused(server, token):
+    status, body = server.post("/api/command", {"text": "help"})
+    assert status == 401 and "pair" in body["error"]
+    status, _, headers = server.request("POST", "/api/command", {"text": "help"})
+    assert headers.get("WWW-Authenticate") == "Bearer"
+    assert server.post("/api/command", {"text": "help"}, token="not-a-token")[0] == 401
+    assert server.post("/api/new", {"variant": "orthodox"})[0] == 401
+    status, body = server.post("/api/command", {"text": "help"}, token=token,
+                               headers={"Origin": "http://elsewhere.example"})
+    assert status == 403 and "cross-site" in body["error"]
+    status, body = server.post("/api/command", {"text": "help"}, token=token, headers={"Sec-Fetch-Site": "cross-site"})
+    assert status == 403
+    status, body, _ = server.request("POST", "/api/command", raw=b"text=help", token=token,
+                                     headers={"Content-Type": "application/x-www-form-urlencoded"})
+    assert status == 415
+    status, body = server.post("/api/command", {"text": "help"}, token=token)
+    assert status == 200 and any("choose" in line for line in body["replies"])
+    status, body = server.post("/api/command", {"text": "fly away"}, token=token)
+    assert status == 400 and "unknown command" in body["error"]
+
+
+def test_pairing_lights_a_piece_and_grants_a_token_as_a_cookie(server):
+    status, p = server.post("/api/pair")
+    assert status == 200 and p["square"] in server.wait_state()["occupied"] and p["expires_in"] == 30
+    st = server.get(f"/api/pair/{p['id']}")[1]
+    assert st["state"] == "waiting" and "token" not in st
+    assert server.get("/api/pair/nonsense")[0] == 404
+    server.sim({"t": 0, "lift": p["square"]})
+    assert server.get(f"/api/pair/{p['id']}")[1]["state"] == "waiting"     # lifted, not yet back
+    server.sim({"t": 0, "place": p["square"]})
+    status, st, headers = server.request("GET", f"/api/pair/{p['id']}")
+    assert st["state"] == "granted" and st["token"]
+    assert f"fairyboard_token={st['token']}" in headers.get("Set-Cookie", "")
+    assert "HttpOnly" in headers["Set-Cookie"] and "SameSite=Strict" in headers["Set-Cookie"]
+    status, body = server.post("/api/command", {"text": "help"}, headers={"Cookie": f"fairyboard_token={st['token']}"})
+    assert status == 200
+    assert server.get("/api/state", headers={"Cookie": f"fairyboard_token={st['token']}"})[1]["paired"] is True
+    assert server.wait_state()["pending"] is None      # the piece lifted and put back is no move
+
+
+def test_a_game_played_through_sim_is_refereed_like_python_chess(server, token):
+    server.new_game(token, "orthodox")
+    ref = chess.Board()
+    for uci in ("e2e4", "e7e5", "f1c4", "b8c6", "d1h5", "g8f6"):
+        m = chess.Move.from_uci(uci)
+        st = server.move(uci[:2], uci[2:], capture=ref.is_capture(m))["state"]
+        ref.push(m)
+        assert st["fen"].split()[0] == ref.board_fen(), uci
+        assert sorted(st["legal"]) == sorted(x.uci() for x in ref.legal_moves)
+    st = server.move("h5", "f7", capture=True)["state"]
+    ref.push_uci("h5f7")
+    assert ref.is_checkmate()
+    assert st["result"] == "1-0" and st["reason"] == "checkmate" and st["legal"] == []
+    assert st["moves"] == ["e2e4", "e7e5", "f1c4", "b8c6", "d1h5", "g8f6", "h5f7"]
+    assert "e8" in st["check"] and st["leds"]["e8"]["layer"] in ("lose", "check")
+    assert any("Game over" in n["text"] for n in st["notices"])
+
+
+def test_a_lifted_piece_shows_its_targets_and_a_wrong_board_is_explained(server, token):
+    server.new_game(token, "orthodox")
+    st = server.sim({"t": 0, "lift": "g1"})["state"]
+    assert st["lifted"] == ["g1"] and st["pending"]["type"] == "move"
+    assert {sq for sq, led in st["leds"].items() if led["layer"] == "target"} == {"f3", "h3"}
+    assert st["leds"]["f3"]["meaning"] == "the piece in hand may go here"
+    st = server.sim({"t": 0, "place": "g4"})["state"]
+    assert st["pending"]["type"] == "mismatch" and "g1" in st["pending"]["text"]
+    st = server.sim({"t": 0, "lift": "g4"}, {"t": 100, "place": "g1"})["state"]
+    assert st["pending"] is None and st["moves"] == []
+
+
+def test_promotion_is_a_prompt_answered_by_a_command(server, token):
+    fen = "8/4P1k1/8/8/8/8/8/4K3 w - - 0 1"
+    server.new_game(token, "orthodox", fen=fen)
+    st = server.move("e7", "e8")["state"]
+    p = st["pending"]
+    assert p["type"] == "prompt" and "Promotion on e8" in p["text"]
+    assert set(p["options"]) == {"e7e8q", "e7e8r", "e7e8b", "e7e8n"} and p["default"] == "e7e8q"
+    n = p["options"].index("e7e8n") + 1
+    status, body = server.post("/api/command", {"text": f"choose {n}"}, token=token)
+    assert status == 200, body
+    ref = chess.Board(fen)
+    ref.push_uci("e7e8n")
+    assert body["state"]["moves"] == ["e7e8n"] and body["state"]["fen"].split()[0] == ref.board_fen()
+
+
+def test_the_websocket_pushes_changes_and_a_reconnect_catches_up(server, token):
+    import aiohttp
+    server.new_game(token, "orthodox")
+
+    async def run():
+        async with aiohttp.ClientSession() as http:
+            async with http.ws_connect(server.url + "/api/ws") as ws:
+                first = json.loads((await ws.receive(timeout=5)).data)["state"]
+                assert first["moves"] == []
+                loop = asyncio.get_running_loop()
+                await loop.run_in_executor(None, server.sim, {"t": 0, "lift": "e2"})
+                seen = []
+                while not seen or "e2" not in seen[-1]["lifted"]:
+                    seen.append(json.loads((await ws.receive(timeout=5)).data)["state"])
+                assert seen[-1]["leds"]["e4"]["layer"] == "target"
+            await loop.run_in_executor(None, server.sim, {"t": 0, "place": "e4"})    # while nobody listens
+            async with http.ws_connect(server.url + "/api/ws") as ws:
+                again = json.loads((await ws.receive(timeout=5)).data)["state"]
+                assert again["moves"] == ["e2e4"] and again["version"] > seen[-1]["version"]
+    asyncio.run(run())
+
+
+def test_sim_refuses_bad_events_with_a_clear_message(server, token):
+    server.new_game(token, "orthodox")
+    assert server.post("/api/sim", [{"t": 0, "lift": "e2", "place": "e4"}])[1]["error"].startswith("event 1")
+    status, body = server.post("/api/sim", [{"t": 5, "lift": "e2"}, {"t": 1, "place": "e4"}])
+    assert status == 400 and "goes back" in body["error"]
+    assert server.post("/api/sim", {"t": 0, "jump": "e2"})[0] == 400
+    status, body, _ = server.request("POST", "/api/sim", raw=b"{not json")
+    assert status == 400 and "JSON" in body["error"]
+    body = server.sim({"t": 0, "lift": "e5"})
+    assert body["warnings"] and "no piece on e5" in body["warnings"][0]["warning"]
+    assert server.sim({"t": 0, "lift": "z9"})["warnings"][0]["event"] == 1
+    st = server.sim({"t": 0, "input": "resign"})["state"]           # an input event is a console command
+    assert st["result"] == "0-1" and st["reason"] == "resignation"
+
+
+def test_games_list_detail_and_pgn(server, token):
+    server.new_game(token, "orthodox", white="Ann", black="Bob")
+    for a, b in (("d2", "d4"), ("d7", "d5")):
+        server.move(a, b)
+    gid = server.wait_state()["game"]
+    (server_dir := None)
+    games = server.get("/api/games")[1]["games"]
+    mine = next(g for g in games if g["id"] == gid)
+    assert mine["players"] == {"white": "Ann", "black": "Bob"} and mine["actions"] == 2 and not mine["damaged"]
+    detail = server.get(f"/api/games/{gid}")[1]
+    assert [p["san"] for p in detail["positions"]] == [None, "d4", "d5"]
+    assert detail["positions"][2]["pieces"]["d5"] == "p"
+    status, text, headers = server.request("GET", f"/api/games/{gid}/pgn")
+    assert status == 200 and f'{gid}.pgn' in headers["Content-Disposition"]
+    game = chess.pgn.read_game(io.StringIO(text))
+    assert game.headers["White"] == "Ann" and [m.uci() for m in game.mainline_moves()] == ["d2d4", "d7d5"]
+    assert server.get("/api/games/../../etc/passwd")[0] == 404
+    assert server.get("/api/games/nope")[0] == 404
+
+
+def test_a_damaged_game_is_listed_as_damaged(server):
+    data = server.wait_state()["journal"].rsplit("/", 1)[0]
+    with open(f"{data}/20000101-000000.jsonl", "w") as f:
+        f.write('{"type": "game", "variant": "orthodox"}\nnot json\n{"type": "push", "action": "e2e4"}\n')
+    games = server.get("/api/games")[1]["games"]
+    bad = next(g for g in games if g["id"] == "20000101-000000")
+    assert bad["damaged"] is True and "line 2" in bad["error"]
+
+
+def test_cost_prices_a_design_like_the_cost_command(server):
+    out = subprocess.run(CLI + ["cost", "fcFfmW"], capture_output=True, text=True, check=True).stdout.splitlines()
+    status, body = server.get("/api/cost?design=fcFfmW")
+    assert status == 200
+    assert f"{body['exact']} {body['price']}" == out[-1] == "1.08 2"
+    assert body["lines"] == out[1:-1]
+    status, body = server.get("/api/cost?design=Zq!")
+    assert status == 400 and "Zq!" in body["error"]
+
+
+def test_csipgs_offers_only_affordable_purchases(server, token):
+    st = server.new_game(token, "csipgs-power-standard")
+    assert st["family"] == "csipgs" and st["view"]["phase"] == "action" and st["buy"] == []
+    st = server.move("e1", "e2")["state"]        # the action; then the design phase, 4 zorkmids
+    assert st["view"]["phase"] == "design" and st["view"]["treasury"]["white"] == "4"
+    offered = {b["design"]: b["price"] for b in st["buy"]}
+    prices = st["view"]["prices"]["white"]
+    assert offered == {d: p for d, p in prices.items() if int(p) <= 4} and "BR" not in offered
+    status, body = server.post("/api/command", {"text": "buy BR"}, token=token)
+    assert status == 400 and "costs 9" in body["error"]
+
+
+def test_new_game_refuses_unknown_variants_and_bad_names(server, token):
+    assert server.post("/api/new", {"variant": "nonsense"}, token=token)[0] == 400
+    assert server.post("/api/new", {"variant": "orthodox", "white": ""}, token=token)[0] == 400
+    names = {v["name"] for v in server.get("/api/variants")[1]["variants"]}
+    assert {"orthodox", "tomorrow-1", "chego-holes", "csipgs", "random"} <= names
+
+
+def test_a_board_profile_password_logs_in(tmp_path):
+    profile = tmp_path / "board.yaml"
+    profile.write_text("name: sim-pw\nfiles: 12\nranks: 8\nweb:\n  password: open sesame\n")
+    s = Server(tmp_path / "data", "--board", str(profile))
+    try:
+        assert s.get("/api/state")[1]["password"] is True
+        status, body = s.post("/api/login", {"password": "wrong"})
+        assert status == 401
+        status, body = s.post("/api/login", {"password": "open sesame"})
+        assert status == 200
+        assert s.post("/api/command", {"text": "help"}, token=body["token"])[0] == 200
+    finally:
+        s.stop()

@@ -1,0 +1,225 @@
+"""The page in a real headless Chromium (the distribution's, through its chromedriver), driven as a
+player at a phone would, while the simulated board is played through the API.
+
+One browser and one server for the module; the tests run in order (pairing first: the browser
+keeps its cookie). Phone-sized screenshots go to build/screenshots/web/ (or
+$FAIRYBOARD_SCREENSHOTS); each is checked for the board's squares and the prompt's colours.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from webtools import Server, colours_in, read_png
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+SHOTS = Path(os.environ.get("FAIRYBOARD_SCREENSHOTS") or Path(__file__).resolve().parents[2] / "build" / "screenshots" / "web")
+PHONE = {"width": 390, "height": 844, "deviceScaleFactor": 2, "mobile": True}
+LIGHT, DARK = (0xEC, 0xD9, 0xB9), (0xAE, 0x8A, 0x68)       # the board's squares (style.css)
+PROMPT_BG = (0xF1, 0xE6, 0xFF)
+
+webdriver = pytest.importorskip("selenium.webdriver")
+if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
+    pytest.skip("needs the distribution's chromium and chromedriver (scripts/system-deps installs them)",
+                allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    s = Server(tmp_path_factory.mktemp("page") / "data", "--variant", "orthodox", "--new")
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="module")
+def token(server):
+    return server.pair()
+
+
+@pytest.fixture(scope="module")
+def browser(server):
+    from selenium.webdriver.chrome.service import Service
+    os.environ.setdefault("SE_OFFLINE", "true")          # never let Selenium fetch a browser
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = CHROMIUM
+    for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+              "--window-size=390,844", "--disable-extensions", "--no-first-run"):
+        opts.add_argument(a)
+    d = webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts)
+    d.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", PHONE)
+    d.set_script_timeout(10)
+    d.get(server.url + "/")
+    yield d
+    d.quit()
+
+
+def wait(browser, fn, timeout=8.0, what="the page"):
+    end = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < end:
+        try:
+            last = fn()
+            if last:
+                return last
+        except Exception as exc:             # the DOM is being redrawn: try again
+            last = exc
+        time.sleep(0.05)
+    raise AssertionError(f"{what}: not seen in {timeout} s (last: {last!r})")
+
+
+def js(browser, script, *args):
+    return browser.execute_script(script, *args)
+
+
+def piece_on(browser, sq):
+    return js(browser, "const e = document.querySelector(`#board [data-square='${arguments[0]}']`); return e ? e.dataset.piece : null;", sq)
+
+
+def click_square(browser, sq):
+    from selenium.webdriver.common.action_chains import ActionChains
+    el = browser.find_element("css selector", f"#board [data-square='{sq}']")
+    ActionChains(browser).move_to_element(el).click().perform()
+
+
+def click(browser, css):
+    el = wait(browser, lambda: [e for e in browser.find_elements("css selector", css) if e.is_displayed()], what=css)[0]
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", el)
+    el.click()
+
+
+def text_of(browser, css):
+    return js(browser, "const e = document.querySelector(arguments[0]); return e && !e.hidden ? e.textContent : '';", css)
+
+
+def screenshot(browser, name, *, prompt: bool, show: str | None = None, colour=None):
+    """A phone-sized screenshot; asserts that the board (and the prompt) are visible in it. With
+    ``show``, that element is scrolled into view instead and must show ``colour``."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    path = SHOTS / f"{name}.png"
+    if show:
+        js(browser, "document.querySelector(arguments[0]).scrollIntoView({block: 'end'})", show)
+    else:
+        js(browser, "window.scrollTo(0, 0)")
+    time.sleep(0.2)
+    browser.save_screenshot(str(path))
+    png = read_png(path)
+    scale = PHONE["deviceScaleFactor"]
+    assert png[0] == PHONE["width"] * scale, png[0]
+    rects = js(browser, """
+        const r = (s) => { const e = document.querySelector(s); if (!e || e.hidden) return null;
+                           const b = e.getBoundingClientRect(); return [b.x, b.y, b.width, b.height]; };
+        return {board: r('#board'), prompt: r('#prompt'), shown: arguments[0] ? r(arguments[0]) : null,
+                vh: innerHeight};""", show)
+    if show:
+        s = rects["shown"]
+        assert s and s[1] >= 0 and s[1] + s[3] <= rects["vh"] + 1, f"{show} is not on the screen: {rects}"
+        assert colour in colours_in(png, [v * scale for v in s], step=2), f"{show} is not in the screenshot"
+        return path
+    board = rects["board"]
+    assert board and board[1] + board[3] <= rects["vh"], f"the board is not all on the screen: {rects}"
+    seen = colours_in(png, [v * scale for v in board])
+    assert LIGHT in seen and DARK in seen, "the board's squares are not in the screenshot"
+    if prompt:
+        p = rects["prompt"]
+        assert p and p[1] + p[3] <= rects["vh"], f"the prompt is not on the screen: {rects}"
+        assert PROMPT_BG in colours_in(png, [v * scale for v in p], step=2), "the prompt is not in the screenshot"
+    return path
+
+
+def test_pairing_is_refused_then_granted_on_the_page(server, browser):
+    wait(browser, lambda: piece_on(browser, "e1") == "K", what="the board")
+    assert text_of(browser, "#pairstate") == "Not paired"
+    click(browser, "#btn-resign")
+    browser.switch_to.alert.accept()
+    toast = wait(browser, lambda: text_of(browser, "#toast"), what="the refusal")
+    assert "Pair this phone" in toast
+    assert server.wait_state()["result"] is None                     # nothing happened to the game
+    assert js(browser, "return !document.querySelector('#pairpanel').hidden")    # the refusal offers pairing
+    click(browser, "#pairbtn")
+    square = wait(browser, lambda: js(browser, "return document.querySelector('#pairtext').dataset.square"))
+    assert square in server.wait_state()["occupied"]
+    server.sim({"t": 0, "lift": square}, {"t": 150, "place": square})
+    wait(browser, lambda: text_of(browser, "#pairstate") == "Paired", what="Paired")
+
+
+def test_a_game_played_through_sim_shows_on_the_page(server, browser, token):
+    server.new_game(token, "tomorrow-1")
+    wait(browser, lambda: piece_on(browser, "l1") == "R" and piece_on(browser, "g1") == "K", what="the 12x8 board")
+    for a, b in (("e2", "e4"), ("e7", "e5"), ("c1", "b4")):       # a camel's leap
+        server.move(a, b)
+    wait(browser, lambda: piece_on(browser, "b4") == "L" and piece_on(browser, "c1") == "", what="the camel on b4")
+    assert text_of(browser, "#moves") == "e2e4 e7e5 c1b4"
+    # a lifted piece: the page shows its targets and says what is in hand
+    server.sim({"t": 0, "lift": "d8"})
+    wait(browser, lambda: "In hand: black knight from d8" in text_of(browser, "#status"), what="the piece in hand")
+    leds = js(browser, "return [...document.querySelectorAll('#board [data-led=target]')].map(e => e.dataset.square).sort()")
+    assert set(leds) == {sq for sq, l in server.wait_state()["leds"].items() if l["layer"] == "target"} and leds
+    assert "the piece in hand may go here" in text_of(browser, "#ledlegend")
+    server.sim({"t": 0, "place": "d8"})
+    wait(browser, lambda: "In hand" not in text_of(browser, "#status") and piece_on(browser, "d8") == "n")
+    # a move made on the page: tap the piece, tap its square (the simulated board's lift + place)
+    click_square(browser, "k7")
+    click_square(browser, "k6")
+    wait(browser, lambda: server.wait_state()["moves"][-1:] == ["k7k6"], what="k7k6 made on the page")
+    wait(browser, lambda: piece_on(browser, "k6") == "p")
+    legend = text_of(browser, "#legend")
+    assert "camel" in legend and "giraffe" in legend
+    screenshot(browser, "game-12x8", prompt=False)
+
+
+def test_a_promotion_is_answered_by_a_click(server, browser, token):
+    server.new_game(token, "orthodox", fen="8/4P1k1/8/8/8/8/8/4K3 w - - 0 1")
+    wait(browser, lambda: piece_on(browser, "e7") == "P")
+    server.move("e7", "e8")
+    wait(browser, lambda: "Promotion on e8" in text_of(browser, "#prompt"), what="the promotion prompt")
+    screenshot(browser, "promotion-prompt", prompt=True)
+    assert piece_on(browser, "e8") == "P"              # the pawn set down, waiting for its new name
+    click(browser, "#prompt button[data-label='e7e8n']")
+    wait(browser, lambda: server.wait_state()["moves"] == ["e7e8n"], what="e7e8n")
+    wait(browser, lambda: piece_on(browser, "e8") == "N" and text_of(browser, "#prompt") == "")
+
+
+def test_a_csipgs_purchase_and_drop_made_on_the_page(server, browser, token):
+    server.new_game(token, "csipgs-power-standard")
+    wait(browser, lambda: "csipgs" in text_of(browser, "#family"), what="the csipgs panel")
+    server.move("e1", "e2")
+    buttons = wait(browser, lambda: js(browser, "return [...document.querySelectorAll('.buybtn')].map(b => b.dataset.design)"),
+                   what="the purchases on offer")
+    assert "N" in buttons and "BR" not in buttons                  # 4 zorkmids: no queen (9)
+    screenshot(browser, "csipgs-buy", prompt=False)
+    click(browser, ".buybtn[data-design='N']")
+    st = wait(browser, lambda: (s := server.wait_state())["view"]["reserve"]["white"] and s)
+    assert st["view"]["reserve"]["white"] == {"N": 1} and st["turn"] == "black"
+    assert st["view"]["treasury"]["white"] == "1"
+    server.move("e8", "e7")
+    assert server.post("/api/command", {"text": "end"}, token=token)[0] == 200
+    click(browser, ".dropbtn[data-design='N']")
+    click_square(browser, "d3")
+    st = wait(browser, lambda: (s := server.wait_state())["moves"][-1:] == ["N@d3"] and s, what="the drop N@d3")
+    assert st["pieces"]["d3"] == "N" and st["view"]["reserve"]["white"] == {}
+    wait(browser, lambda: piece_on(browser, "d3") == "N")
+
+
+def test_a_design_is_priced_while_it_is_typed(server, browser, token):
+    st = server.wait_state()
+    assert st["family"] == "csipgs"
+    box = wait(browser, lambda: browser.find_element("css selector", "#betza"))
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", box)
+    box.click()
+    for ch in "fcFfmW":
+        box.send_keys(ch)
+        time.sleep(0.03)
+    wait(browser, lambda: js(browser, "return document.querySelector('#cost').dataset.price") == "2", what="the price")
+    cost = text_of(browser, "#cost")
+    assert "1.08" in cost and "fcF" in cost and "price 2 zorkmids" in cost
+    box.send_keys("!")
+    wait(browser, lambda: "bad" in js(browser, "return document.querySelector('#cost').className"), what="the refusal")
+    box.send_keys("\b")
+    wait(browser, lambda: js(browser, "return document.querySelector('#cost').dataset.price") == "2")
+    screenshot(browser, "csipgs-design", prompt=False, show="#cost", colour=(0xF6, 0xF6, 0xF2))
