@@ -207,10 +207,8 @@ def test_cost_prices_a_design_like_the_cost_command(server):
 
 
 def test_csipgs_offers_only_affordable_purchases(server, token):
-    st = server.new_game(token, "csipgs-power-standard")
-    assert st["family"] == "csipgs" and st["view"]["phase"] == "action" and st["buy"] == []
-    st = server.move("e1", "e2")["state"]        # the action; then the design phase, 4 zorkmids
-    assert st["view"]["phase"] == "design" and st["view"]["treasury"]["white"] == "4"
+    st = server.new_game(token, "csipgs-power-standard")      # 4 zorkmids a turn; a purchase is the action
+    assert st["family"] == "csipgs" and st["view"]["phase"] == "action" and st["view"]["treasury"]["white"] == "4"
     offered = {b["design"]: b["price"] for b in st["buy"]}
     prices = st["view"]["prices"]["white"]
     assert offered == {d: p for d, p in prices.items() if int(p) <= 4} and "BR" not in offered

@@ -186,24 +186,25 @@ def test_a_promotion_is_answered_by_a_click(server, browser, token):
 
 
 def test_a_csipgs_purchase_and_drop_made_on_the_page(server, browser, token):
-    server.new_game(token, "csipgs-power-standard")
+    server.new_game(token, "csipgs-power-standard")     # 4 zorkmids a turn; a purchase is the action
     wait(browser, lambda: "csipgs" in text_of(browser, "#family"), what="the csipgs panel")
-    server.move("e1", "e2")
     buttons = wait(browser, lambda: js(browser, "return [...document.querySelectorAll('.buybtn')].map(b => b.dataset.design)"),
                    what="the purchases on offer")
     assert "N" in buttons and "BR" not in buttons                  # 4 zorkmids: no queen (9)
     screenshot(browser, "csipgs-buy", prompt=False)
     click(browser, ".buybtn[data-design='N']")
     st = wait(browser, lambda: (s := server.wait_state())["view"]["reserve"]["white"] and s)
-    assert st["view"]["reserve"]["white"] == {"N": 1} and st["turn"] == "black"
-    assert st["view"]["treasury"]["white"] == "1"
+    assert st["view"]["reserve"]["white"] == {"N": 1} and st["view"]["treasury"]["white"] == "1"
+    assert st["view"]["phase"] == "design"
+    click(browser, "#btn-end")                                   # no design change this turn
+    wait(browser, lambda: server.wait_state()["turn"] == "black", what="black's turn")
     server.move("e8", "e7")
     assert server.post("/api/command", {"text": "end"}, token=token)[0] == 200
     click(browser, ".dropbtn[data-design='N']")
-    click_square(browser, "d3")
-    st = wait(browser, lambda: (s := server.wait_state())["moves"][-1:] == ["N@d3"] and s, what="the drop N@d3")
-    assert st["pieces"]["d3"] == "N" and st["view"]["reserve"]["white"] == {}
-    wait(browser, lambda: piece_on(browser, "d3") == "N")
+    click_square(browser, "d2")                                  # next to the king on e1
+    st = wait(browser, lambda: (s := server.wait_state())["moves"][-1:] == ["N@d2"] and s, what="the drop N@d2")
+    assert st["pieces"]["d2"] == "N" and st["view"]["reserve"]["white"] == {}
+    wait(browser, lambda: piece_on(browser, "d2") == "N")
 
 
 def test_a_design_is_priced_while_it_is_typed(server, browser, token):
