@@ -141,11 +141,18 @@ def test_a_current_pointer_of_random_bytes_is_named_and_ignored(data, fb):
         (data / "current").write_bytes(b"\xff\xfe../../etc/passwd")
 
 
-def test_an_empty_game_file_is_listed_damaged_not_playing(data, fb):
+def test_an_empty_game_file_is_listed_damaged_not_playing_and_a_new_game_starts(data, fb):
     (data / "games").mkdir(parents=True)
-    (data / "games" / "20250101-120000.jsonl").write_bytes(b"")
+    empty = data / "games" / "20250101-120000.jsonl"
+    empty.write_bytes(b"")
+    (data / "current").write_text("20250101-120000\n")
     code, out, _ = fb("games", "list", "--json")
     assert [(g["id"], g["status"]) for g in json.loads(out)] == [("20250101-120000", "damaged")]
+    code, out, err = fb("play", "--color", "never", stdin="quit\n")
+    assert code == 0 and "New game" in out and f"{empty}: line 1: no game header" in err
+    assert empty.read_bytes() == b""
+    code, out, err = fb("play", "--color", "never", stdin="quit\n")
+    assert "Resumed game" in out and not err
 
 
 # -- events scripts, leaving and resuming games --------------------------------------------------------

@@ -96,11 +96,17 @@ def test_serve_survives_damage_bad_commands_and_a_lost_link(pico, tmp_path):
         pico.hung = False
         log = err.until(r"board link back", timeout=30)
         assert log.count("board link lost") == 1 and log.count("board link back") == 1
+        # a new game from the console: the game replaced is recorded as left, not unfinished forever
+        proc.stdin.write(b"new chego\n")
+        proc.stdin.flush()
+        out.until(r"New game \S+: chego\.")
+        err.until(r"left game 20250101-120000-recovered \(orthodox, 2 actions\) unfinished")
     finally:
         stop(proc)
     assert proc.returncode == 0
     assert bad.read_bytes() == damaged                          # left as it was
-    assert GameStore(data).load("20250101-120000-recovered").actions == ["e2e4", "e7e5"]
+    rec = GameStore(data).load("20250101-120000-recovered")
+    assert rec.actions == ["e2e4", "e7e5"] and rec.status == "abandoned"
 
 
 def test_serve_new_ignores_a_current_pointer_of_random_bytes_and_resume_takes_a_game_by_id(pico, tmp_path):
