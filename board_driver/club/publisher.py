@@ -216,8 +216,9 @@ class Publisher:
             gids.update(p.name for p in self.cursor_dir.iterdir() if not p.name.endswith(".tmp"))
         except OSError:
             pass
+        cur = None
         try:
-            cur = (self.data / "current").read_text(encoding="utf-8").strip()
+            cur = (self.data / "current").read_text(encoding="utf-8").strip() or None
             if cur:
                 gids.add(cur)
         except OSError:
@@ -235,6 +236,8 @@ class Publisher:
                 g.durable = g.path.read_bytes().count(b"\n")
             except OSError:
                 continue
+            if g.acked >= g.durable and gid != cur:    # all sent long ago: loaded again if asked for
+                del self._games[gid]
 
     def _take_notes(self) -> None:
         with self._lock:

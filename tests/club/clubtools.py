@@ -104,6 +104,9 @@ class Broker:
             exe = Path(sys.executable).with_name("amqtt")
             self.cmd = [str(exe) if exe.exists() else "amqtt", "-c", str(self.folder / "amqtt.yaml")]
 
+    def available(self) -> bool:
+        return self.kind == "mosquitto" or shutil.which(self.cmd[0]) is not None or Path(self.cmd[0]).exists()
+
     def start(self) -> "Broker":
         self._log = open(self.folder / "broker.out", "ab")
         self.proc = subprocess.Popen(self.cmd, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
