@@ -99,3 +99,67 @@ def test_store_keeps_each_record_once_in_its_place(tmp_path):
     st.close()
     st = RecorderStore(tmp_path / "s.sqlite")           # reopened: all still there
     assert [json.loads(x) for x in st.journal_lines("b", "g")] == [json.loads(r) for r in recs]
+
+
+def test_retained_state_health_and_presence(make_board, make_recorder, broker):
+    """A newcomer (a second page, a broadcaster's tool) learns every game's state, the board's
+    health and presence from the broker's retained messages alone."""
+    import paho.mqtt.client as mqtt
+    rec = make_recorder()
+    b = make_board("b1")
+    gid = b.new_game()
+    for i, m in enumerate(OPERA, 1):
+        b.move(m, i)
+    b.finish("1-0", "checkmate")
+    assert rec.wait_for(lambda: rec.store.games("b1") and rec.store.games("b1")[0]["contig"] == len(b.lines()), 10)
+    assert b.pub.wait_idle(5)
+    time.sleep(0.3)
+    got = {}
+    c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="newcomer", protocol=mqtt.MQTTv311)
+    c.username_pw_set("recorder", "pw-rec")
+    c.on_message = lambda client, userdata, msg: got.__setitem__(msg.topic, (msg.retain, json.loads(msg.payload)))
+    c.connect("127.0.0.1", broker.port)
+    c.subscribe("fairyboard/b1/#", qos=1)
+    c.loop_start()
+    try:
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and len(got) < 3:
+            time.sleep(0.05)
+    finally:
+        c.loop_stop()
+        c.disconnect()
+    retain, st = got[f"fairyboard/b1/game/{gid}/state"]
+    assert retain and (st["seq"], st["actions"], st["last"], st["result"], st["reason"]) == \
+        (len(b.lines()) - 1, len(OPERA), "d1d8", "1-0", "checkmate")
+    assert st["players"] == {"white": "Ann", "black": "Bob"} and st["variant"] == "orthodox"
+    assert got["fairyboard/b1/presence"][0] and got["fairyboard/b1/presence"][1]["online"] is True
+    assert got["fairyboard/b1/health"][0] and got["fairyboard/b1/health"][1]["sensors"] == "sim"
+
+
+def test_journal_never_waits_for_the_publisher(make_board, make_recorder):
+    """With the publisher's thread stuck (a broker that takes nothing), the game's records are
+    still written at once; released, every one goes out, in order."""
+    import threading
+    rec = make_recorder()
+    b = make_board("b1")
+    stuck = threading.Event()
+    real = b.pub._send
+
+    def blocked():
+        stuck.wait(30)
+        real()
+    b.pub._send = blocked
+    gid = b.new_game()
+    done = threading.Event()
+
+    def play():
+        for i, m in enumerate(OPERA, 1):
+            b.move(m, i)
+        done.set()
+    threading.Thread(target=play, daemon=True).start()
+    assert done.wait(20), "the journal waited for the publisher"
+    assert len(b.lines()) == 1 + 3 * len(OPERA)
+    assert rec.store.games("b1") == [] or rec.store.games("b1")[0]["contig"] == 0
+    stuck.set()
+    assert rec.wait_for(lambda: len(rec.store.journal_lines("b1", gid)) == len(b.lines()), 10)
+    assert [json.loads(x) for x in rec.store.journal_lines("b1", gid)] == [json.loads(x) for x in b.lines()]
