@@ -74,14 +74,18 @@ def cmd_recorder(args) -> int:
     except ImportError:
         raise BoardDriverError("the recorder needs paho-mqtt: pip install paho-mqtt") from None
     tls = Tls(ca=args.ca) if (args.tls or args.ca) else None
-    host, port = parse_address(args.broker, 8883 if tls else 1883)
+    from ..errors import ConfigError
+    try:
+        host, port = parse_address(args.broker, 8883 if tls else 1883)
+        web = parse_address(args.web, 8080) if args.web else None
+    except ConfigError as exc:
+        raise ConfigError(f"{'--web' if args.web and args.web in str(exc) else '--broker'} {exc}") from None
     password = os.environ.get("FAIRYBOARD_BROKER_PASSWORD")
     if args.password_file:
         try:
             password = Path(args.password_file).read_text(encoding="utf-8").splitlines()[0].strip()
         except (OSError, IndexError) as exc:
             raise BoardDriverError(f"--password-file {args.password_file}: cannot read a password: {exc}") from None
-    web = parse_address(args.web, 8080) if args.web else None
     store = RecorderStore(_db(args))
     if args.round:
         store.start_round(_round_name(args.round))
