@@ -1,7 +1,7 @@
 """Reading configuration files: variants (``configs/variants/*.yaml``) and the random variants.
 
-Config is read once, validated into frozen values and passed down; YAML only through
-``yaml.safe_load``; errors name the file, the key and the bad value. The configs folder is
+Config is read once, validated into frozen values and passed down; YAML only through a safe
+loader (libyaml's when PyYAML has it); errors name the file, the key and the bad value. The configs folder is
 ``$FAIRYBOARD_CONFIGS`` when set, else the ``configs`` data shipped inside the ``board_driver``
 package (in a checkout, ``board_driver/configs`` links to the top-level ``configs/``).
 """
@@ -9,9 +9,7 @@ package (in a checkout, ``board_driver/configs`` links to the top-level ``config
 from __future__ import annotations
 
 import os
-import random
 import re
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +17,11 @@ import yaml
 
 from engine.errors import VariantError
 from engine.variant import Variant
-from engine import random_variant
 
 from .errors import ConfigError
+
+# libyaml's safe loader when PyYAML was built with it (several times faster), else the Python one.
+_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 _RANDOM = re.compile(r"^random-([1-6])-([1-6])-([1-6])$")
 
@@ -31,6 +31,11 @@ def configs_dir() -> Path:
     env = os.environ.get("FAIRYBOARD_CONFIGS")
     if env:
         return Path(env)
+    here = Path(__file__).resolve().parent / "configs"
+    if here.is_dir():       # installed as files (the usual case): no need for importlib.resources
+        return here
+    from importlib import resources
+
     return Path(str(resources.files("board_driver").joinpath("configs")))
 
 
@@ -41,7 +46,7 @@ def read_yaml(path: Path) -> Any:
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_SAFE_LOADER)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1} column {mark.column + 1}" if mark else ""
@@ -52,11 +57,15 @@ def variant_names() -> list[str]:
     return sorted(p.stem for p in (configs_dir() / "variants").glob("*.yaml"))
 
 
-def load_variant(name: str, rng: random.Random | None = None) -> Variant:
+def load_variant(name: str, rng=None) -> Variant:
     """A variant by name (``configs/variants/NAME.yaml``, or ``random-A-B-C`` for the dice
     outcome A-B-C, or ``random`` to throw the three dice now, with ``rng``), or by the path of
     a YAML file. The variant's name is always the resolved one (``random-1-3-6``)."""
     if name == "random":
+        import random
+
+        from engine import random_variant
+
         return random_variant_for(random_variant.roll(rng or random.Random()))
     m = _RANDOM.match(name)
     if m:
@@ -78,6 +87,8 @@ def load_variant(name: str, rng: random.Random | None = None) -> Variant:
 def random_variant_for(dice) -> Variant:
     """The Tomorrow's Chess array three dice select, with variant 1's rules (castling,
     scoring); its name is ``random-A-B-C`` with the dice sorted."""
+    from engine import random_variant
+
     rv = random_variant.select(dice)
     base = read_yaml(configs_dir() / "variants" / "tomorrow-1.yaml")
     name = "random-" + "-".join(str(d) for d in rv.dice)

@@ -6,16 +6,35 @@ Typical use::
     game = new_game(variant)            # variant: Variant.from_dict(yaml_mapping)
     game.push(game.parse("e2e4"))
     game.legal_actions(), game.fen(), game.outcome()
+
+The names below are imported on first use, so that importing one module of the engine (the
+command line's start-up) does not import them all.
 """
 
-from .errors import BetzaError, EngineError, FenError, IllegalMoveError, SquareError, VariantError
-from .game import Action, ChessGame, Outcome, new_game
-from .geometry import Geometry
-from .position import Position
-from .variant import CATALOG, PieceType, Variant
+from __future__ import annotations
 
-__all__ = [
-    "Action", "BetzaError", "CATALOG", "ChessGame", "EngineError", "FenError", "Geometry",
-    "IllegalMoveError", "Outcome", "PieceType", "Position", "SquareError", "Variant",
-    "VariantError", "new_game",
-]
+import importlib
+
+_WHERE = {
+    "BetzaError": "errors", "EngineError": "errors", "FenError": "errors",
+    "IllegalMoveError": "errors", "SquareError": "errors", "VariantError": "errors",
+    "Action": "game", "ChessGame": "game", "Outcome": "game", "new_game": "game",
+    "Geometry": "geometry",
+    "Position": "position",
+    "CATALOG": "variant", "PieceType": "variant", "Variant": "variant",
+}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str):
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'engine' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_WHERE))

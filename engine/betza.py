@@ -287,9 +287,18 @@ class _Parser:
                          "W" if atom == "F" else "F", then_min)
 
 
+_PARSED: dict[str, BetzaPiece] = {}
+
+
 def parse_betza(text: str) -> BetzaPiece:
-    """Parse Betza notation; BetzaError points at the offending character."""
-    return _Parser(text).parse()
+    """Parse Betza notation; BetzaError points at the offending character. (Parsed values are
+    immutable and kept: every variant names the same few pieces.)"""
+    piece = _PARSED.get(text)
+    if piece is None:
+        piece = _Parser(text).parse()
+        if len(_PARSED) < 4096:
+            _PARSED[text] = piece
+    return piece
 
 
 def bent_continuations(first: tuple[int, int], then_atom: str) -> tuple[tuple[int, int], ...]:

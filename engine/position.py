@@ -32,8 +32,14 @@ class Position:
 
     # -- construction ----------------------------------------------------------------------
     def __init__(self, variant):
+        self._init_board(variant)
+        (self.tables, self._castle_rank, self._promo_zone, self._initial, self._plans,
+         self._attack_plans, self._danger_static, self._lines_exact, self._fast, self._ep_types,
+         self._pawn_code, self._ep_step, self._single_royal) = _derived(variant)
+
+    def _init_board(self, variant) -> None:
+        """An empty board and what reading a FEN needs (no move tables)."""
         self.variant = variant
-        self.tables = T = tables_for(variant)
         self.geometry = g = variant.geometry
         n = len(variant.pieces)
         self.board = [0] * g.size
@@ -48,33 +54,20 @@ class Position:
         self.stack: list[tuple] = []
         self._castle_clear: dict[int, int] = {}
         self._castle_paths: dict[int, tuple] = {}
-        self._castle_rank = (T.rank_mask[0], T.rank_mask[g.ranks - 1])
         self._mask = g.mask
         self._forward = (g.files, -g.files)
         self._royal_codes = ([(t + 1) * 2 for t, p in enumerate(variant.pieces) if p.royal],
                              [(t + 1) * 2 + 1 for t, p in enumerate(variant.pieces) if p.royal])
         self._king_code = ([(t + 1) * 2 for t, p in enumerate(variant.pieces) if p.castles],
                            [(t + 1) * 2 + 1 for t, p in enumerate(variant.pieces) if p.castles])
-        last = g.ranks - 1
-        self._promo_zone = (T.rank_mask[last], T.rank_mask[0])
-        # Initial ranks for "i" moves: the relative rank(s) where the type starts (pawns: 2nd).
-        self._initial = _initial_ranks(variant, T)
-        # Generation plans: (type, code, tables, royal, pawn) per colour.
-        self._plans = tuple(
-            tuple((t, (t + 1) * 2 + c, T.pieces[c][t], p.royal, p.pawn) for t, p in enumerate(variant.pieces))
-            for c in (0, 1))
-        self._attack_plans = tuple(_attack_plan(variant, T, c) for c in (0, 1))
-        self._danger_static = tuple(_danger_static(variant, T, c) for c in (0, 1))
-        self._lines_exact = tuple(_lines_exact(variant, T, c) for c in (0, 1))
-        self._fast = tuple(_fast_plan(variant, T, c, self._promo_zone[c]) for c in (0, 1))
-        self._ep_types = tuple(tuple(((t + 1) * 2 + c, T.pieces[c][t]) for t, p in enumerate(variant.pieces)
-                                     if p.pawn) for c in (0, 1))
-        self._pawn_code = [False, False] + [p.pawn for p in variant.pieces for _ in (0, 1)]
-        # a pawn's double step sets the en passant square (none when the variant has no e.p.)
-        self._ep_step = 2 * g.files if variant.en_passant else -1
-        royal_types = [t for t, p in enumerate(variant.pieces) if p.royal]
-        self._single_royal = (((royal_types[0] + 1) * 2, (royal_types[0] + 1) * 2 + 1)
-                              if len(royal_types) == 1 else None)
+
+    @classmethod
+    def check_fen(cls, variant, fen: str) -> None:
+        """Raise FenError when ``fen`` is not a position of ``variant``; compiles no move
+        tables (a variant's start position is checked when the variant loads)."""
+        pos = cls.__new__(cls)
+        pos._init_board(variant)
+        pos._set_fen(fen)
 
     @classmethod
     def from_fen(cls, variant, fen: str | None = None) -> Position:
@@ -1020,6 +1013,45 @@ class Position:
         if self.turn == BLACK:
             self.fullmove += 1
         self.turn ^= 1
+
+
+_DERIVED: dict[int, tuple] = {}
+
+
+def _derived(variant) -> tuple:
+    """What move generation derives from a variant (its tables and the plans below), computed
+    once per variant and shared by all its positions."""
+    hit = _DERIVED.get(id(variant))
+    if hit is not None and hit[0] is variant:
+        return hit[1]
+    T = tables_for(variant)
+    g = variant.geometry
+    promo_zone = (T.rank_mask[g.ranks - 1], T.rank_mask[0])
+    royal_types = [t for t, p in enumerate(variant.pieces) if p.royal]
+    data = (
+        T,
+        (T.rank_mask[0], T.rank_mask[g.ranks - 1]),
+        promo_zone,
+        # Initial ranks for "i" moves: the relative rank(s) where the type starts (pawns: 2nd).
+        _initial_ranks(variant, T),
+        # Generation plans: (type, code, tables, royal, pawn) per colour.
+        tuple(tuple((t, (t + 1) * 2 + c, T.pieces[c][t], p.royal, p.pawn) for t, p in enumerate(variant.pieces))
+              for c in (0, 1)),
+        tuple(_attack_plan(variant, T, c) for c in (0, 1)),
+        tuple(_danger_static(variant, T, c) for c in (0, 1)),
+        tuple(_lines_exact(variant, T, c) for c in (0, 1)),
+        tuple(_fast_plan(variant, T, c, promo_zone[c]) for c in (0, 1)),
+        tuple(tuple(((t + 1) * 2 + c, T.pieces[c][t]) for t, p in enumerate(variant.pieces) if p.pawn)
+              for c in (0, 1)),
+        [False, False] + [p.pawn for p in variant.pieces for _ in (0, 1)],
+        # a pawn's double step sets the en passant square (none when the variant has no e.p.)
+        2 * g.files if variant.en_passant else -1,
+        ((royal_types[0] + 1) * 2, (royal_types[0] + 1) * 2 + 1) if len(royal_types) == 1 else None,
+    )
+    if len(_DERIVED) >= 64:    # variants made during play (csipgs designs) come and go
+        _DERIVED.clear()
+    _DERIVED[id(variant)] = (variant, data)
+    return data
 
 
 _GENERAL, _LEAP, _SLIDE, _SET, _ROYAL = range(5)

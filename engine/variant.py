@@ -203,7 +203,7 @@ class Variant:
         # The start position must parse: catches bad FENs and pieces off the board early.
         from .position import Position
         try:
-            Position.from_fen(variant, start_fen)
+            Position.check_fen(variant, start_fen)
         except EngineError as exc:
             raise _fail(source, "start_fen", start_fen, str(exc)) from None
         return variant

@@ -3,6 +3,10 @@
 Each command group lives in its own module with a ``register(subparsers)`` function that adds
 its sub-commands; a sub-command's handler takes the parsed ``argparse.Namespace`` and returns
 the process exit code.
+
+Start-up stays short because only the dispatched command's module is imported: ``COMMANDS``
+names every sub-command, its module and its one-line help, so ``fairyboard --help`` lists them
+all without importing any (a test keeps the table equal to what the modules register).
 """
 
 from __future__ import annotations
@@ -11,15 +15,28 @@ import argparse
 import importlib
 import sys
 
-# Modules (relative to this package) that contribute sub-commands.
-COMMAND_MODULES = (
-    "engine_cmds",
-    "csipgs_cmds",
-    "play_cmds",
-    "games_cmds",
-    "hw_cmds",
-    "club_cmds",
+# Every sub-command: (name, module relative to this package, one-line help), in --help's order.
+COMMANDS = (
+    ("variants", "engine_cmds", "list the variants with a one-line description"),
+    ("perft", "engine_cmds", "count legal move paths to a depth (move generator check)"),
+    ("roll", "engine_cmds", "throw three dice for Random Variant Chess (or print a match schedule)"),
+    ("replay", "engine_cmds", "apply moves to a variant's start (or a FEN) and print the position"),
+    ("fsf", "engine_cmds", "print a Fairy-Stockfish variants.ini section for a variant"),
+    ("cost", "csipgs_cmds", "price a csipgs design (atoms x modifiers, colourbound, royal; rounded up)"),
+    ("play", "play_cmds", "play a game on the simulated board (the default board)"),
+    ("games", "games_cmds", "list, show and export saved games"),
+    ("calibrate", "hw_cmds", "walk through the board: map sensors to squares, check the LED order"),
+    ("selftest", "hw_cmds", "check the board: config, sensors, LEDs, link counters"),
+    ("doctor", "hw_cmds", "check the board: config, sensors, LEDs, link counters"),
+    ("serve", "hw_cmds", "run the board: the game on the real board until stopped (what the service runs)"),
+    ("install-service", "hw_cmds", "install the systemd unit, the udev rule and /etc/fairyboard on a Pi"),
+    ("recorder", "club_cmds", "record every board's games from the club's MQTT broker (--web: show them)"),
+    ("round", "club_cmds", "start a round in the recorder's store (games first seen from now on)"),
 )
+
+# Modules (relative to this package) that contribute sub-commands.
+COMMAND_MODULES = tuple(dict.fromkeys(module for _, module, _ in COMMANDS))
+_MODULE_OF = {name: module for name, module, _ in COMMANDS}
 
 
 def version() -> str:
@@ -38,21 +55,48 @@ def version() -> str:
         return "unknown"
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _VersionAction(argparse.Action):
+    """``--version``: the version is looked up only when asked for (importlib.metadata is slow
+    to import)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"fairyboard {version()}")
+        parser.exit()
+
+
+def build_parser(modules: tuple[str, ...] | None = None) -> argparse.ArgumentParser:
+    """The parser with the sub-commands of ``modules`` (default: every module) in full, and
+    every other sub-command of ``COMMANDS`` by its name and help only."""
     parser = argparse.ArgumentParser(
         prog="fairyboard",
         description="Referee chess variants on a 12x8 sensor board (or the simulated one).",
     )
-    parser.add_argument("--version", action="version", version=f"fairyboard {version()}")
+    parser.add_argument("--version", action=_VersionAction, help="show the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for name in COMMAND_MODULES:
+    for name in COMMAND_MODULES if modules is None else modules:
         importlib.import_module(f"{__name__}.{name}").register(sub)
+    for name, _, text in COMMANDS:
+        if name not in sub.choices:
+            sub.add_parser(name, help=text)
     return parser
 
 
+def _parser_for(argv: list[str]) -> argparse.ArgumentParser:
+    """Only the module of the command named on the line (none for ``--help``; every module
+    for a name the table does not know, so a command missing from it still runs)."""
+    command = next((a for a in argv if not a.startswith("-")), None)
+    if command is None:
+        return build_parser(())
+    module = _MODULE_OF.get(command)
+    return build_parser((module,) if module else None)
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    parser = _parser_for(sys.argv[1:] if argv is None else list(argv))
     args = parser.parse_args(argv)
     try:
         return int(args.handler(args) or 0)

@@ -1,17 +1,12 @@
-"""Engine commands: variants, perft, roll, replay, fsf."""
+"""Engine commands: variants, perft, roll, replay, fsf.
+
+Each handler imports what it uses, so that a command's start-up pays only for its own needs.
+"""
 
 from __future__ import annotations
 
 import argparse
-import json
-import random
 import sys
-
-from engine import random_variant
-from engine.fsf import expressible, variants_ini
-from engine.game import new_game
-from engine.moves import to_uci
-from engine.perft import divide, game_divide, game_perft, perft
 
 from ..config import load_variant, variant_names
 
@@ -71,6 +66,8 @@ def cmd_variants(args) -> int:
 
 
 def _game(args):
+    from engine.game import new_game
+
     variant = load_variant(args.variant)
     game = new_game(variant, args.fen)
     for text in args.moves.split():
@@ -79,6 +76,9 @@ def _game(args):
 
 
 def cmd_perft(args) -> int:
+    from engine.moves import to_uci
+    from engine.perft import divide, game_divide, game_perft, perft
+
     variant, game = _game(args)
     if game.family == "chess":  # the fast path: int moves on the Position
         pos = game.position
@@ -99,6 +99,10 @@ def cmd_perft(args) -> int:
 
 
 def cmd_roll(args) -> int:
+    import random
+
+    from engine import random_variant
+
     if args.schedule is not None:
         if args.schedule < 0:
             raise ValueError(f"--schedule needs a number of games >= 0, not {args.schedule}")
@@ -145,6 +149,9 @@ def replay_report(variant, game) -> dict:
 def cmd_replay(args) -> int:
     variant, game = _game(args)
     if args.json:
+        import json
+
+
         json.dump(replay_report(variant, game), sys.stdout)
         print()
         return 0
@@ -180,6 +187,8 @@ def render_text(variant, game) -> str:
 
 
 def cmd_fsf(args) -> int:
+    from engine.fsf import expressible, variants_ini
+
     variant = load_variant(args.variant)
     if not expressible(variant):
         variants_ini(variant)  # raises with the reason

@@ -9,6 +9,7 @@ was already on disk with fsync), the LEDs go dark and the devices are released.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import queue
@@ -78,7 +79,8 @@ def register(sub) -> None:
         "install-service", help="install the systemd unit, the udev rule and /etc/fairyboard on a Pi",
         description="Writes /etc/systemd/system/fairyboard.service, /etc/udev/rules.d/99-fairyboard.rules, "
                     "/etc/fairyboard/board.yaml (a copy of --board, kept if present) and "
-                    "/etc/fairyboard/fairyboard.env, then reloads systemd and udev and enables the service. "
+                    "/etc/fairyboard/fairyboard.env, byte-compiles the installed packages (faster start-up), "
+                    "then reloads systemd and udev and enables the service. "
                     "--root DIR writes under DIR instead and runs nothing; --dry-run only prints.")
     p.add_argument("--root", default="/", help="install under this directory (default /)")
     p.add_argument("--dry-run", action="store_true", help="print what would be done, change nothing")
@@ -468,7 +470,12 @@ def cmd_install_service(args) -> int:
         (at("/etc/fairyboard/board.yaml"), profile_src.read_text(encoding="utf-8"), True),
         (at("/etc/fairyboard/fairyboard.env"), ENV_FILE, True),
     ]
-    commands = [["systemctl", "daemon-reload"], ["udevadm", "control", "--reload-rules"],
+    # Byte-compile the installed packages (a wheel install usually has, an editable or copied
+    # one may not): the service and every command then start without compiling anything.
+    packages = [str(Path(importlib.import_module(name).__file__).parent)
+                for name in ("engine", "firmware_bridge", "board_driver")]
+    commands = [[sys.executable, "-m", "compileall", "-q", *packages],
+                ["systemctl", "daemon-reload"], ["udevadm", "control", "--reload-rules"],
                 ["udevadm", "trigger", "--subsystem-match=tty"],
                 ["systemctl", "enable", UNIT_NAME] if args.no_start else ["systemctl", "enable", "--now", UNIT_NAME]]
     if real and not args.dry_run and hasattr(os, "geteuid") and os.geteuid() != 0:
