@@ -51,6 +51,7 @@ class _Game:
     result: str | None = None
     reason: str | None = None
     state_dirty: bool = True
+    times: dict = field(default_factory=dict)    # seq -> wall time it was written (live records)
 
 
 class Publisher:
@@ -71,6 +72,7 @@ class Publisher:
         self._games: dict[str, _Game] = {}
         self._lock = threading.Lock()            # guards _noted (the observer's notes)
         self._noted: dict[str, int] = {}
+        self._times: dict[tuple[str, int], float] = {}
         self._events: queue.SimpleQueue = queue.SimpleQueue()   # ("ack", mid) | ("connect",) | ("resend", gid, n)
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -88,6 +90,8 @@ class Publisher:
         with self._lock:
             if seq + 1 > self._noted.get(gid, 0):
                 self._noted[gid] = seq + 1
+            if record.get("type") in STATE_TYPES:
+                self._times[(gid, seq)] = time.time()      # when it was made: the move's clock
         self._wake.set()
 
     # -- life -------------------------------------------------------------------------------
@@ -242,10 +246,15 @@ class Publisher:
     def _take_notes(self) -> None:
         with self._lock:
             noted, self._noted = self._noted, {}
+            times, self._times = self._times, {}
         for gid, n in noted.items():
             g = self._game(gid)
             if g is not None and n > g.durable:
                 g.durable = n
+        for (gid, seq), t in times.items():
+            g = self._games.get(gid)
+            if g is not None and seq >= g.sent:
+                g.times[seq] = t
 
     def _handle_events(self) -> None:
         while True:
@@ -372,7 +381,11 @@ class Publisher:
                     g.state_dirty = False
 
     def _send_record(self, g: _Game, seq: int, line: bytes) -> bool:
-        payload = b'{"seq":%d,"rec":%s}' % (seq, line)
+        t = g.times.pop(seq, None)
+        if t is None:
+            payload = b'{"seq":%d,"rec":%s}' % (seq, line)
+        else:
+            payload = b'{"seq":%d,"t":%.3f,"rec":%s}' % (seq, t, line)
         mid = self._publish(topics.record(self.cfg.prefix, self.cfg.name, g.gid), payload)
         if mid is None:
             return False

@@ -136,7 +136,7 @@ class Recorder:
                     delay = min(delay * 2, 10.0)
 
     def _handle(self, batch: list) -> None:
-        records: list[tuple[str, str, int, str]] = []
+        records: list[tuple] = []
         acks: list[tuple[int, int]] = []
         now = time.time()
         reconnected = False
@@ -165,7 +165,9 @@ class Recorder:
                         or "type" not in rec or (seq == 0) != (rec.get("type") == "game"):
                     self.log(f"recorder: {topic}: not a journal record, ignored")
                     continue
-                records.append((board, game, seq, json.dumps(rec, separators=(",", ":"))))
+                t = data.get("t")
+                t = float(t) if isinstance(t, (int, float)) and not isinstance(t, bool) else None
+                records.append((board, game, seq, json.dumps(rec, separators=(",", ":")), t))
             elif kind == "state":
                 seq = data.get("seq")
                 if isinstance(seq, int) and not isinstance(seq, bool) and seq >= 0:
@@ -180,7 +182,7 @@ class Recorder:
             for p in touched.values():
                 self._progress(p)
             if self.on_stored is not None:
-                self.on_stored([(b, g, s, now) for b, g, s, _ in records])
+                self.on_stored([(r[0], r[1], r[2], now) for r in records])
         c = self._client
         for mid, qos in acks:
             if qos > 0:

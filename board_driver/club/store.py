@@ -9,10 +9,11 @@ game, the games of a round) are queries, not scans of a folder. The records them
 as the boards' journal lines, so any game can be written back out as a journal
 (:meth:`RecorderStore.journal_lines`) and read with the board's own tools.
 
-Tables: ``records`` (board, game, seq, body, stored_at); ``games`` (per game: ``contig``, how
+Tables: ``records`` (board, game, seq, body, stored_at, and made_at: the board's clock when it
+wrote the record, sent with live records); ``games`` (per game: ``contig``, how
 many of its first records are stored without a hole; ``max_seq``; ``known``, the board's own
 count from its state message; and a summary folded from the contiguous records: variant,
-players, date, actions, result, last move time); ``boards`` (presence, health); ``rounds``.
+players, date, actions, result, the last move's time by the board's clock, else the store's); ``boards`` (presence, health); ``rounds``.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from pathlib import Path
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS records (
     board TEXT NOT NULL, game TEXT NOT NULL, seq INTEGER NOT NULL,
-    body TEXT NOT NULL, stored_at REAL NOT NULL,
+    body TEXT NOT NULL, stored_at REAL NOT NULL, made_at REAL,
     PRIMARY KEY (board, game, seq)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS games (
     board TEXT NOT NULL, game TEXT NOT NULL,
@@ -78,17 +79,19 @@ class RecorderStore:
         self.db.close()
 
     # -- writing ----------------------------------------------------------------------------
-    def add_records(self, items: list[tuple[str, str, int, str]], *, now: float | None = None) -> dict[tuple[str, str], Progress]:
-        """Store records ``(board, game, seq, body)`` (duplicates ignored) in one transaction;
-        returns each touched game's progress."""
+    def add_records(self, items: list[tuple], *, now: float | None = None) -> dict[tuple[str, str], Progress]:
+        """Store records ``(board, game, seq, body[, made_at])`` (duplicates ignored) in one
+        transaction; ``made_at``: the board's clock when it wrote the record, if it said.
+        Returns each touched game's progress."""
         now = time.time() if now is None else now
         touched: dict[tuple[str, str], Progress] = {}
         with self.lock, self.db:
             cur = self.db.cursor()
-            cur.executemany("INSERT OR IGNORE INTO records (board, game, seq, body, stored_at) VALUES (?, ?, ?, ?, ?)",
-                            [(b, g, s, body, now) for b, g, s, body in items])
+            cur.executemany("INSERT OR IGNORE INTO records (board, game, seq, body, stored_at, made_at) "
+                            "VALUES (?, ?, ?, ?, ?, ?)",
+                            [(it[0], it[1], it[2], it[3], now, it[4] if len(it) > 4 else None) for it in items])
             maxes: dict[tuple[str, str], int] = {}
-            for b, g, s, _ in items:
+            for b, g, s, *_ in items:
                 if s > maxes.get((b, g), -1):
                     maxes[(b, g)] = s
             for (b, g), mx in maxes.items():
@@ -108,8 +111,8 @@ class RecorderStore:
         contig, max_seq, known, actions, result = self._ensure_game(cur, board, game, now)
         max_seq = max(max_seq, mx)
         upd: dict = {}
-        rows = cur.execute("SELECT seq, body, stored_at FROM records WHERE board=? AND game=? AND seq>=? ORDER BY seq",
-                           (board, game, contig)).fetchall()
+        rows = cur.execute("SELECT seq, body, COALESCE(made_at, stored_at) FROM records "
+                           "WHERE board=? AND game=? AND seq>=? ORDER BY seq", (board, game, contig)).fetchall()
         for seq, body, stored_at in rows:
             if seq != contig:
                 break

@@ -44,6 +44,8 @@ def parse(prefix: str, topic: str) -> tuple[str, str, str | None] | None:
     if len(parts) < 3 or parts[0] != prefix:
         return None
     board = parts[1]
+    if not _GAME_RE.match(board):
+        return None
     if len(parts) == 5 and parts[2] == "game" and parts[4] in ("record", "state") and valid_game(parts[3]):
         return parts[4], board, parts[3]
     if len(parts) == 3 and parts[2] in ("health", "presence"):

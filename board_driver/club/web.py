@@ -62,9 +62,13 @@ def pgn(board: str, rec: GameRecord, round_name: str | None = None) -> str:
     for line in text.split("\n"):
         for k, v in tags.items():
             if line.startswith(f"[{k} "):
-                line = f'[{k} "{v}"]'
+                line = f'[{k} "{_tag(v)}"]'
         out.append(line)
     return "\n".join(out)
+
+
+def _tag(v: str) -> str:
+    return str(v).replace("\\", "\\\\").replace('"', '\\"')
 
 
 class Positions:

@@ -131,18 +131,20 @@ def test_network_cut_while_play_goes_on(make_board, make_recorder, broker):
         assert settle(rec, b, gid, 10)
         assert rec.wait_for(lambda: rec.store.boards()[0]["online"] is True, 5)
         proxy.cut()                                 # the board's cable pulled
-        for i, m in enumerate(OPERA[6:24], 7):
+        for i, m in enumerate(OPERA[6:], 7):
             b.move(m, i)
-            time.sleep(0.05)
+            time.sleep(0.03)
+        last_move = time.time()
         # the broker saw the link die: the board's last will says it is gone
         assert rec.wait_for(lambda: rec.store.boards()[0]["online"] is False, 10)
         assert rec.store.games("b1")[0]["actions"] == 6
         assert b.pub.pending() > 0
+        time.sleep(0.5)
         proxy.restore()
-        for i, m in enumerate(OPERA[24:], 25):
-            b.move(m, i)
         b.finish("1-0", "checkmate")
         assert settle(rec, b, gid)
+        g = rec.store.games("b1")[0]                # the last move's time: when it was played
+        assert g["last_move_at"] <= last_move < g["updated_at"] - 0.4
         assert rec.wait_for(lambda: rec.store.boards()[0]["online"] is True, 5)
         assert b.pub.wait_idle(5)
     finally:
