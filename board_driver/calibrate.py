@@ -12,9 +12,14 @@ what is wrong, by name:
 kind      fixed  what the person is told
 ========  =====  ===================================================================
 stuck     no     a sensor is closed with the board empty (stuck reed, shorted wires)
-dead      no     no sensor responds on a square (dead reed, broken wire or diode)
+dead      no     no sensor responds on a square: first the reed's position (a magnet
+                 centred over a flat reed leaves it open), then a dead reed, wire or diode
 doubled   no     one sensor responds on two squares (their wires joined)
 multiple  no     one square closes two sensors at once (a short between them)
+neighbour no     a piece closes its own reed and a neighbouring square's (the magnet
+                 reaches the neighbour's reed: move that reed, or use a weaker magnet)
+diode     no     the three-piece rectangle test shows a phantom piece on the fourth
+                 corner: the middle corner's diode is missing or shorted
 swapped   yes    two squares' sensors are crossed; the map corrects it
 moved     yes    a square is read by another square's sensor; the map corrects it
 leds      yes/no the LED chain runs another way than the profile says (corrected), or
@@ -135,13 +140,36 @@ def analyse(files: int, ranks: int, readings: Mapping[int, Iterable[int]], *,
         for s in primary[sq]:
             by_sensor[s].append(sq)
     heard = set(by_sensor)
+    def owner(s: int, besides: int) -> int | None:
+        """The square a sensor belongs to: the square that alone closed it, else its own."""
+        others = [q for q in by_sensor.get(s, ()) if q != besides]
+        if others:
+            return others[0]
+        return s if 0 <= s < n and s != besides else None
+
+    def neighbours(a: int, b: int) -> bool:
+        return a != b and max(abs(a % files - b % files), abs(a // files - b // files)) == 1
+
     for sq in sorted(reads):
         sensors = reads[sq]
         if not sensors:
             why = (f"its sensor {sq} is stuck closed" if sq in stuck else
-                   "a dead reed switch, or a broken wire or diode")
+                   "check the reed's position first: a magnet centred over a flat reed switch leaves it "
+                   "open (WIRING.md, the reed switches); then the reed switch, its diode and wires")
             problems.append(Problem("dead", False, f"{g.name(sq)}: no sensor responds ({why})", (sq,), (sq,)))
         elif len(sensors) > 1:
+            own = sq if sq in sensors else None
+            extra = sorted(s for s in sensors if s != own)
+            owners = [owner(s, sq) for s in extra]
+            if own is not None and all(o is not None and neighbours(sq, o) for o in owners):
+                names = " and ".join(f"{g.name(o)}'s reed ({sname(s)})" for s, o in zip(extra, owners))
+                problems.append(Problem(
+                    "neighbour", False,
+                    f"{g.name(sq)}: a piece there also closes {names}: the magnet reaches the neighbouring "
+                    f"reed (not a wiring short) -- move that reed further from {g.name(sq)}, turn it, or use "
+                    f"a weaker magnet (WIRING.md, the reed switches)",
+                    (sq,) + tuple(o for o in owners if o is not None), tuple(sorted(sensors))))
+                continue
             names = " and ".join(sname(s) for s in sorted(sensors))
             problems.append(Problem("multiple", False, f"{g.name(sq)}: {names} close together: a short between "
                                                         f"their wires", (sq,), tuple(sorted(sensors))))
@@ -193,15 +221,32 @@ def analyse(files: int, ranks: int, readings: Mapping[int, Iterable[int]], *,
 
 # --- LEDs ---------------------------------------------------------------------------------------
 
-def probe_indexes(files: int) -> tuple[int, int, int]:
-    """The chain indexes lit to find the order: the first LED, the second, the first of row 2."""
-    return 0, 1, files
+LED_ORDERS = ("row-major", "serpentine", "column-major", "column-serpentine")
+PROBE_WORDS = ("RED", "GREEN", "BLUE", "WHITE")
+
+
+def _squares_of(order: LedOrder, indexes: Sequence[int]) -> tuple[int, ...]:
+    where = {order.chain_index(p): p for p in range(order.files * order.ranks)}
+    return tuple(where[i] for i in indexes)
+
+
+def probe_indexes(files: int, ranks: int = 8) -> tuple[int, ...]:
+    """The chain indexes lit to find the order: the first LED (the corner), the second (along a
+    rank or along a file), and the first of the second rank (row orders) -- which on most
+    boards also tells the column orders apart; where it does not, the first of the second file."""
+    for probes in ((0, 1, files), (0, 1, files, ranks)):
+        if max(probes) >= files * ranks:
+            continue
+        seen = {_squares_of(LedOrder(files, ranks, o, c), probes) for o in LED_ORDERS for c in CORNERS}
+        if len(seen) == len(LED_ORDERS) * len(CORNERS):
+            return probes
+    return (0, 1, files)
 
 
 def led_order_from(files: int, ranks: int, squares: Sequence[int]) -> LedOrder | None:
     """The LED order under which the probe LEDs (:func:`probe_indexes`) sit on ``squares``."""
-    probes = probe_indexes(files)
-    for order in ("row-major", "serpentine"):
+    probes = probe_indexes(files, ranks)
+    for order in LED_ORDERS:
         for first in CORNERS:
             lo = LedOrder(files, ranks, order, first)
             if all(lo.chain_index(sq) == i for sq, i in zip(squares, probes)):
@@ -367,15 +412,21 @@ class Wizard:
                 self.closed = f.closed
 
     def empty_board(self) -> frozenset[int]:
-        """Ask for an empty board; the sensors still closed are stuck."""
+        """Ask for an empty board; the sensors still closed are stuck -- unless a piece was
+        left there: the person may clear the board and have it looked at again."""
         self.ui.ask("Take every piece off the board, then press Enter.")
         self._first_frame()
-        got = self.watch(lambda c: True, self.settle * 2)
-        stuck = got if got is not None else self.closed
-        if stuck:
-            self.ui.say("Closed with the board empty (stuck): " +
-                        ", ".join(f"sensor {s} ({self.geometry.name(s)})" for s in sorted(stuck)) + ".")
-        return frozenset(stuck)
+        while True:
+            got = self.watch(lambda c: True, self.settle * 2)
+            stuck = got if got is not None else self.closed
+            if not stuck:
+                return frozenset()
+            names = ", ".join(f"sensor {s} ({self.geometry.name(s)})" for s in sorted(stuck))
+            ans = self.ui.ask(f"Closed with the board empty: {names}. Is a piece still there? Clear it and "
+                              f"press Enter to look again, or answer 'stuck' to go on with them marked stuck.")
+            if ans.strip().lower().startswith("s"):
+                self.ui.say(f"Closed with the board empty (stuck): {names}.")
+                return frozenset(stuck)
 
     # -- LEDs --
     def _ask_square(self, text: str) -> int | None:
@@ -394,15 +445,16 @@ class Wizard:
             return None, []
         n = self.files * self.ranks
         chain = [DARK] * n
-        idx = probe_indexes(self.files)
-        colours = (RED, GREEN, BLUE)
+        idx = probe_indexes(self.files, self.ranks)
+        colours = (RED, GREEN, BLUE, WHITE)
         for i, c in zip(idx, colours):
             chain[i] = c
         self.leds.show_chain(chain)
         self.pause(0.1)
         answers = []
-        for word in ("RED", "GREEN", "BLUE"):
-            sq = self._ask_square(f"Three LEDs are lit. Which square is {word}? (its name, e.g. a1; "
+        count = ("Three", "Four")[len(idx) - 3]
+        for word in PROBE_WORDS[:len(idx)]:
+            sq = self._ask_square(f"{count} LEDs are lit. Which square is {word}? (its name, e.g. a1; "
                                   f"'none' if no LED is lit)")
             if sq is None:
                 self.leds_work = False
@@ -414,9 +466,10 @@ class Wizard:
         if order is None:
             g = self.geometry
             self.leds_work = False
-            return None, [Problem("leds", False, f"LEDs 0, 1 and {idx[2]} of the chain are on "
-                                                 f"{', '.join(g.name(s) for s in answers)}: no row-major or "
-                                                 f"serpentine order from a corner puts them there")]
+            return None, [Problem("leds", False, f"LEDs {', '.join(map(str, idx))} of the chain are on "
+                                                 f"{', '.join(g.name(s) for s in answers)}: no order along "
+                                                 f"the ranks or the files, straight or serpentine, from a "
+                                                 f"corner puts them there")]
         frame = [DARK] * n
         marks = {"a1": RED, self.geometry.name(self.files - 1): GREEN,
                  self.geometry.name(n - self.files): BLUE, self.geometry.name(n - 1): WHITE}
@@ -459,7 +512,9 @@ class Wizard:
             got = self.watch(lambda c: bool(c - stuck), self.square_timeout)
             if got is not None:
                 break
-            ans = self.ui.ask(f"No sensor responded on {name}. Try again, skip it (count it dead) or quit? [t/s/q]")
+            ans = self.ui.ask(f"No sensor responded on {name}. If a piece is on it, check the reed's position "
+                              f"under the square first (a magnet centred over a flat reed leaves it open). "
+                              f"Try again, skip it (count it dead) or quit? [t/s/q]")
             ans = ans.strip().lower()[:1]
             if ans == "q":
                 raise CalibrationAborted(f"calibration stopped at {name}")
@@ -480,9 +535,56 @@ class Wizard:
             if ans.strip().lower().startswith("g"):
                 return sensors
 
+    # -- diodes --
+    def rectangle(self, middle: int) -> tuple[int, int, int]:
+        """The three-piece rectangle around ``middle``: (its rank neighbour, its file neighbour,
+        the fourth corner), each one step away (towards the board's inside at an edge)."""
+        f, r = middle % self.files, middle // self.files
+        f2 = f + 1 if f + 1 < self.files else f - 1
+        r2 = r + 1 if r + 1 < self.ranks else r - 1
+        return r * self.files + f2, r2 * self.files + f, r2 * self.files + f2
+
+    def rectangle_test(self, middle: int, sensor_of: Mapping[int, int]) -> Problem | None:
+        """Pieces on ``middle`` and on its rank and file neighbours: the empty fourth corner must
+        stay empty. A phantom there means ``middle``'s diode is missing or shorted (current runs
+        back through its switch); one piece at a time can never show this."""
+        g = self.geometry
+        across, along, fourth = self.rectangle(middle)
+        pieces = (middle, across, along)
+        want = {sensor_of.get(q, q) for q in pieces}
+        names = f"{g.name(middle)}, {g.name(across)} and {g.name(along)}"
+        self._light_many(pieces)
+        self.ui.say(f"Put pieces on {names}.")
+        got = self.watch(lambda c: want <= c, self.square_timeout)
+        self._light_many(())
+        problem = None
+        if got is None:
+            self.ui.say(f"Not all of {names} responded: rectangle test at {g.name(middle)} skipped.")
+        else:
+            ghost = sensor_of.get(fourth, fourth)
+            if ghost in got:
+                problem = Problem("diode", False,
+                                  f"with pieces on {names}, the empty {g.name(fourth)} reads occupied: the diode "
+                                  f"of {g.name(middle)}'s reed switch is missing or shorted (current flows back "
+                                  f"through it)", (middle, fourth), (sensor_of.get(middle, middle), ghost))
+        self.ui.say(f"Lift the pieces from {names}.")
+        self.watch(lambda c: not (c & want), self.square_timeout)
+        return problem
+
+    def _light_many(self, squares: Sequence[int]) -> None:
+        if not self.leds_work or self.leds is None:
+            return
+        colours = [DARK] * (self.files * self.ranks)
+        for q in squares:
+            colours[q] = WHITE
+        self.leds.show_chain(self.led_order.to_chain(tuple(colours)))
+        self.pause(0.05)
+
     def run(self, squares: Sequence[int] | None = None, *,
-            previous: Mapping[int, frozenset[int]] | None = None, check_leds: bool = True) -> Calibration:
-        """The whole walk (or ``squares`` only, on top of ``previous`` readings)."""
+            previous: Mapping[int, frozenset[int]] | None = None, check_leds: bool = True,
+            rectangles: Sequence[int] = ()) -> Calibration:
+        """The whole walk (or ``squares`` only, on top of ``previous`` readings), then the
+        three-piece rectangle test around each square of ``rectangles``."""
         stuck = self.empty_board()
         order, led_problems = self.check_leds() if check_leds else (None, [])
         readings = dict(previous or {})
@@ -494,5 +596,10 @@ class Wizard:
             seen = {s: q for q, ss in readings.items() for s in ss}
             readings[sq] = self.walk_square(sq, stuck, seen)
         self._light(None)
+        cal = analyse(self.files, self.ranks, readings, stuck=stuck, led_order=order, led_problems=led_problems)
+        if not rectangles:
+            return cal
+        sensor_of = {q: s for s, q in enumerate(cal.sensor_map)}
+        diodes = [p for p in (self.rectangle_test(m, sensor_of) for m in rectangles) if p is not None]
         return analyse(self.files, self.ranks, readings, stuck=stuck, led_order=order,
-                       led_problems=led_problems)
+                       led_problems=list(led_problems) + diodes)

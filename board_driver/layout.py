@@ -25,7 +25,7 @@ from engine.geometry import FILE_LETTERS, Geometry
 
 from .errors import ConfigError
 
-_ORDERS = ("row-major", "serpentine")
+_ORDERS = ("row-major", "serpentine", "column-major", "column-serpentine")
 _CORNERS = ("a1", "l1", "a8", "l8", "first-file-first-rank")
 
 
@@ -33,9 +33,12 @@ _CORNERS = ("a1", "l1", "a8", "l8", "first-file-first-rank")
 class LedOrder:
     """How the LED chain runs over the physical squares.
 
-    ``order``: ``row-major`` (every row starts at the same side) or ``serpentine`` (rows
-    alternate direction); ``first``: the corner of LED 0, as ``a1``/``l1``/``a8``/``l8`` in
-    the corner's terms (on another board size the letters still mean left/right, bottom/top).
+    ``order``: along ranks -- ``row-major`` (every rank starts at the same side) or
+    ``serpentine`` (ranks alternate direction) -- or along files, for boards built from one
+    strip per file -- ``column-major`` (every file starts at the same end) or
+    ``column-serpentine`` (files alternate direction); ``first``: the corner of LED 0, as
+    ``a1``/``l1``/``a8``/``l8`` in the corner's terms (on another board size the letters still
+    mean left/right, bottom/top).
     """
 
     files: int = 12
@@ -50,6 +53,10 @@ class LedOrder:
             f = self.files - 1 - f
         if self.first[1:] != "1":
             r = self.ranks - 1 - r
+        if self.order.startswith("column"):
+            if self.order == "column-serpentine" and f % 2 == 1:
+                r = self.ranks - 1 - r
+            return f * self.ranks + r
         if self.order == "serpentine" and r % 2 == 1:
             f = self.files - 1 - f
         return r * self.files + f

@@ -43,6 +43,11 @@ def register(sub) -> None:
     p.add_argument("--square", action="append", default=[], metavar="SQ",
                    help="re-run these squares only (repeatable), keeping the other readings")
     p.add_argument("--no-leds", action="store_true", help="do not use or check the LEDs: name the squares")
+    p.add_argument("--diodes", action="store_true",
+                   help="after the walk, the three-piece rectangle test around every square: finds missing or "
+                        "shorted diodes, which one piece at a time cannot show (three pieces per square)")
+    p.add_argument("--diode", action="append", default=[], metavar="SQ",
+                   help="the rectangle test around these squares only (repeatable)")
     p.add_argument("--settle", type=float, default=0.3, help="seconds a reading must hold (default 0.3)")
     p.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for a piece (default 30)")
     p.set_defaults(handler=cmd_calibrate)
@@ -90,6 +95,8 @@ def register(sub) -> None:
     p.add_argument("--bin", default=None, help="the fairyboard executable the unit runs "
                                               "(default: the one next to this Python)")
     p.add_argument("--no-start", action="store_true", help="enable the service but do not start it now")
+    p.add_argument("--create-user", action="store_true",
+                   help="create the service user if it does not exist (a system user in groups dialout, gpio, spi)")
     p.set_defaults(handler=cmd_install_service)
 
 
@@ -137,6 +144,10 @@ def cmd_calibrate(args) -> int:
     geo = Geometry(board.profile.files, board.profile.ranks)
     squares = None
     previous = None
+    try:
+        rectangles = list(range(geo.size)) if args.diodes else [geo.parse(s) for s in args.diode]
+    except ValueError as exc:
+        raise ConfigError(f"--diode: {exc}") from None
     if args.square:
         try:
             squares = [geo.parse(s) for s in args.square]
@@ -150,6 +161,13 @@ def cmd_calibrate(args) -> int:
         if len(previous) < geo.size - len(squares):
             raise BoardDriverError(f"--square needs a full calibration first: {out} has readings for "
                                    f"{len(previous)} of {geo.size} squares")
+    elif rectangles:
+        # the rectangle test on a calibrated board: no walk, the readings in the file are used
+        from ..config import read_yaml
+        source_data = read_yaml(out) if out.exists() else board.data
+        kept, _ = previous_readings(source_data, str(out), geo.files, geo.ranks)
+        if len(kept) == geo.size:
+            squares, previous = [], kept
     hw = open_hardware(board)
     try:
         leds = None if args.no_leds else hw.leds
@@ -158,7 +176,7 @@ def cmd_calibrate(args) -> int:
         ui = ConsolePrompter()
         wizard = Wizard(hw.source, ui, files=geo.files, ranks=geo.ranks, leds=leds,
                         led_order=board.profile.led_order, settle=args.settle, square_timeout=args.timeout)
-        cal = wizard.run(squares, previous=previous, check_leds=leds is not None)
+        cal = wizard.run(squares, previous=previous, check_leds=leds is not None, rectangles=rectangles)
     finally:
         hw.close()
     data = profile_data(board.data, cal, when=datetime.now().isoformat(timespec="seconds"))
@@ -423,11 +441,14 @@ def _console(commands: "queue.Queue[str]") -> None:
 
 # --- install-service ----------------------------------------------------------------------------
 
-def render_unit(template: str, *, user: str, exe: str) -> str:
-    """The unit file with the service's user and the fairyboard executable filled in."""
+def render_unit(template: str, *, user: str, exe: str, docs: Path | None = None) -> str:
+    """The unit file with the service's user, the fairyboard executable and (when this is a
+    checkout with its docs) the guide's real path filled in."""
     out = []
     for line in template.splitlines():
-        if line.startswith("User="):
+        if line.startswith("Documentation=") and docs is not None:
+            line = f"Documentation=file://{docs}"
+        elif line.startswith("User="):
             line = f"User={user}"
         elif line.startswith("Group="):
             line = f"Group={user}"
@@ -436,6 +457,21 @@ def render_unit(template: str, *, user: str, exe: str) -> str:
             line = f"ExecStart={exe} {rest}".rstrip()
         out.append(line)
     return "\n".join(out) + "\n"
+
+
+def user_exists(user: str, root: Path) -> bool | None:
+    """Whether ``user`` exists on the system under ``root`` (None: cannot tell)."""
+    if root.resolve() == Path("/"):
+        import pwd
+        try:
+            pwd.getpwnam(user)
+            return True
+        except KeyError:
+            return False
+    passwd = root / "etc" / "passwd"
+    if not passwd.exists():
+        return None
+    return any(line.split(":", 1)[0] == user for line in passwd.read_text(encoding="utf-8").splitlines())
 
 
 ENV_FILE = """\
@@ -461,11 +497,29 @@ def cmd_install_service(args) -> int:
     if board.path is None:
         raise BoardDriverError(f"--board {args.board}: the built-in simulated board has no profile file to install")
     profile_src = board.path
+    leds = board.hardware.leds
+    if getattr(leds, "driver", None) == "ws281x" and user != "root":
+        raise BoardDriverError(
+            f"{board.path}: LEDs on PWM/PCM (driver: ws281x) need root (rpi_ws281x maps the hardware "
+            f"directly) and the Pi's audio off (dtparam=audio=off in /boot/firmware/config.txt): install "
+            f"with --user root, or use driver: spi, which needs neither")
+    exists = user_exists(user, root)
+    create_user = None
+    if exists is False:
+        if not args.create_user:
+            hint = (" -- or add --create-user to create it" if user == "fairyboard" else
+                    f" (create it with `sudo useradd --system --groups dialout,gpio,spi {user}`, "
+                    f"or give --user with an existing user, e.g. your own)")
+            raise BoardDriverError(f"--user {user}: no such user on this system{hint}")
+        create_user = ["useradd", "--system", "--user-group", "--no-create-home",
+                       "--groups", "dialout,gpio,spi", "--shell", "/usr/sbin/nologin", user]
+    docs = Path(__file__).resolve().parents[2] / "docs" / "hardware.md"   # in a checkout, not in a wheel
 
     def at(path: str) -> Path:
         return root / path.lstrip("/")
     plan: list[tuple[Path, str, bool]] = [            # (path, content, keep an existing file)
-        (at(f"/etc/systemd/system/{UNIT_NAME}"), render_unit(template, user=user, exe=exe), False),
+        (at(f"/etc/systemd/system/{UNIT_NAME}"),
+         render_unit(template, user=user, exe=exe, docs=docs if docs.exists() else None), False),
         (at(f"/etc/udev/rules.d/{UDEV_NAME}"), rules, False),
         (at("/etc/fairyboard/board.yaml"), profile_src.read_text(encoding="utf-8"), True),
         (at("/etc/fairyboard/fairyboard.env"), ENV_FILE, True),
@@ -478,6 +532,8 @@ def cmd_install_service(args) -> int:
                 ["systemctl", "daemon-reload"], ["udevadm", "control", "--reload-rules"],
                 ["udevadm", "trigger", "--subsystem-match=tty"],
                 ["systemctl", "enable", UNIT_NAME] if args.no_start else ["systemctl", "enable", "--now", UNIT_NAME]]
+    if create_user is not None:
+        commands.insert(0, create_user)
     if real and not args.dry_run and hasattr(os, "geteuid") and os.geteuid() != 0:
         raise BoardDriverError("install-service writes to /etc: run it with sudo (or give --root DIR or --dry-run)")
     for path, content, keep in plan:

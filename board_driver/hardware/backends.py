@@ -15,6 +15,7 @@ map, LED order) and, under ``hardware:``, the devices behind it::
         backend: pi             # pi | serial (the Pico's, needs sensors.backend serial) | sim | none
         driver: spi             #   pi: spi (GPIO 10) | ws281x (PWM GPIO 18, Pi 1-4, root)
         brightness: 64
+        budget_ma: 1500         # the most the LEDs may draw (mA): every frame is scaled to fit
       buttons:                  # optional push buttons (to ground) sending console commands
         pins:
           - {pin: 8, command: choose}
@@ -40,7 +41,7 @@ from ..layout import BoardProfile
 from ._check import Section
 from .buttons import ButtonsConfig, GpioButtons
 from .gpio_matrix import GpioMatrix, GpioModule, MatrixConfig, busy_wait_us, import_gpio
-from .pi_leds import PiLedConfig, PiLedSink, PixelDriver, open_driver
+from .pi_leds import BUDGET_MA, PiLedConfig, PiLedSink, PixelDriver, budget, open_driver
 from .serial_board import SerialBoard, SerialConfig, open_serial_board
 
 SENSOR_BACKENDS = ("sim", "gpio", "serial")
@@ -52,6 +53,7 @@ class SerialLeds:
     """``hardware.leds`` with ``backend: serial``: the Pico drives the LEDs."""
 
     brightness: int = 64
+    budget_ma: int = BUDGET_MA
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,8 +98,8 @@ class HardwareConfig:
         elif lb == "serial":
             if backend != "serial":
                 raise led.fail("backend", lb, "serial LEDs are the Pico's: they need hardware.sensors.backend serial")
-            led.only(("backend", "brightness"))
-            leds = SerialLeds(led.integer("brightness", 64, 0, 255))
+            led.only(("backend", "brightness", "budget_ma"))
+            leds = SerialLeds(led.integer("brightness", 64, 0, 255), budget(led))
         else:
             led.only(("backend",))
             leds = lb
@@ -105,7 +107,9 @@ class HardwareConfig:
         if hw.has("buttons") and hw.get("buttons") is not None:
             taken = set(sensors.pins()) if isinstance(sensors, MatrixConfig) else set()
             if isinstance(leds, PiLedConfig):
-                taken |= {leds.pin, 11} if leds.driver == "spi" else {leds.pin}
+                # SPI0: MOSI, SCLK, and CE0 (GPIO 8), which the kernel's SPI driver may still
+                # drive even with dtoverlay=spi0-0cs
+                taken |= {leds.pin, 11, 8} if leds.driver == "spi" else {leds.pin}
             buttons = ButtonsConfig.from_section(hw.section("buttons"), taken)
         if isinstance(sensors, MatrixConfig) and isinstance(leds, PiLedConfig) and leds.pin in sensors.pins():
             raise led.fail("pin", leds.pin, f"GPIO {leds.pin} is also a matrix pin")
@@ -174,6 +178,7 @@ def open_hardware(board: BoardConfig, *, gpio: GpioModule | None = None,
         elif isinstance(hw.sensors, SerialConfig):
             brightness = hw.leds.brightness if isinstance(hw.leds, SerialLeds) else 0
             serial = open_serial_board(hw.sensors, led_order=profile.led_order, brightness=brightness,
+                                       budget_ma=hw.leds.budget_ma if isinstance(hw.leds, SerialLeds) else None,
                                        sensor_count=profile.sensor_count, clock=clock, open_port=open_port)
             source = serial
         else:
@@ -190,7 +195,8 @@ def open_hardware(board: BoardConfig, *, gpio: GpioModule | None = None,
             leds = serial
         elif isinstance(hw.leds, PiLedConfig):
             driver = pixel_driver if pixel_driver is not None else open_driver(hw.leds)
-            sink = PiLedSink(driver, order=profile.led_order, brightness=hw.leds.brightness, clock=clock)
+            sink = PiLedSink(driver, order=profile.led_order, brightness=hw.leds.brightness, clock=clock,
+                             budget_ma=hw.leds.budget_ma)
             opened.append(sink)
             leds = sink.start() if start_threads else sink
         buttons = None

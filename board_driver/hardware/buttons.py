@@ -19,7 +19,7 @@ from typing import Callable
 
 from ..commands import button_words
 from ._check import Section
-from .gpio_matrix import GpioModule, use_bcm
+from .gpio_matrix import GpioModule, setup_pin, use_bcm
 from .ticker import Ticker
 
 COMMANDS = button_words()          # from the one command registry
@@ -52,7 +52,9 @@ class ButtonsConfig:
             b.only(("pin", "command", "hold"))
             pin = b.pin("pin")
             if pin in seen or pin in taken:
-                raise b.fail("pin", pin, f"GPIO {pin} is already used" + (" by the matrix or LEDs" if pin in taken else ""))
+                why = (" by SPI0's chip select (CE0): the kernel's SPI driver may drive it on every LED write"
+                       if pin == 8 and pin in taken else " by the matrix or LEDs" if pin in taken else "")
+                raise b.fail("pin", pin, f"GPIO {pin} is already used{why}")
             seen.add(pin)
             cmd = _command(b, "command")
             hold = _command(b, "hold") if b.has("hold") else None
@@ -115,7 +117,7 @@ class GpioButtons:
         self._ticker = Ticker("fairyboard-buttons")
         use_bcm(gpio)
         for b in config.buttons:
-            gpio.setup(b.pin, gpio.IN, pull_up_down=gpio.PUD_UP)
+            setup_pin(gpio, b.pin, gpio.IN, pull_up_down=gpio.PUD_UP)
 
     def poll(self) -> list[str]:
         if self._closed:

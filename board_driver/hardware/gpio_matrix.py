@@ -69,6 +69,20 @@ def import_gpio() -> GpioModule:
     return GPIO
 
 
+def setup_pin(gpio: GpioModule, pin: int, direction: int, **kw: Any) -> None:
+    """``gpio.setup`` with the error a Pi 5 owner needs: RPi.GPIO imports on a Pi 5 but fails
+    here ("Cannot determine SOC peripheral base address"), because the Pi 5's GPIO is behind
+    its RP1 chip; rpi-lgpio provides the same module for it."""
+    try:
+        gpio.setup(pin, direction, **kw)
+    except RuntimeError as exc:
+        raise HardwareError(
+            f"RPi.GPIO cannot set up GPIO {pin}: {exc}. On a Raspberry Pi 5 RPi.GPIO does not work: "
+            f"`pip uninstall RPi.GPIO` and `pip install 'fairyboard[pi5]'` (rpi-lgpio, the same module "
+            f"for the Pi 5; if it picks the wrong GPIO chip, set RPI_LGPIO_CHIP, e.g. RPI_LGPIO_CHIP=0 "
+            f"on a Pi 5 with a recent kernel, 4 with an older one)") from None
+
+
 def use_bcm(gpio: GpioModule) -> None:
     """Number pins by BCM GPIO; refuse a process that already chose physical numbering."""
     mode = gpio.getmode()
@@ -132,9 +146,9 @@ class GpioMatrix:
         self.scans = 0
         use_bcm(gpio)
         for row in config.rows:
-            gpio.setup(row, gpio.OUT, initial=gpio.LOW)
+            setup_pin(gpio, row, gpio.OUT, initial=gpio.LOW)
         for col in config.columns:
-            gpio.setup(col, gpio.IN, pull_up_down=gpio.PUD_DOWN)
+            setup_pin(gpio, col, gpio.IN, pull_up_down=gpio.PUD_DOWN)
 
     def scan(self) -> frozenset[int]:
         """One pass over the matrix: the indexes of the closed switches."""

@@ -37,6 +37,45 @@ DRIVERS = ("spi", "ws281x")
 WS281X_PINS = {18: 0, 12: 0, 10: 0, 21: 0, 13: 1, 19: 1}   # pin -> PWM channel
 SPI_HZ = 2_400_000
 RESET_BYTES = 90      # 300 us of low at 2.4 MHz: the latch (WS2812B needs > 280 us)
+#: Low bytes sent before every frame: MOSI may idle high between transfers (it keeps the last
+#: bit on some controllers), and the first LED would take the rising edge of the frame's
+#: first bit for the end of a bit already started; 300 us of low first is a clean reset.
+LEAD_BYTES = 90
+#: Current model of a WS2812B (the firmware's is the same): dark, and per channel at 255.
+LED_IDLE_MA = 1
+LED_CHANNEL_MA = 20
+#: Default LED current budget (mA): the BOM's 2 A fuse with margin, on a 5 V 3 A LED supply.
+BUDGET_MA = 1500
+
+
+def current_ma(pixels: Sequence[RGB]) -> float:
+    """What a chain showing ``pixels`` draws (mA), by the model above."""
+    return len(pixels) * LED_IDLE_MA + sum(r + g + b for r, g, b in pixels) * LED_CHANNEL_MA / 255
+
+
+def fit_budget(pixels: Sequence[RGB], budget_ma: int | None) -> list[RGB]:
+    """``pixels`` scaled by one factor (rounding down) so that they draw at most ``budget_ma``;
+    unchanged when they fit. The Pico firmware does exactly this with its own budget."""
+    pixels = list(pixels)
+    if budget_ma is None:
+        return pixels
+    total = sum(r + g + b for r, g, b in pixels)
+    allowed = max(0, budget_ma - LED_IDLE_MA * len(pixels)) * 255 // LED_CHANNEL_MA
+    if total <= allowed:
+        return pixels
+    return [(r * allowed // total, g * allowed // total, b * allowed // total) for r, g, b in pixels]
+
+
+def budget_brightness(colours: Sequence[RGB], brightness: int, budget_ma: int | None) -> int:
+    """The highest brightness (at most ``brightness``) at which ``colours``, all lit, fit the
+    budget -- for a board that scales by its brightness byte (the Pico's LED_FRAME)."""
+    if budget_ma is None:
+        return brightness
+    b = brightness
+    while b > 0 and current_ma([((r * b + 127) // 255, (g * b + 127) // 255, (bl * b + 127) // 255)
+                                for r, g, bl in colours]) > budget_ma:
+        b -= 1
+    return b
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,10 +88,11 @@ class PiLedConfig:
     spi_device: int = 0
     brightness: int = 64
     count: int = 96
+    budget_ma: int = BUDGET_MA
 
     @classmethod
     def from_section(cls, s: Section, count: int) -> PiLedConfig:
-        s.only(("backend", "driver", "pin", "spi_bus", "spi_device", "brightness"))
+        s.only(("backend", "driver", "pin", "spi_bus", "spi_device", "brightness", "budget_ma"))
         driver = s.choice("driver", DRIVERS, "spi")
         if driver == "spi":
             pin = s.integer("pin", 10, 10, 10) if s.has("pin") else 10
@@ -61,7 +101,12 @@ class PiLedConfig:
             if pin not in WS281X_PINS:
                 raise s.fail("pin", pin, f"rpi_ws281x drives GPIO {', '.join(map(str, sorted(WS281X_PINS)))}")
         return cls(driver, pin, s.integer("spi_bus", 0, 0, 6), s.integer("spi_device", 0, 0, 3),
-                   s.integer("brightness", 64, 0, 255), count)
+                   s.integer("brightness", 64, 0, 255), count, budget(s))
+
+
+def budget(s: Section) -> int:
+    """``budget_ma``: the most the LEDs may draw from their supply, in mA."""
+    return s.integer("budget_ma", BUDGET_MA, 100, 20000)
 
 
 class PixelDriver(Protocol):
@@ -90,8 +135,9 @@ _SPI = _spi_table()
 
 
 def encode_spi(pixels: Sequence[RGB]) -> bytes:
-    """The SPI bytes (at 2.4 MHz) that send ``pixels`` to a WS2812 chain: GRB order, then the latch."""
-    out = bytearray()
+    """The SPI bytes (at 2.4 MHz) that send ``pixels`` to a WS2812 chain: a low period, the
+    pixels in GRB order, then the latch."""
+    out = bytearray(LEAD_BYTES)
     table = _SPI
     for r, g, b in pixels:
         out += table[g]
@@ -101,9 +147,18 @@ def encode_spi(pixels: Sequence[RGB]) -> bytes:
     return bytes(out)
 
 
-def decode_spi(data: bytes) -> list[RGB]:
-    """The pixels a WS2812 chain reads from :func:`encode_spi`'s bytes (for checks)."""
+def decode_spi(data: bytes, *, idle_high: bool = True) -> list[RGB]:
+    """The pixels a WS2812 chain reads from :func:`encode_spi`'s bytes (for checks).
+
+    ``idle_high``: MOSI idled high before the transfer (as it may); then the line must be low
+    for the reset time (280 us) before the first bit, or the first LED misreads: that is
+    reported as an error here."""
     bits = "".join(f"{b:08b}" for b in data)
+    lead = len(bits) - len(bits.lstrip("0"))
+    if idle_high and lead < 280e-6 * SPI_HZ:
+        raise ValueError(f"the line is low for only {lead} SPI bits before the first pixel: after an idle-high "
+                         "MOSI the first LED misreads its first bit")
+    bits = bits[lead - lead % 3:] if lead else bits
     values: list[int] = []
     byte = n = i = 0
     while i + 3 <= len(bits):
@@ -141,6 +196,12 @@ class SpiDriver:
                                 "(is SPI enabled, and is the user in group spi?)") from None
         self._spi.max_speed_hz = SPI_HZ
         self._spi.mode = 0
+        try:
+            # No chip select: with dtoverlay=spi0-0cs the driver would still toggle GPIO 8 on
+            # every write, and GPIO 8 may be wired to something else (WIRING.md).
+            self._spi.no_cs = True
+        except (OSError, AttributeError):
+            pass
 
     def write(self, pixels: Sequence[RGB]) -> None:
         self._spi.writebytes2(encode_spi(pixels))
@@ -200,10 +261,11 @@ class PiLedSink:
     """A :class:`~board_driver.devices.LedSink` on a :class:`PixelDriver` (see the module docstring)."""
 
     def __init__(self, driver: PixelDriver, *, order: LedOrder = LedOrder(), brightness: int = 255,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, budget_ma: int | None = BUDGET_MA) -> None:
         self.driver = driver
         self.order = order
         self.brightness = brightness
+        self.budget_ma = budget_ma
         self.led_count = order.files * order.ranks
         if driver.count < self.led_count:
             raise HardwareError(f"an LED chain of {driver.count} for {self.led_count} squares")
@@ -248,7 +310,7 @@ class PiLedSink:
                 pixels.append(((r * br + 127) // 255, (g * br + 127) // 255, (b * br + 127) // 255))
             else:
                 pixels.append(DARK)
-        self.driver.write(pixels)
+        self.driver.write(fit_budget(pixels, self.budget_ma))
         self.writes += 1
         self._phase = phase
 

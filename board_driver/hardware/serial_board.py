@@ -30,6 +30,7 @@ from ..devices import LedFrame, RawFrame
 from ..layout import LedOrder
 from ._check import Section
 from .errors import HardwareError
+from .pi_leds import budget_brightness
 
 log = logging.getLogger(__name__)
 
@@ -76,10 +77,12 @@ class SerialBoard:
     """A SensorSource and LedSink over a firmware link (see the module docstring)."""
 
     def __init__(self, link: Link, *, led_order: LedOrder = LedOrder(), brightness: int = 255,
-                 sensor_count: int | None = None, led_count: int | None = None) -> None:
+                 sensor_count: int | None = None, led_count: int | None = None,
+                 budget_ma: int | None = None) -> None:
         self.link = link
         self.led_order = led_order
         self.brightness = brightness
+        self.budget_ma = budget_ma
         hello = link.hello
         size = led_order.files * led_order.ranks
         self.sensor_count = sensor_count if sensor_count is not None else (hello.sensor_count if hello else size)
@@ -122,12 +125,13 @@ class SerialBoard:
         if key == self._last_led:
             return                                  # the link keeps the board in sync already
         self._last_led = key
-        self.link.send_leds(colours, blink, self.brightness)
+        self.link.send_leds(colours, blink, budget_brightness(colours, self.brightness, self.budget_ma))
 
     def show_chain(self, colours: Sequence[tuple[int, int, int]]) -> None:
         """Light LEDs by chain index, bypassing the LED order (calibration checks the order)."""
         self._last_led = None
-        self.link.send_leds(tuple(colours), None, self.brightness)
+        colours = tuple(colours)
+        self.link.send_leds(colours, None, budget_brightness(colours, self.brightness, self.budget_ma))
 
     # -- diagnostics --
     def health(self) -> LinkHealth:
@@ -150,7 +154,8 @@ class SerialBoard:
 
 def open_serial_board(config: SerialConfig, *, led_order: LedOrder, brightness: int = 255,
                       sensor_count: int | None = None, clock: Callable[[], float] = time.monotonic,
-                      open_port: Callable | None = None, timings: LinkTimings = LinkTimings()) -> SerialBoard:
+                      open_port: Callable | None = None, timings: LinkTimings = LinkTimings(),
+                      budget_ma: int | None = None) -> SerialBoard:
     """Open the first port that answers, start the reader thread and wait for the Hello."""
     link = Link(list(config.ports), clock=clock, timings=timings, settings=config.board_settings(),
                 open_port=open_port)
@@ -167,4 +172,5 @@ def open_serial_board(config: SerialConfig, *, led_order: LedOrder, brightness: 
                             f"({hello.sensor_count} sensors), the profile a {led_order.files}x{led_order.ranks} board")
     if hello.led_count < size:
         log.warning("the board on %s drives %d LEDs for %d squares", link.health().port, hello.led_count, size)
-    return SerialBoard(link, led_order=led_order, brightness=brightness, sensor_count=sensor_count or size)
+    return SerialBoard(link, led_order=led_order, brightness=brightness, sensor_count=sensor_count or size,
+                       budget_ma=budget_ma)

@@ -3,7 +3,10 @@
 :class:`ReedBoard` is the physical board: pieces on squares, and how each square is wired to
 a switch of the matrix. Test controls make it faulty the ways real boards are: a dead square
 (:meth:`ReedBoard.kill`), a stuck switch (:meth:`ReedBoard.stick`), two squares on one sensor
-(:meth:`ReedBoard.double`), two squares' wires swapped (:meth:`ReedBoard.swap`).
+(:meth:`ReedBoard.double`), two squares' wires swapped (:meth:`ReedBoard.swap`), a missing
+or shorted diode (:meth:`ReedBoard.no_diode`: with three closed switches on the corners of a
+rectangle and this one in the middle corner, the fourth corner reads closed), a magnet that
+closes a neighbour's reed too (:meth:`ReedBoard.reach`).
 
 :class:`FakeGPIO` is a module object with the RPi.GPIO API (pass it as ``gpio=``). It refuses
 what the real module refuses, and what would be a bug in a scan on real hardware:
@@ -16,7 +19,10 @@ what the real module refuses, and what would be a bug in a scan on real hardware
 
 and it models the matrix: rows are outputs, columns inputs with pull-downs; a column reads
 high while a row driven high crosses it through a closed switch (and its diode), once the row
-has been high for ``rise_us`` microseconds of :attr:`FakeGPIO.now_us` (``delay_us`` moves it).
+has been high for ``rise_us`` microseconds of :attr:`FakeGPIO.now_us` (``delay_us`` moves it;
+the rise is driven, so fast). The slow edge is the fall: a column pulled high through a row
+that has since gone low falls through the Pi's internal pull-down (tens of kilo-ohms) and
+still reads high for ``fall_us`` -- too short a settle shows a phantom piece on the next row.
 Push buttons (:meth:`press`/:meth:`release`) pull their pin to ground. Every call is
 recorded in :attr:`FakeGPIO.calls`.
 """
@@ -46,6 +52,8 @@ class ReedBoard:
         self.pieces: set[int] = set()
         self.wiring: dict[int, tuple[int, ...]] = {sq: (sq,) for sq in range(files * ranks)}
         self.stuck: set[int] = set()
+        self.diodeless: set[int] = set()
+        self.reaches: dict[int, tuple[int, ...]] = {}
         self.closed: frozenset[int] = frozenset()
         self.history: list[tuple[str, int]] = []
 
@@ -56,7 +64,22 @@ class ReedBoard:
         closed = set(self.stuck)
         for p in self.pieces:
             closed.update(self.wiring[p])
+            for q in self.reaches.get(p, ()):
+                closed.update(self.wiring[q])
         self.closed = frozenset(closed)
+
+    def conducts(self, row: int, col: int, ncols: int) -> bool:
+        """Does current flow from ``row`` to ``col``: through its own closed switch, or back
+        through a switch without its diode (row -> (row, c2) -> col c2 -> back through
+        diodeless (r2, c2) -> row r2 -> (r2, col) -> col)?"""
+        closed = self.closed
+        if row * ncols + col in closed:
+            return True
+        for s in self.diodeless & closed:
+            r2, c2 = divmod(s, ncols)
+            if r2 != row and c2 != col and row * ncols + c2 in closed and r2 * ncols + col in closed:
+                return True
+        return False
 
     # -- pieces --
     def place(self, *squares: int | str) -> None:
@@ -95,6 +118,18 @@ class ReedBoard:
         self.stuck.add(self.sq(switch))
         self._update()
 
+    def no_diode(self, switch: int | str) -> None:
+        """The switch's diode is missing or shorted: current flows back through it."""
+        self.diodeless.add(self.sq(switch))
+        self._update()
+
+    def reach(self, square: int | str, neighbour: int | str) -> None:
+        """A piece on ``square`` also closes ``neighbour``'s reed (a magnet too strong, or the
+        reed placed near the edge)."""
+        a = self.sq(square)
+        self.reaches[a] = self.reaches.get(a, ()) + (self.sq(neighbour),)
+        self._update()
+
     def double(self, a: int | str, b: int | str) -> None:
         """Square b is wired to a's switch too (two squares on one sensor); b's own is unused."""
         self.wiring[self.sq(b)] = self.wiring[self.sq(a)]
@@ -120,12 +155,14 @@ class FakeGPIO:
     RPI_INFO = {"P1_REVISION": 3, "TYPE": "fake Pi", "PROCESSOR": "fake"}
 
     def __init__(self, board: ReedBoard | None = None, *, rows: Iterable[int] = (), columns: Iterable[int] = (),
-                 rise_us: float = 0.0) -> None:
+                 rise_us: float = 0.0, fall_us: float = 0.0) -> None:
         self.board = board if board is not None else ReedBoard()
         self.rows = {g: r for r, g in enumerate(rows)}
         self.columns = {g: c for c, g in enumerate(columns)}
         self.rise_us = rise_us
+        self.fall_us = fall_us
         self.now_us = 0.0
+        self._low_rows: dict[int, float] = {}    # row index -> time it last went low
         self.mode: int | None = None
         self.warnings = True
         self.pins: dict[int, _Pin] = {}
@@ -218,7 +255,8 @@ class FakeGPIO:
         if pin is not None and pin.direction == self.OUT and pin.level:
             self._high_rows[r] = pin.since_us
         else:
-            self._high_rows.pop(r, None)
+            if self._high_rows.pop(r, None) is not None:
+                self._low_rows[r] = self.now_us
 
     def input(self, channel) -> int:
         self.calls.append(("input", channel))
@@ -232,12 +270,15 @@ class FakeGPIO:
         if g in self.pressed:
             return self.LOW
         c = self.columns.get(g)
+        ncols = len(self.columns)
         if c is not None and self._high_rows:
-            closed = self.board.closed
-            ncols = len(self.columns)
             for r, since in self._high_rows.items():
-                if r * ncols + c in closed and self.now_us - since >= self.rise_us:
+                if self.now_us - since >= self.rise_us and self.board.conducts(r, c, ncols):
                     return self.HIGH
+        if c is not None and self.fall_us:
+            for r, since in self._low_rows.items():
+                if self.now_us - since < self.fall_us and self.board.conducts(r, c, ncols):
+                    return self.HIGH          # still falling through the pull-down
         if pin.pull == self.PUD_DOWN:
             return self.LOW
         if pin.pull == self.PUD_UP:

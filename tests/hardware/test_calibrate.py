@@ -33,9 +33,11 @@ def sq(name: str) -> int:
 class Person:
     """Reads what the wizard says, looks at the board's LEDs and moves pieces, a moment later."""
 
-    def __init__(self, reed, clock, look, *, delay: float = 0.05, confirm: bool = True):
+    def __init__(self, reed, clock, look, *, delay: float = 0.05, confirm: bool = True, forgets=()):
         self.reed, self.clock, self.look, self.delay, self.confirm = reed, clock, look, delay, confirm
         self.heard: list[str] = []
+        self.forgets = set(forgets)          # pieces left on the board at the empty-board step
+        self.cleared = False
         self.unlit: list[str] = []           # squares asked for whose LED was not lit
 
     def say(self, text: str) -> None:
@@ -51,14 +53,26 @@ class Person:
             return
         m = re.match(r"Lift the piece from ([a-l]\d)\.", text)
         if m:
-            self.clock.after(self.delay, lambda: self.reed.lift(m.group(1)))
+            self.clock.after(self.delay, lambda n=m.group(1): self.reed.lift(n))
+        m = re.match(r"Put pieces on ([a-l]\d), ([a-l]\d) and ([a-l]\d)\.", text)
+        if m:
+            self.clock.after(self.delay, lambda ns=m.groups(): self.reed.place(*ns))
+        m = re.match(r"Lift the pieces from ([a-l]\d), ([a-l]\d) and ([a-l]\d)\.", text)
+        if m:
+            self.clock.after(self.delay, lambda ns=m.groups(): self.reed.lift(*ns))
 
     def ask(self, text: str) -> str:
         self.heard.append(text)
         if text.startswith("Take every piece off"):
-            self.reed.clear()
+            self.reed.set_pieces(self.forgets)
             return ""
-        m = re.search(r"Which square is (RED|GREEN|BLUE)\?", text)
+        if text.startswith("Closed with the board empty:"):
+            if self.forgets and not self.cleared:
+                self.cleared = True
+                self.reed.clear()
+                return ""
+            return "stuck"
+        m = re.search(r"Which square is (RED|GREEN|BLUE|WHITE)\?", text)
         if m:
             shown = self.look()
             hits = [i for i, c in enumerate(shown) if c == COLOUR_WORDS[m.group(1)]]
@@ -204,9 +218,12 @@ def test_analyse_builds_a_permutation_and_names_problems():
 
 
 def test_analyse_short_between_two_sensors():
-    cal = analyse(12, 8, identity_readings(c3={26, 27}))
+    cal = analyse(12, 8, identity_readings(c3={26, 29}))
     (p,) = cal.problems
-    assert p.kind == "multiple" and not p.fixed and "sensor 26 (c3's) and sensor 27 (d3's) close together" in p.text
+    assert p.kind == "multiple" and not p.fixed and "sensor 26 (c3's) and sensor 29 (f3's) close together" in p.text
+    # the same with the neighbouring square's sensor: the magnet reaches its reed
+    (p,) = analyse(12, 8, identity_readings(c3={26, 27})).problems
+    assert p.kind == "neighbour" and p.squares == (sq("c3"), sq("d3"))
 
 
 def test_led_order_from_the_three_probe_squares():
@@ -237,3 +254,81 @@ def test_previous_readings_are_validated(tmp_path):
     bad = {"hardware": {"calibration": {"readings": {"a1": [400]}}}}
     with pytest.raises(Exception, match=r"readings.a1: \[400\]: must be a list of sensor indexes 0..95"):
         previous_readings(bad, "board.yaml", 12, 8)
+
+
+# --- what one piece at a time cannot show; reed placement -----------------------------------------
+
+def wizard_on_gpio(gpio, reed, clock, person=None, **kw):
+    source = GpioMatrix(MatrixConfig(ROWS, COLUMNS), gpio=gpio, clock=clock, sleep=clock.sleep,
+                        delay_us=gpio.delay_us)
+    person = person or Person(reed, clock, lambda: [(0, 0, 0)] * 96)
+    return Wizard(source, person, clock=clock, settle=0.05, square_timeout=1.0, **kw), person
+
+
+def test_a_piece_left_on_the_board_is_cleared_and_looked_at_again(gpio, reed, clock):
+    person = Person(reed, clock, lambda: [(0, 0, 0)] * 96, forgets={"d5"})
+    wizard, _ = wizard_on_gpio(gpio, reed, clock, person)
+    cal = wizard.run(squares=[sq("a1")], check_leds=False)
+    assert any(h.startswith("Closed with the board empty: sensor 52 (e5)") is False and
+               h.startswith("Closed with the board empty: sensor 51 (d5)") for h in person.heard)
+    assert cal.stuck == frozenset() and cal.problems == ()
+
+
+def test_a_missing_diode_is_found_by_the_rectangle_test(gpio, reed, clock):
+    reed.no_diode("c3")
+    wizard, person = wizard_on_gpio(gpio, reed, clock)
+    cal = wizard.run(squares=[sq(n) for n in ("c3", "d3", "c4", "d4")], check_leds=False)
+    assert cal.problems == ()                          # one piece at a time: nothing to see
+    cal = wizard.run(squares=[], previous=dict(cal.readings), check_leds=False,
+                     rectangles=[sq("c3"), sq("f6")])
+    (p,) = cal.problems
+    assert p.kind == "diode" and not p.fixed and p.squares == (sq("c3"), sq("d4"))
+    assert "the empty d4 reads occupied: the diode of c3's reed switch is missing or shorted" in p.text
+    assert "Put pieces on c3, d3 and c4." in person.heard and "Put pieces on f6, g6 and f7." in person.heard
+    assert wizard.rectangle(sq("l8")) == (sq("k8"), sq("l7"), sq("k7"))   # at the corner: inwards
+
+
+def test_a_magnet_reaching_the_neighbouring_reed_is_not_called_a_short(gpio, reed, clock):
+    reed.reach("c3", "d3")
+    wizard, _ = wizard_on_gpio(gpio, reed, clock)
+    cal = wizard.run(squares=[sq(n) for n in ("c3", "d3", "e3")], check_leds=False)
+    (p,) = cal.problems
+    assert p.kind == "neighbour" and not p.fixed
+    assert p.text.startswith("c3: a piece there also closes d3's reed (sensor 27 (d3's))")
+    assert "not a wiring short" in p.text
+    assert cal.sensor_map[sq("c3")] == sq("c3") and cal.sensor_map[sq("d3")] == sq("d3")
+    # two sensors far apart are still a short
+    assert analyse(12, 8, identity_readings(c3={26, 60})).problems[0].kind == "multiple"
+
+
+def test_a_square_that_reads_empty_points_at_the_reed_position_first(gpio, reed, clock):
+    reed.kill("b2")                        # e.g. the magnet centred over a flat reed: its dead zone
+    wizard, person = wizard_on_gpio(gpio, reed, clock)
+    cal = wizard.run(squares=[sq("b2")], check_leds=False)
+    (p,) = cal.problems
+    assert p.kind == "dead" and "check the reed's position first" in p.text
+    assert any("check the reed's position" in h for h in person.heard if h.startswith("No sensor responded on b2"))
+
+
+@pytest.mark.parametrize("files,ranks", [(12, 8), (8, 8), (16, 8), (10, 10)])
+def test_every_led_order_is_found_from_the_probes(files, ranks):
+    from board_driver.calibrate import LED_ORDERS, probe_indexes
+    probes = probe_indexes(files, ranks)
+    for order in LED_ORDERS:
+        for first in ("a1", "l1", "a8", "l8"):
+            lo = LedOrder(files, ranks, order, first)
+            n = files * ranks
+            where = [next(p for p in range(n) if lo.chain_index(p) == i) for i in probes]
+            assert led_order_from(files, ranks, where) == lo, (order, first)
+
+
+def test_the_wizard_finds_a_chain_laid_along_the_files(gpio, reed, clock):
+    installed = LedOrder(12, 8, "column-serpentine", "l1")   # twelve 8-LED strips, one per file
+    strip = FakeStrip(installed=installed)
+    leds = PiLedSink(strip, order=LedOrder(), clock=clock)
+    person = Person(reed, clock, strip.squares)
+    wizard, _ = wizard_on_gpio(gpio, reed, clock, person, leds=leds, led_order=LedOrder())
+    cal = wizard.run(squares=[sq("a1"), sq("e5")])
+    assert cal.led_order == installed and person.unlit == []
+    (p,) = cal.problems
+    assert p.kind == "leds" and p.fixed and "column-serpentine from l1" in p.text

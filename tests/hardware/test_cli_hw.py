@@ -318,3 +318,31 @@ def test_serve_plays_on_the_board_and_stops_cleanly_on_sigterm(pico, tmp_path):
 
 
 G8 = Geometry(8, 8)
+
+
+def test_install_service_refuses_a_user_that_does_not_exist(tmp_path):
+    (tmp_path / "etc").mkdir()
+    (tmp_path / "etc/passwd").write_text("root:x:0:0::/root:/bin/sh\npi:x:1000:1000::/home/pi:/bin/bash\n")
+    r = cli("install-service", "--root", str(tmp_path), "--user", "bob", "--bin", FAIRYBOARD)
+    assert r.returncode == 2 and "--user bob: no such user on this system" in r.stderr
+    assert not (tmp_path / "etc/systemd").exists()
+    r = cli("install-service", "--root", str(tmp_path), "--user", "fairyboard", "--bin", FAIRYBOARD)
+    assert r.returncode == 2 and "--create-user" in r.stderr
+    r = cli("install-service", "--root", str(tmp_path), "--user", "fairyboard", "--create-user", "--bin", FAIRYBOARD)
+    assert r.returncode == 0 and "then run: useradd --system" in r.stdout
+    unit = (tmp_path / "etc/systemd/system/fairyboard.service").read_text()
+    assert f"Documentation=file://{ROOT / 'docs' / 'hardware.md'}" in unit     # the real checkout
+    assert cli("install-service", "--root", str(tmp_path), "--user", "pi", "--bin", FAIRYBOARD).returncode == 0
+
+
+def test_install_service_refuses_pwm_leds_for_a_user(tmp_path):
+    board = tmp_path / "pwm.yaml"
+    data = yaml.safe_load((ROOT / "board_driver/configs/boards/gpio-12x8.yaml").read_text())
+    data["hardware"]["leds"]["driver"] = "ws281x"
+    data["hardware"]["leds"]["pin"] = 18
+    data["hardware"]["sensors"]["columns"][10] = 10          # file k moves off GPIO 18 (WIRING.md)
+    board.write_text(yaml.safe_dump(data))
+    r = cli("install-service", "--root", str(tmp_path / "r"), "--user", "pi", "--board", str(board), "--bin", FAIRYBOARD)
+    assert r.returncode == 2 and "need root" in r.stderr and "dtparam=audio=off" in r.stderr
+    r = cli("install-service", "--root", str(tmp_path / "r"), "--user", "root", "--board", str(board), "--bin", FAIRYBOARD)
+    assert r.returncode == 0, r.stderr

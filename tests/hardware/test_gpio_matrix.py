@@ -75,13 +75,25 @@ def test_operations_per_scan(gpio, clock):
     assert len(calls) == 105
 
 
-def test_settle_time_matters_on_slow_wires(reed, clock):
-    # long row wires take 5 us to charge: a scan that does not wait misses closed switches
+def test_too_short_a_settle_shows_a_phantom_on_the_next_rank(reed, clock):
+    # the slow edge: e4's file wire, pulled high while rank 4 was driven, falls through the
+    # Pi's internal pull-down (tens of kohm) and still reads high when rank 5 is read
     reed.set_pieces(["e4", "l8"])
-    slow = FakeGPIO(reed, rows=ROWS, columns=COLUMNS, rise_us=5)
-    assert matrix(slow, clock, MatrixConfig(ROWS, COLUMNS, settle_us=0)).scan() == frozenset()
-    slow = FakeGPIO(reed, rows=ROWS, columns=COLUMNS, rise_us=5)
-    assert matrix(slow, clock, MatrixConfig(ROWS, COLUMNS, settle_us=6)).scan() == {reed.sq("e4"), reed.sq("l8")}
+    slow = FakeGPIO(reed, rows=ROWS, columns=COLUMNS, fall_us=15)
+    assert matrix(slow, clock, MatrixConfig(ROWS, COLUMNS, settle_us=10)).scan() == \
+        {reed.sq("e4"), reed.sq("e5"), reed.sq("l8")}
+    slow = FakeGPIO(reed, rows=ROWS, columns=COLUMNS, fall_us=15)
+    assert matrix(slow, clock, MatrixConfig(ROWS, COLUMNS, settle_us=20)).scan() == {reed.sq("e4"), reed.sq("l8")}
+
+
+def test_a_missing_diode_shows_a_ghost_only_with_three_pieces_on_a_rectangle(reed, gpio, clock):
+    reed.no_diode("c3")
+    m = matrix(gpio, clock)
+    for pieces in (["c3"], ["c3", "c6"], ["c3", "f3"], ["c6", "f3", "f6"]):
+        reed.set_pieces(pieces)
+        assert m.scan() == {reed.sq(p) for p in pieces}, pieces
+    reed.set_pieces(["c3", "c6", "f3"])               # the fourth corner, f6, reads closed
+    assert m.scan() == {reed.sq(p) for p in ("c3", "c6", "f3", "f6")}
 
 
 def test_read_scans_every_scan_ms_on_the_clock(gpio, reed, clock):
@@ -186,3 +198,12 @@ def test_config_is_validated_naming_file_key_and_value():
     for data, pattern in cases:
         with pytest.raises(ConfigError, match="gpio-12x8.yaml: " + pattern):
             MatrixConfig.from_section(section(data), 12, 8)
+
+
+def test_rpi_gpio_failing_at_setup_on_a_pi_5_says_what_to_install(reed, clock):
+    class Pi5Gpio(FakeGPIO):
+        def setup(self, *args, **kwargs):
+            raise RuntimeError("Cannot determine SOC peripheral base address")
+    from board_driver.hardware.errors import HardwareError
+    with pytest.raises(HardwareError, match=r"Raspberry Pi 5.*fairyboard\[pi5\].*RPI_LGPIO_CHIP"):
+        matrix(Pi5Gpio(reed, rows=ROWS, columns=COLUMNS), clock)

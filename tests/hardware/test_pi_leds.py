@@ -12,7 +12,8 @@ from board_driver.errors import ConfigError
 from board_driver.hardware._check import Section
 from board_driver.hardware.errors import HardwareError, MissingLibraryError
 from board_driver.hardware.pi_leds import (
-    RESET_BYTES, PiLedConfig, PiLedSink, SpiDriver, Ws281xDriver, decode_spi, encode_spi,
+    LEAD_BYTES, RESET_BYTES, PiLedConfig, PiLedSink, SpiDriver, Ws281xDriver, budget_brightness, current_ma,
+    decode_spi, encode_spi, fit_budget,
 )
 from board_driver.layout import LedOrder
 from hw_fakes import FakeStrip
@@ -29,7 +30,8 @@ def frame(lit, blink=None):
     return LedFrame(tuple(colours), tuple(pattern))
 
 
-@pytest.mark.parametrize("order", [LedOrder(12, 8, o, f) for o in ("row-major", "serpentine")
+@pytest.mark.parametrize("order", [LedOrder(12, 8, o, f) for o in ("row-major", "serpentine", "column-major",
+                                                                    "column-serpentine")
                                    for f in ("a1", "l1", "a8", "l8")], ids=lambda o: f"{o.order}-{o.first}")
 def test_every_square_lights_its_own_led_in_any_chain_order(order, clock):
     strip = FakeStrip(installed=order)
@@ -101,11 +103,33 @@ def test_show_chain_lights_by_chain_index(clock):
 def test_spi_stream_carries_the_pixels_in_grb_order():
     pixels = [(255, 0, 0), (0, 1, 128), (17, 34, 51)]
     data = encode_spi(pixels)
-    assert len(data) == 9 * len(pixels) + RESET_BYTES
-    assert data[:3] == bytes([0b10010010, 0b01001001, 0b00100100])       # green 0 first
-    assert data[3:6] == bytes([0b11011011, 0b01101101, 0b10110110])      # then red 255
+    assert len(data) == LEAD_BYTES + 9 * len(pixels) + RESET_BYTES
+    assert data[:LEAD_BYTES] == bytes(LEAD_BYTES)                        # 300 us low first
+    body = data[LEAD_BYTES:]
+    assert body[:3] == bytes([0b10010010, 0b01001001, 0b00100100])       # green 0 first
+    assert body[3:6] == bytes([0b11011011, 0b01101101, 0b10110110])      # then red 255
     assert decode_spi(data) == pixels
     assert data[-RESET_BYTES:] == bytes(RESET_BYTES)
+    # without the low period, a chain whose data line idled high misreads the first LED
+    with pytest.raises(ValueError, match="first LED"):
+        decode_spi(body)
+    assert decode_spi(body, idle_high=False) == pixels
+
+
+def test_frames_are_scaled_into_the_current_budget(clock):
+    strip = FakeStrip()
+    sink = PiLedSink(strip, brightness=255, clock=clock, budget_ma=1500)
+    sink.show(LedFrame((WHITE,) * 96, (0,) * 96))
+    shown = strip.shown
+    assert current_ma(shown) <= 1500 < current_ma([WHITE] * 96)
+    assert len(set(shown)) == 1 and shown[0][0] > 0
+    sink.show(frame({0: RED, 5: GREEN}))                  # a small frame is not touched
+    assert strip.shown[0] == RED and strip.shown[5] == GREEN
+    assert fit_budget([WHITE] * 96, None) == [WHITE] * 96
+    # the Pico's frames are limited through their brightness byte
+    b = budget_brightness([WHITE] * 96, 64, 1500)
+    assert b < 64 and current_ma([(b, b, b)] * 96) <= 1500 < current_ma([(b + 1,) * 3] * 96)
+    assert budget_brightness([RED], 200, 1500) == 200
 
 
 class FakeSpidev:
@@ -141,6 +165,7 @@ def test_spi_driver_sends_at_2_4_mhz(clock):
     driver = SpiDriver(96, 0, 0, spidev_module=fake)
     dev = fake.devices[0]
     assert dev.opened == (0, 0) and dev.max_speed_hz == 2_400_000 and dev.mode == 0
+    assert dev.no_cs is True              # GPIO 8 (CE0) is never toggled
     sink = PiLedSink(driver, clock=clock)
     sink.show(frame({0: BLUE}))
     assert decode_spi(dev.sent[-1])[:2] == [BLUE, DARK]
@@ -168,6 +193,7 @@ def test_config_is_validated_naming_file_key_and_value():
         ({"driver": "ws281x", "pin": 4}, "hardware.leds.pin: 4: rpi_ws281x drives GPIO"),
         ({"driver": "spi", "pin": 18}, "hardware.leds.pin: 18: must be from 10 to 10"),
         ({"brightness": 300}, "hardware.leds.brightness: 300"),
+        ({"budget_ma": 50}, "hardware.leds.budget_ma: 50: must be from 100"),
     ]:
         with pytest.raises(ConfigError, match="gpio-12x8.yaml: " + pattern):
             parse(data)
