@@ -104,9 +104,9 @@ def test_bad_input_gets_a_clear_message_and_exit_code_2():
 def test_fsf_section_loads_in_fairy_stockfish():
     import pyffish
     text = run("fsf", "--variant", "tomorrow-3").stdout
-    assert text.startswith("[tomorrow-3:chess]")
+    assert text.startswith("[fairyboard-tomorrow-3:chess]")
     pyffish.load_variant_config(text)
-    assert len(pyffish.legal_moves("tomorrow-3", pyffish.start_fen("tomorrow-3"), [])) == 29
+    assert len(pyffish.legal_moves("fairyboard-tomorrow-3", pyffish.start_fen("fairyboard-tomorrow-3"), [])) == 29
 
 
 def test_variant_random_throws_the_dice_and_names_the_outcome():
