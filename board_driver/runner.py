@@ -102,6 +102,8 @@ def run_realtime(session: Session, source: SensorSource, sink: LedSink, clock: C
             except queue.Empty:
                 break
             if callable(text):
+                for line in session.drain_notices():    # what happened before the job, in order
+                    on_notice(line)
                 text(session)           # a job: it answers its caller itself
                 continue
             try:

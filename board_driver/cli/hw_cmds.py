@@ -364,9 +364,10 @@ def cmd_serve(args) -> int:
         loop_source = source
         if args.web or web_cfg.listen:                        # the board's page (docs/web.md)
             from ..web.bridge import OverlaySink, WebSource
-            from ..web.service import start_web
+            from ..web.service import hardware_info, start_web
             bridge, web = start_web(args.web or web_cfg.listen, store=store, commands=commands, sim=False,
-                                    password=web_cfg.password, data_root=store.root, say=say)
+                                    password=web_cfg.password, data_root=store.root, say=say,
+                                    hardware=lambda: hardware_info(board, hw))
             sink, loop_source, on_update = OverlaySink(sink), WebSource(source, bridge, wakeable=False), bridge.on_update
             say = (lambda line, _say=say: (_say(line), bridge.notice(line)))
         first = None

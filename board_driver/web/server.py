@@ -72,14 +72,16 @@ class WebServer:
     """The aiohttp application for one board loop, run on a thread of its own."""
 
     def __init__(self, bridge: WebBridge, store: GameStore, *, host: str = "127.0.0.1", port: int = 8080,
-                 variants: list[dict] | None = None, static: Path = STATIC, info: dict | None = None):
+                 variants: list[dict] | None = None, static: Path = STATIC, info: dict | None = None,
+                 hardware=None):
         self.bridge = bridge
         self.store = store
         self.host = host
         self.port = port
         self.static = Path(static)
         self.variants = variants
-        self.info = info or {}
+        self.info = info or {"computer": []}
+        self.hardware = hardware          # () -> dict: the board's devices and link health
         self.loop: asyncio.AbstractEventLoop | None = None
         self.thread: threading.Thread | None = None
         self._runner: web.AppRunner | None = None
@@ -100,6 +102,8 @@ class WebServer:
         r.add_post("/api/sim", self.sim)
         r.add_get("/api/variants", self.list_variants)
         r.add_get("/api/cost", self.cost)
+        r.add_get("/api/schedule", self.schedule)
+        r.add_get("/api/hardware", self.hardware_info)
         r.add_get("/api/games", self.games)
         r.add_get("/api/games/{id}", self.game)
         r.add_get("/api/games/{id}/pgn", self.pgn)
@@ -369,6 +373,23 @@ class WebServer:
         if not design or len(design) > 200:
             raise ApiError(400, "give ?design=BETZA, e.g. ?design=fcFfmW")
         return _json(await self._ask(partial(price_design, design), changes=False))
+
+    async def schedule(self, request: web.Request) -> web.Response:
+        from engine.random_variant import schedule
+        try:
+            n = int(request.query.get("games", "8"))
+        except ValueError:
+            raise ApiError(400, "games: a whole number 1-100") from None
+        if not 1 <= n <= 100:
+            raise ApiError(400, "games: a whole number 1-100")
+        return _json({"games": [{"game": e.game, "white": e.white, "black": "B" if e.white == "A" else "A",
+                                 "draw": e.draw, "variant": e.variant} for e in schedule(n)]})
+
+    async def hardware_info(self, request: web.Request) -> web.Response:
+        if self.hardware is None:
+            return _json({"board": None})
+        loop = asyncio.get_running_loop()
+        return _json(await loop.run_in_executor(None, self.hardware))
 
     # -- games ---------------------------------------------------------------------------------------
     async def games(self, request: web.Request) -> web.Response:

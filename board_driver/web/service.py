@@ -85,13 +85,13 @@ def parse_listen(text: str, what: str = "--web") -> tuple[str, int]:
 
 
 def start_web(listen: str, *, store, commands, sim: bool, password: str | None, data_root: Path | None,
-              say=print):
-    """Start the server; returns (bridge, server)."""
+              say=print, hardware=None):
+    """Start the server; returns (bridge, server). ``hardware()`` answers ``GET /api/hardware``."""
     from .server import WebServer
     host, port = parse_listen(listen)
     tokens = TokenStore(Path(data_root) / "web-tokens.json" if data_root is not None else None)
     bridge = WebBridge(commands=commands, tokens=tokens, password=password, sim=sim)
-    server = WebServer(bridge, store, host=host, port=port).start()
+    server = WebServer(bridge, store, host=host, port=port, hardware=hardware).start()
     say(f"fairyboard: the page is at {server.url}")
     return bridge, server
 
@@ -121,8 +121,10 @@ def play_web(args, store, settings, profile, board_name: str) -> int:
 
     session, board, resumed = _open_session(args, store, settings, profile, clock, own=False)
     commands: queue.Queue = queue.Queue()
+    info = {"board": profile.name, "size": f"{profile.files}x{profile.ranks}", "sensors": "sim", "leds": "sim",
+            "calibrated": True, "problems": [], "link": None}
     bridge, server = start_web(listen, store=store, commands=commands, sim=True, password=web.password,
-                               data_root=store.root, say=say)
+                               data_root=store.root, say=say, hardware=lambda: info)
     if resumed:
         say(f"Resumed game {session.game_id} ({session.variant_name}), {len(session.game.history)} actions so far.")
     else:
@@ -180,6 +182,21 @@ def _new_sim_game(variant, fen, players, session, store, settings, profile, cloc
                            state_file=_state_file(store, new.game_id))
     board._save()
     return new, board
+
+
+def hardware_info(board, hw) -> dict:
+    """``GET /api/hardware`` for a real board: its profile, devices, calibration and link health."""
+    p = board.profile
+    cal = (board.data.get("hardware") or {}).get("calibration") or {}
+    out = {"board": p.name, "size": f"{p.files}x{p.ranks}", "sensors": board.hardware.sensor_backend,
+           "leds": board.hardware.led_backend, "calibrated": bool(p.sensor_map) or bool(cal),
+           "problems": [str(x) for x in cal.get("problems") or []], "link": None}
+    serial = getattr(hw, "serial", None)
+    if serial is not None:
+        h = serial.health()
+        out["link"] = {name: (v if isinstance(v, (int, float, str, bool, type(None))) else str(v))
+                       for name, v in ((f, getattr(h, f)) for f in h.__dataclass_fields__)}
+    return out
 
 
 __all__ = ["WebConfig", "WebNewGame", "parse_listen", "play_web", "profile_web", "start_web"]

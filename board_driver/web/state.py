@@ -92,6 +92,14 @@ def catalog(game, view: dict) -> list[dict]:
     return out
 
 
+def dice_of(variant_name: str) -> list[int] | None:
+    """Random Variant Chess: the three dice of a ``random-A-B-C`` game, else None."""
+    parts = variant_name.split("-")
+    if len(parts) == 4 and parts[0] == "random" and all(p.isdigit() and 1 <= int(p) <= 6 for p in parts[1:]):
+        return [int(p) for p in parts[1:]]
+    return None
+
+
 def _legal(session) -> list:
     if session.outcome() is not None:
         return []
@@ -155,6 +163,7 @@ def snapshot(session, *, sim: bool, version: int, notices: list[dict], extra: di
         "catalog": catalog(g, view),
         "notices": notices[-NOTICE_KEEP:],
         "sim": sim,
+        "dice": dice_of(session.variant_name),
     })
     if extra:
         out.update(extra)

@@ -236,3 +236,22 @@ def test_a_board_profile_password_logs_in(tmp_path):
         assert s.post("/api/command", {"text": "help"}, token=body["token"])[0] == 200
     finally:
         s.stop()
+
+
+def test_random_variant_chess_shows_its_dice_and_the_match_schedule(server, token):
+    from engine.random_variant import select
+    st = server.new_game(token, "random")
+    dice = st["dice"]
+    assert st["variant"] == "random-" + "-".join(map(str, dice)) and all(1 <= d <= 6 for d in dice)
+    assert select(dice).description in st["description"]
+    assert st["board"]["files"] == 12
+    games = server.get("/api/schedule?games=9")[1]["games"]
+    # the rules text: player A is White in games 1, 4, 5, 8, 9; a variant is drawn before every odd game
+    assert [g["game"] for g in games if g["white"] == "A"] == [1, 4, 5, 8, 9]
+    assert [g["game"] for g in games if g["draw"]] == [1, 3, 5, 7, 9]
+    assert server.get("/api/schedule?games=0")[0] == 400
+
+
+def test_hardware_names_the_simulated_board(server):
+    h = server.get("/api/hardware")[1]
+    assert h["sensors"] == "sim" and h["leds"] == "sim" and h["link"] is None and h["size"] == "12x8"

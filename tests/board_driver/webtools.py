@@ -102,7 +102,8 @@ class Server:
         end = time.monotonic() + 10
         while time.monotonic() < end:
             st = self.wait_state()
-            if st["variant"] == variant and st["version"] > version and st["pending"] is None and not st["moves"]:
+            same = st["variant"] == variant or (variant == "random" and st["variant"].startswith("random-"))
+            if same and st["version"] > version and st["pending"] is None and not st["moves"]:
                 return st
             time.sleep(0.05)
         raise AssertionError(f"no new {variant} game: {st}")

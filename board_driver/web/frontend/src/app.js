@@ -101,6 +101,7 @@ function render(s) {
   $('#variant').textContent = s.variant;
   $('#players').textContent = `${s.players.white} – ${s.players.black}`;
   renderStatus(s);
+  renderDice(s);
   renderPrompt(s);
   // The physical board: the game's pieces where they stand; a piece set down where the game has
   // none yet is the lifted piece when one was lifted (a move under way), else unknown ('*').
@@ -131,6 +132,16 @@ function renderStatus(s) {
   }
   el.textContent = text;
   el.className = 'status' + (s.check.length ? ' check' : '') + (s.result ? ' over' : '');
+}
+
+const FACES = ['⚀', '⚁', '⚂', '⚃', '⚄', '⚅'];
+function renderDice(s) {
+  const el = $('#dice');
+  el.hidden = !s.dice;
+  if (s.dice) {
+    el.innerHTML = `<span class="faces" title="${s.dice.join('-')}">${s.dice.map((d) => FACES[d - 1]).join(' ')}</span> ` +
+      `<span>${esc(s.description)}</span>`;
+  }
 }
 
 function pieceName(s, letter) {
@@ -342,7 +353,25 @@ async function loadVariants() {
   sel.onchange = describe;
   if (state) sel.value = state.variant;
   describe();
-  $('#nv-computer').hidden = !r.computer;
+  $('#nv-computer').hidden = !(r.computer && r.computer.length);
+}
+
+async function loadSchedule() {
+  const r = await api('/api/schedule?games=8');
+  const name = (p) => esc(p === 'A' ? ($('#nv-white').value || 'A') : ($('#nv-black').value || 'B'));
+  $('#schedule').innerHTML = '<tr><th>game</th><th>White</th><th>Black</th><th>variant</th></tr>' +
+    r.games.map((g) => `<tr><td>${g.game}</td><td>${name(g.white)}</td><td>${name(g.black)}</td>` +
+      `<td>${g.draw ? `draw no. ${g.variant}` : `no. ${g.variant} again`}</td></tr>`).join('');
+}
+
+async function loadHardware() {
+  const h = await api('/api/hardware');
+  const rows = [['board', h.board], ['size', h.size], ['sensors', h.sensors], ['LEDs', h.leds],
+    ['calibrated', h.calibrated ? 'yes' : 'no']];
+  for (const p of h.problems || []) rows.push(['calibration', p]);
+  if (h.link) for (const [k, v] of Object.entries(h.link)) rows.push([`link ${k.replace(/_/g, ' ')}`, v]);
+  else rows.push(['link', h.sensors === 'serial' ? 'not connected' : 'none (no serial link)']);
+  $('#hwinfo').innerHTML = rows.map(([k, v]) => `<tr><th>${esc(k)}</th><td>${esc(v)}</td></tr>`).join('');
 }
 
 async function newGame(e) {
@@ -389,7 +418,8 @@ function showTab(name) {
   for (const t of document.querySelectorAll('.tab')) t.hidden = t.id !== `tab-${name}`;
   for (const b of document.querySelectorAll('nav button')) b.classList.toggle('active', b.dataset.tab === name);
   if (name === 'games') loadGames().catch((e) => say(e.message, 'error'));
-  if (name === 'new') loadVariants().catch((e) => say(e.message, 'error'));
+  if (name === 'new') { loadVariants().catch((e) => say(e.message, 'error')); loadSchedule().catch(() => {}); }
+  if (name === 'hardware') loadHardware().catch((e) => say(e.message, 'error'));
 }
 
 // -- wiring ------------------------------------------------------------------------------------------
