@@ -10,8 +10,11 @@
 ``/rounds.json``            the rounds and their games
 ==========================  ===============================================================
 
-The boards are drawn on the server (one table per board, pieces as letters: capitals White).
-A PGN holds the contiguous part of a game: records past a hole wait for the re-send.
+The page draws each board with the board page's own component (``board_driver/web/frontend/
+src/board.js``, bundled into ``static/club.js`` by ``board_driver/club/frontend``) and refreshes
+from ``/boards.json`` every second; the first answer (and a browser without scripts) has the
+boards drawn on the server, one table per board. A PGN holds the contiguous part of a game:
+records past a hole wait for the re-send.
 """
 
 from __future__ import annotations
@@ -111,12 +114,25 @@ class Positions:
                 game.push(game.parse(text))
             geo = game.geometry
             out = {"fen": game.fen(), "files": geo.files, "ranks": geo.ranks,
-                   "pieces": {geo.name(sq): [letter, colour] for sq, (letter, colour) in game.piece_map().items()}}
+                   "holes": [geo.name(sq) for sq in sorted(getattr(geo, "holes", ()) or ())],
+                   "pieces": {geo.name(sq): letter.upper() if colour == 0 else letter.lower()
+                              for sq, (letter, colour) in game.piece_map().items()},
+                   "catalog": _catalog(game)}
         except Exception as exc:         # an unknown variant, a bad record: say so on the page
             out = {"error": f"{type(exc).__name__}: {exc}"}
         with self._lock:
             self._cache[key] = (g["contig"], out)
         return out
+
+
+def _catalog(game) -> list[dict]:
+    """The game's pieces for the drawing (as the board's own page gives them)."""
+    try:
+        from ..web.state import catalog
+        return catalog(game, {})
+    except ImportError:
+        return [{"letter": p.letter, "name": p.name.replace("-", " "), "royal": bool(getattr(p, "royal", False))}
+                for p in game.variant.pieces]
 
 
 def _when(t: float | None) -> str:
@@ -130,7 +146,7 @@ def _when(t: float | None) -> str:
 def board_html(pos: dict) -> str:
     if "error" in pos:
         return f'<p class="err">position unavailable: {html.escape(pos["error"])}</p>'
-    files, ranks, pieces = pos["files"], pos["ranks"], pos["pieces"]
+    files, ranks, pieces, holes = pos["files"], pos["ranks"], pos["pieces"], set(pos.get("holes") or ())
     rows = []
     for r in range(ranks - 1, -1, -1):
         cells = []
@@ -138,11 +154,13 @@ def board_html(pos: dict) -> str:
             name = f"{chr(97 + f)}{r + 1}"
             p = pieces.get(name)
             shade = "d" if (f + r) % 2 == 0 else "l"
-            if p is None:
+            if name in holes:
+                cells.append('<td class="hole"></td>')
+            elif p is None:
                 cells.append(f'<td class="{shade}"></td>')
             else:
-                letter, colour = p
-                sym = SYMBOLS.get((letter.upper(), colour), letter.upper() if colour == 0 else letter.lower())
+                colour = 0 if p.isupper() else 1
+                sym = SYMBOLS.get((p.upper(), colour), p)
                 side = "w" if colour == 0 else "b"
                 cells.append(f'<td class="{shade} {side}" title="{name}">{html.escape(sym)}</td>')
         rows.append(f'<tr><th>{r + 1}</th>{"".join(cells)}</tr>')
@@ -194,31 +212,27 @@ def boards_fragment(data: list[dict]) -> str:
 
 
 PAGE = """<!doctype html>
-<html><head><meta charset="utf-8"><title>fairyboard club</title>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>fairyboard club</title><link rel="icon" href="data:,">
+<link rel="stylesheet" href="/static/club.css">
 <style>
-body { font-family: sans-serif; margin: 1em; background: #f4f1ea; }
-#boards { display: flex; flex-wrap: wrap; gap: 1em; }
-.card { background: #fff; padding: .6em .8em; border-radius: 6px; box-shadow: 0 1px 3px #0003; }
-.card h2 { margin: 0 0 .3em; font-size: 1.1em; }
-.card p { margin: .25em 0; font-size: .9em; }
 .board { border-collapse: collapse; }
 .board td { width: 1.6em; height: 1.6em; text-align: center; font-size: 1.2em; line-height: 1; padding: 0; }
 .board th { font-size: .65em; font-weight: normal; color: #666; }
-.board td.l { background: #eed9b4; } .board td.d { background: #b58863; }
-.offline, .err { color: #b00; } .online { color: #070; }
+.board td.l { background: #eed9b4; } .board td.d { background: #b58863; } .board td.hole { background: #3a3a3a; }
 </style></head>
-<body><h1>fairyboard club</h1><p>{rounds}</p>
-<div id="boards">{boards}</div>
-<script>
-async function refresh() {
-  try {
-    const r = await fetch('/boards.html', {cache: 'no-store'});
-    if (r.ok) document.getElementById('boards').innerHTML = await r.text();
-  } catch (e) {}
-}
-setInterval(refresh, 1000);
-</script></body></html>
+<body><header><span id="conn" class="conn" title="live updates"></span> <b>fairyboard club</b>
+<span class="spacer"></span><small>{rounds}</small></header>
+<main class="club"><div id="boards">{boards}</div></main>
+<script type="module" src="/static/club.js"></script>
+</body></html>
 """
+
+
+# The page's script and style: built from board_driver/club/frontend (the board drawing is the
+# board page's own component), committed and shipped as package data.
+STATIC = {"/static/club.js": "text/javascript; charset=utf-8", "/static/club.css": "text/css; charset=utf-8"}
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -253,6 +267,14 @@ class Handler(BaseHTTPRequestHandler):
                 page = PAGE.replace("{rounds}", f"Rounds (PGN): {links}" if rounds else "No round started.")
                 page = page.replace("{boards}", boards_fragment(boards_data(store, positions)))
                 self._send(200, page, "text/html; charset=utf-8")
+            elif path in STATIC:
+                data = (Path(__file__).with_name("static") / path.rsplit("/", 1)[1]).read_bytes()
+                self.send_response(200)
+                self.send_header("Content-Type", STATIC[path])
+                self.send_header("Content-Length", str(len(data)))
+                self.send_header("Cache-Control", "max-age=300")
+                self.end_headers()
+                self.wfile.write(data)
             elif path == "/boards.html":
                 self._send(200, boards_fragment(boards_data(store, positions)), "text/html; charset=utf-8")
             elif path == "/boards.json":
