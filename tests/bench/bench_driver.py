@@ -9,10 +9,14 @@ frame is ready (debouncing set to 0 ms: the occupancy is stable when the frame a
 * ``commit`` -- the last event of a legal action: reconcile, engine push, journal write and
   fsync, next position's legal actions, check and game end, the new scene.
 
-The journal goes to a RAM disk when there is one (/dev/shm), so the figures are the
-software's; ``fsync`` is printed apart (the disk's cost). Goal: p99 < 5 ms.
+The journal goes to real storage (a folder in the system's temp folder, or --journal-dir;
+--ram puts it on /dev/shm), written and fsynced as the service does. Each case is measured
+--samples times (default 200, so that the 99th percentile is not simply the slowest run).
+CPU time is this thread's own time, which other load on a shared machine does not inflate;
+wall time includes being preempted. Goal: the commit's CPU p99 under 1 ms for every variant
+(a Pi Zero 2 W is 5-10x slower than a desktop core).
 
-    .venv/bin/python tests/bench/bench_driver.py [--samples N] [--variant NAME ...]
+    .venv/bin/python tests/bench/bench_driver.py [--samples N] [--variant NAME ...] [--ram]
 """
 
 from __future__ import annotations
@@ -146,17 +150,35 @@ def fsync_cost(directory, n=200):
     return ts
 
 
+def filesystem_of(path: str) -> str:
+    """The type of the filesystem holding ``path`` (from /proc/mounts), or '?'."""
+    best, kind = "", "?"
+    try:
+        with open("/proc/mounts", encoding="utf-8") as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) > 2 and os.path.realpath(path).startswith(parts[1]) and len(parts[1]) > len(best):
+                    best, kind = parts[1], parts[2]
+    except OSError:
+        pass
+    return kind
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--samples", type=int, default=60)
+    ap.add_argument("--samples", type=int, default=200)
     ap.add_argument("--variant", action="append", help="only these variants (repeatable)")
+    ap.add_argument("--journal-dir", help="write the journals in a temporary folder here")
+    ap.add_argument("--ram", action="store_true", help="journals on /dev/shm (the software's cost alone)")
     args = ap.parse_args(argv)
     names = args.variant or (variant_names() + ["random-1-2-3"])
-    shm = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    where = "/dev/shm" if args.ram else args.journal_dir
     rng = random.Random(1)
     worst = worst_wall = 0.0
-    with tempfile.TemporaryDirectory(dir=shm) as jdir:
-        print(f"journal on {'RAM disk' if shm else 'the temp folder'}; {args.samples} samples each; times in ms")
+    worst_commit, worst_commit_case = 0.0, ""
+    with tempfile.TemporaryDirectory(dir=where) as jdir:
+        print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
+        print(f"journal in {jdir} ({filesystem_of(jdir)}), fsynced; {args.samples} samples each; times in ms")
         print("wall: elapsed time (includes being preempted by other processes); cpu: this thread's own time")
         print(f"{'variant':28} {'position':8} {'actions':>7}   {'lift p50/p99 wall':>17} {'(cpu)':>11}"
               f"   {'commit p50/p99 wall':>19} {'(cpu)':>11}")
@@ -178,16 +200,20 @@ def main(argv=None) -> int:
                     cpu = [b for _, b in ts]
                     worst = max(worst, pct(cpu, 99))
                     worst_wall = max(worst_wall, pct(wall, 99))
+                    if kind == "commit" and pct(cpu, 99) > worst_commit:
+                        worst_commit, worst_commit_case = pct(cpu, 99), f"{name} {label}"
                     row.append(f"  {pct(wall, 50):{w - 9}.2f} /{pct(wall, 99):6.2f} "
                                f"({pct(cpu, 50):4.2f}/{pct(cpu, 99):4.2f})")
                 print(" ".join(row), flush=True)
-        fs = fsync_cost(jdir)
-    with tempfile.TemporaryDirectory() as ddir:
-        fd = fsync_cost(ddir)
-    print(f"fsync of one journal line: RAM disk p50 {pct(fs, 50):.3f} p99 {pct(fs, 99):.3f}; "
-          f"temp folder p50 {pct(fd, 50):.3f} p99 {pct(fd, 99):.3f}")
-    print(f"worst p99: cpu {worst:.2f} ms, wall {worst_wall:.2f} ms -- goal < 5 ms: "
-          f"{'met' if worst_wall < 5 else 'met in cpu time' if worst < 5 else 'NOT met'}")
+        fd = fsync_cost(jdir)
+    shm = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    with tempfile.TemporaryDirectory(dir=shm) as ddir:
+        fs = fsync_cost(ddir)
+    print(f"fsync of one journal line (wall): journal folder p50 {pct(fd, 50):.3f} p99 {pct(fd, 99):.3f}; "
+          f"{'RAM disk' if shm else 'temp folder'} p50 {pct(fs, 50):.3f} p99 {pct(fs, 99):.3f}")
+    print(f"worst p99: cpu {worst:.2f} ms, wall {worst_wall:.2f} ms")
+    print(f"worst commit cpu p99: {worst_commit:.2f} ms ({worst_commit_case}) -- goal < 1 ms: "
+          f"{'met' if worst_commit < 1 else 'NOT met'}")
     return 0
 
 
