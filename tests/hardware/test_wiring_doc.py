@@ -53,3 +53,26 @@ def test_the_profile_example_in_the_docs_is_valid():
     block = re.search(r"```yaml\n(hardware:.*?)```", doc, re.S).group(1)
     hw = HardwareConfig.from_dict(yaml.safe_load(block)["hardware"], "docs/hardware.md")
     assert hw.sensor_backend == "gpio" and hw.led_backend == "pi" and len(hw.buttons.buttons) == 2
+
+
+def test_one_led_supply_and_one_current_budget_everywhere():
+    import fb_pins
+    from board_driver.hardware.pi_leds import BUDGET_MA
+    bom = (ROOT / "hardware" / "BOM.md").read_text()
+    firmware = (ROOT / "hardware" / "firmware" / "README.md").read_text()
+    guide = (ROOT / "docs" / "hardware.md").read_text()
+    for name, text in (("WIRING.md", WIRING), ("BOM.md", bom), ("firmware/README.md", firmware)):
+        assert "5 V 3 A" in text and "2 A" in text, name
+        assert "4 A" not in text and "6 A" not in text, name
+    for board in ("gpio-12x8", "pico-serial"):
+        assert load_board(board).hardware.leds.budget_ma == BUDGET_MA == fb_pins.LED_BUDGET_MA == 1500
+    assert "budget_ma: 1500" in guide and "budget_ma: 1500" in WIRING
+    # the budget fits the fuse: 96 LEDs at 1 mA dark plus the budget's share
+    assert BUDGET_MA < 2000
+
+
+def test_the_reed_placement_is_never_flat_and_centred():
+    text = section("## The switch matrix")
+    assert "centre of the square, glass body flat" not in text
+    for words in ("dead zone", "offset", "angled", "upright", "+-5 mm", "10 x 3 mm"):
+        assert words in text, words
