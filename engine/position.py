@@ -255,6 +255,15 @@ class Position:
         return f"{placement} {'w' if self.turn == WHITE else 'b'} {self.castling_fen()} " \
                f"{self._ep_fen(ep)} {self.halfmove} {self.fullmove}"
 
+    def key(self) -> tuple:
+        """A hashable key equal for two positions exactly when the first four fields of their
+        FENs are (placement and hands, side to move, castling rights, en passant square when
+        a pawn could take): what repetition counts, at a fraction of the cost of ``fen()``."""
+        ep = self.ep
+        if ep >= 0 and self._ep_fen("capturable") == "-":
+            ep = -1
+        return (tuple(self.board), tuple(self.hands[0]), tuple(self.hands[1]), self.turn, self.castling, ep)
+
     def castling_fen(self) -> str:
         g = self.geometry
         out = {WHITE: "", BLACK: ""}
@@ -267,8 +276,10 @@ class Position:
             entries.append(rsq)
         for color in (WHITE, BLACK):
             rank = 0 if color == WHITE else g.ranks - 1
-            ksq = next((sq for sq in range(g.size) if self.board[sq] in self._king_code[color]
-                        and g.rank_of(sq) == rank), None)
+            if not any(g.rank_of(r) == rank for r in entries):
+                continue
+            ksq = next((sq for sq in range(rank * g.files, (rank + 1) * g.files)
+                        if self.board[sq] in self._king_code[color]), None)
             mine = sorted((r for r in entries if g.rank_of(r) == rank), reverse=True)
             for rsq in mine:
                 side = "k" if ksq is not None and rsq > ksq else "q"
