@@ -4,15 +4,15 @@ action, ...), the state after ending a multi-move turn, and the player's prefere
 
 :class:`Bases` caches them until the game changes (:meth:`Bases.invalidate`). It reads the
 game and the event marks (per history entry: the index in the event log where its window
-starts) and never changes either.
+starts) and never changes either: states before the current one are read off a copy of
+the game (``game.copy()``), never by popping and re-pushing the live game.
 """
 
 from __future__ import annotations
 
-from .reconcile import Base, Preferences
+from engine.variant import PROMOTION_PREFERENCE as PROMOTION_ORDER  # noqa: F401  (re-exported)
 
-# Promotion defaults, best first: the queen, then the strongest pieces of the catalog.
-PROMOTION_ORDER = ("q", "z", "c", "j", "i", "a", "y", "r", "t", "o", "f", "u", "l", "g", "b", "n", "h", "m")
+from .reconcile import Base, Preferences
 
 
 class Bases:
@@ -61,14 +61,13 @@ class Bases:
             j -= 1
             undone.append((h[j], self.marks[j]))
             i = j
-        popped = list(h[i:])
-        for _ in popped:
-            g.pop()
-        try:
-            occ, actions, turn = g.occupancy(), tuple(g.legal_actions()), g.turn
-        finally:
-            for a in popped:
-                g.push(a)
+        if i < len(h):
+            past = g.copy()
+            for _ in range(len(h) - i):
+                past.pop()
+        else:
+            past = g
+        occ, actions, turn = past.occupancy(), tuple(past.legal_actions()), past.turn
         start = self.marks[i - 1] if i > 0 else 0
         last_side, last_to_move, last_drop = -1, False, False
         if k == 0:
@@ -111,12 +110,9 @@ class Bases:
         end = next((a for a in b0.actions if a.kind == "end" and a.silent), None)
         base = None
         if end is not None:
-            g = self.game
+            g = self.game.copy()
             g.push(end)
-            try:
-                base = Base(0, g.occupancy(), tuple(g.legal_actions()), g.geometry.files, b0.start, (end,))
-            finally:
-                g.pop()
+            base = Base(0, g.occupancy(), tuple(g.legal_actions()), g.geometry.files, b0.start, (end,))
         self._cache["end"] = base
         return base
 
@@ -148,4 +144,5 @@ class Bases:
         return ()
 
     def prefs(self, choice: str | None) -> Preferences:
-        return Preferences(promotion=PROMOTION_ORDER, drop=self.bought(self.droppable()), choice=choice)
+        return Preferences(promotion=self.game.variant.promotion_order, drop=self.bought(self.droppable()),
+                           choice=choice)

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from engine.game import Action
 
 from .events import Ev
-from .bases import PROMOTION_ORDER
 
 
 @dataclass
@@ -98,7 +97,7 @@ class Choreographer:
         if action.kind == "promotion":
             key = action.text[-1].lower()
             letters = {b.text[-1].lower() for b in same}
-            default = next((p for p in PROMOTION_ORDER if p in letters), None)
+            default = next((p for p in game.variant.promotion_order if p in letters), None)
             if key == default and not last and self.rng.random() < self.style.rely_on_default:
                 return None
             return key

@@ -54,7 +54,12 @@ BOARD_HELP = "lift e2 | place e4 | e2-e4 (lift e2, place e4; an occupied e4 is l
 
 
 def _cmd_help(session, cmd, args) -> list[str]:
-    return help_lines()
+    lines = help_lines()
+    verbs = session.game.silent_verbs()
+    if verbs:
+        lines.append(f"In {session.variant_name}:")
+        lines.extend(f"          {verb:<9}{what}" for verb, what in verbs.items())
+    return lines
 
 
 def _cmd_choose(session, cmd, args) -> list[str]:
@@ -119,8 +124,9 @@ def _cmd_silent(session, cmd, args) -> list[str]:
     try:
         action = g.parse(text)
     except IllegalMoveError as exc:
-        if not any(a.kind == head for a in session.bases.base(0).actions) and _why_not(g, head):
-            raise CommandError(f"{head}: not possible now in {session.variant_name}{_why_not(g, head)}") from None
+        why = g.why_not(head.lower()) if not any(a.kind == head for a in session.bases.base(0).actions) else ""
+        if why:
+            raise CommandError(f"{head}: not possible now in {session.variant_name} ({why})") from None
         raise CommandError(str(exc)) from None
     if head == "setup":
         if action.kind != "setup":
@@ -135,18 +141,6 @@ def _cmd_silent(session, cmd, args) -> list[str]:
     _ready_for_silent(session, head)
     session._commit(Explanation(0, (action,)), len(session.events))
     return []
-
-
-def _why_not(game, cmd: str) -> str:
-    fam = game.family
-    if cmd == "end":
-        return " (only a multi-move turn ends with end)" if fam != "cost-progressive" else \
-            " (no multi-move turn is under way)"
-    if cmd in ("buy", "design", "invent", "setup"):
-        return " (purchases, designs and armies are csipgs rules)" if fam != "csipgs" else ""
-    if cmd == "pass":
-        return " (passing is not allowed in this game)"
-    return ""
 
 
 def _cmd_takeback(session, cmd, args) -> list[str]:

@@ -20,6 +20,7 @@ from engine.geometry import FILE_LETTERS
 
 from .devices import FAST, SLOW, LedFrame
 from .leds import Palette
+from .texts import state_lines
 
 # any letter and number, so that a square off the board (z1, e9) is named as such, not taken
 # for a command
@@ -158,16 +159,13 @@ def status_lines(session) -> list[str]:
     g = session.game
     out = session.outcome()
     lines = []
-    desc = g.describe() if hasattr(g, "describe") else {}
     if out is not None:
         lines.append(f"Game over: {out.result} ({out.reason}). Type new for a new game, takeback to go on.")
     else:
         side = "White" if g.turn == 0 else "Black"
         extra = " (in check)" if g.in_check() else ""
         lines.append(f"{side} to play{extra}. Moves: {len(g.history)}.")
-    shown = {k: v for k, v in desc.items() if k in ("points", "points_left", "treasury", "treasuries", "passes", "reserves")}
-    if shown:
-        lines.append("  ".join(f"{k}: {v}" for k, v in shown.items()))
+    lines.extend(state_lines(g))
     p = session.pending()
     if p is not None:
         if p["type"] == "prompt":

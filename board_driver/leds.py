@@ -38,7 +38,6 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any, Mapping
 
-from engine.errors import EngineError
 from engine.game import Outcome
 
 from .devices import DARK, FAST, RGB, SLOW, STEADY, LedFrame
@@ -109,41 +108,17 @@ class SceneState:
 
 
 def scene_of(game, outcome: Outcome | None, legal, bought: tuple[str, ...]) -> SceneState:
-    """The scene state of ``game``: ``legal`` are the actions the next physical action comes
-    from (empty when the game is over), ``bought`` the letter of a piece just bought."""
-    v = game.variant
-    h = game.history
-    last = next((a for a in reversed(h) if not a.silent), None)
-    pm = game.piece_map()
-    royals = []
-    for sq, (letter, color) in pm.items():
-        try:
-            if v.pieces[v.piece_index(letter)].royal:
-                royals.append((sq, color))
-        except (EngineError, ValueError):
-            pass
+    """The scene state of ``game``, read off its typed view (``game.board_state()``):
+    ``legal`` are the actions the next physical action comes from (empty when the game is
+    over; after a design phase, the next player's), ``bought`` the letter of a piece just
+    bought."""
+    st = game.board_state()
     drops = frozenset(sq for a in legal if a.kind == "drop" for sq in a.places)
     purchase = frozenset(sq for a in legal if a.kind == "drop" and a.piece.lower() in bought
                          for sq in a.places) if bought else frozenset()
-    desc = game.describe() if hasattr(game, "describe") else {}
-    territory = None
-    if outcome is not None and isinstance(desc.get("territory"), dict):
-        terr = desc["territory"]
-        geo = game.geometry
-        territory = (frozenset(geo.parse(n) for n in terr.get("white", [])),
-                     frozenset(geo.parse(n) for n in terr.get("black", [])))
-    points = _points_left(desc)
-    return SceneState(game.occupancy(), frozenset(last.lifts | last.places) if last else frozenset(),
-                      tuple(game.checked_royals()), drops, purchase, outcome, tuple(sorted(royals)),
-                      territory, points)
-
-
-def _points_left(desc: dict) -> int | None:
-    for key in ("points_left", "movement_points_left", "left"):
-        v = desc.get(key)
-        if isinstance(v, int) and not isinstance(v, bool):
-            return v
-    return None
+    territory = st.territory if outcome is not None else None
+    return SceneState(st.occupancy, st.last, st.checked, drops, purchase, outcome, st.royals,
+                      territory, st.points_left)
 
 
 def render(layout: Layout, palette: Palette, state: SceneState, verdict: Verdict | None = None,

@@ -6,6 +6,8 @@ Pure functions of the game and the reconciler's values; nothing here changes sta
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 from engine.errors import EngineError
 
 from .reconcile import Explanation, Fix, Verdict
@@ -120,3 +122,43 @@ def verdict_notice(game, v: Verdict, recover: bool, outcome) -> str | None:
     if v.status == "mismatch" and outcome is None:
         return ("Set the board: " if recover else "The board does not match: ") + fix_text(game, v.fix) + "."
     return None
+
+
+def _amount(x: Fraction) -> str:
+    """3, 2.5, 1/3: a treasury as a player writes it."""
+    if x.denominator == 1:
+        return str(x.numerator)
+    if 10 ** 6 % x.denominator == 0 or (x * 1000).denominator == 1:
+        return f"{float(x):g}"
+    return str(x)
+
+
+def _hand_words(hand, names) -> str:
+    if not hand:
+        return "nothing"
+    parts = []
+    for letter, n in hand.items():
+        name = names.get(letter, letter).replace("-", " ")
+        parts.append(f"{name} ({letter.upper()}) unlimited" if n is None else f"{n} x {name} ({letter.upper()})")
+    return ", ".join(parts)
+
+
+def state_lines(game) -> list[str]:
+    """The family's state in words, from the typed view: the csipgs phase, treasuries and
+    reserves, the Chego hands, points and passes, the movement points left in a turn."""
+    st = game.board_state()
+    lines = []
+    if st.phase is not None:
+        lines.append(f"Phase: {COLOR[st.turn]}'s {st.phase} phase.")
+    if st.treasuries is not None:
+        lines.append(f"Treasuries: White {_amount(st.treasuries[0])}, Black {_amount(st.treasuries[1])} zorkmids.")
+    if st.family in ("csipgs", "chego") or any(st.hands):
+        word = st.hand_word.capitalize()
+        for c in (0, 1):
+            lines.append(f"{word} of {COLOR[c].capitalize()}: {_hand_words(st.hands[c], st.piece_names)}.")
+    if st.points is not None:
+        lines.append(f"Points if the game ended now: White {st.points[0]}, Black {st.points[1]}."
+                     + (f" Passes in a row: {st.passes}." if st.passes else ""))
+    if st.points_left is not None and st.outcome is None:
+        lines.append(f"Movement points left this turn: {st.points_left} of {st.turn_budget}.")
+    return lines

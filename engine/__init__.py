@@ -6,7 +6,9 @@ Typical use::
     game = new_game(variant)            # variant: Variant.from_dict(yaml_mapping)
     game.push(game.parse("e2e4"))
     game.legal_actions(), game.fen(), game.outcome()
+    game.board_state()                  # what the board shows, typed (engine.contract.BoardState)
 
+Every family implements :class:`engine.contract.Game`; see ``docs/engine.md``.
 The names below are imported on first use, so that importing one module of the engine (the
 command line's start-up) does not import them all.
 """
@@ -18,7 +20,8 @@ import importlib
 _WHERE = {
     "BetzaError": "errors", "EngineError": "errors", "FenError": "errors",
     "IllegalMoveError": "errors", "SquareError": "errors", "VariantError": "errors",
-    "Action": "game", "ChessGame": "game", "Outcome": "game", "new_game": "game",
+    "Action": "game", "ChessGame": "game", "FamilyGame": "game", "Outcome": "game", "new_game": "game",
+    "ActionKind": "contract", "BoardState": "contract", "Game": "contract", "Termination": "contract",
     "Geometry": "geometry",
     "Position": "position",
     "CATALOG": "variant", "PieceType": "variant", "Variant": "variant",

@@ -38,14 +38,16 @@ appears in the hand: both sides always have one more.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from .errors import FenError, IllegalMoveError, VariantError
-from .game import Action, BoardView, Outcome, Resignable, find_action
-from .moves import DROP, encode
+from .contract import ActionKind
+from .game import Action, FamilyGame, Outcome, find_action
+from .moves import DROP, decode, encode
 from .position import BLACK, WHITE, Position
 
 _RULE_KEYS = {"unlimited"}
-PASS = Action("pass", "pass")
+PASS = Action("pass", ActionKind.PASS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,10 +60,12 @@ class _Analysis:
     drops: dict              # type index -> {square: killed squares (tuple)}
 
 
-class ChegoGame(Resignable, BoardView):
+class ChegoGame(FamilyGame):
     """A game of Chego on any board, with any pieces (see the module docstring)."""
 
     family = "chego"
+    hand_word = "hand"
+    SILENT_VERBS = {"pass": "passes the turn; two passes in a row end the game and the points are counted"}
 
     def __init__(self, variant, fen: str | None = None):
         self.variant = variant
@@ -202,9 +206,9 @@ class ChegoGame(Resignable, BoardView):
     def _drop_action(self, t: int, sq: int, kills: tuple) -> Action:
         letter = self.variant.pieces[t].letter
         board = self.position.board
-        return Action(f"{letter.upper()}@{self.geometry.name(sq)}", "drop", frozenset(kills),
+        return Action(f"{letter.upper()}@{self.geometry.name(sq)}", ActionKind.DROP, frozenset(kills),
                       frozenset({sq}), encode(t, sq, 0, DROP), letter,
-                      tuple((k, self._letter(board[k])) for k in kills))
+                      tuple((k, self._letter(board[k])) for k in kills), drop=letter)   # the victims: (square, letter)
 
     def parse(self, text: str) -> Action:
         """The legal action written ``text``: ``N@e4`` (any case) or ``pass``."""
@@ -253,11 +257,7 @@ class ChegoGame(Resignable, BoardView):
                     "empty square (suicide)")
         return ""
 
-    def push(self, action: Action | str) -> Action:
-        if isinstance(action, str):
-            action = self.parse(action)
-        elif self.outcome() is not None or action not in self.legal_actions():
-            raise IllegalMoveError(f"{action.text!r} is not a legal action in {self.fen()}")
+    def _push(self, action: Action) -> None:
         pos = self.position
         us = pos.turn
         killed: tuple = ()
@@ -265,7 +265,7 @@ class ChegoGame(Resignable, BoardView):
         if action.kind == "pass":
             pos.halfmove += 1
         else:
-            t, sq = action.code & 0xFF, (action.code >> 8) & 0xFF
+            t, sq, _, _ = decode(action.code)
             pos._put(sq, (t + 1) * 2 + us)
             if t not in self.unlimited:
                 pos.hands[us][t] -= 1
@@ -278,7 +278,6 @@ class ChegoGame(Resignable, BoardView):
         self._undo.append((killed, passes))
         self.history.append(action)
         self._analysis = self._legal = None
-        return action
 
     def pop(self) -> Action:
         if not self.history:
@@ -292,7 +291,7 @@ class ChegoGame(Resignable, BoardView):
             pos.fullmove -= 1
         pos.halfmove = passes
         if action.kind != "pass":
-            t, sq = action.code & 0xFF, (action.code >> 8) & 0xFF
+            t, sq, _, _ = decode(action.code)
             pos._remove(sq)
             if t not in self.unlimited:
                 pos.hands[us][t] += 1
@@ -307,13 +306,25 @@ class ChegoGame(Resignable, BoardView):
     def _forget_outcome(self) -> None:
         self._analysis = self._legal = None
 
+    def _copy_into(self, other) -> None:
+        other.captured = [list(self.captured[0]), list(self.captured[1])]
+        other._undo = list(self._undo)
+
+    def _view_fields(self) -> dict:
+        terr = self.territory()
+        geo = self.geometry
+        return {
+            "hands": tuple(MappingProxyType(self.hand(c)) for c in (WHITE, BLACK)),
+            "points": self.points(), "passes": self.passes,
+            "territory": (frozenset(geo.parse(n) for n in terr["white"]),
+                          frozenset(geo.parse(n) for n in terr["black"])),
+        }
+
     def san(self, action: Action) -> str:
         return action.text
 
     # -- results ---------------------------------------------------------------------------
-    def outcome(self) -> Outcome | None:
-        if self.resigned is not None:
-            return self.resignation()
+    def _decide(self) -> Outcome | None:
         if self.passes < 2:
             return None
         w, b = self.points()

@@ -64,7 +64,8 @@ from typing import Mapping
 from .betza import parse_betza
 from .csipgs_cost import DesignError, cost_of, split_terms
 from .errors import BetzaError, IllegalMoveError, VariantError
-from .game import Action, ChessGame, Outcome, find_action
+from .contract import ActionKind
+from .game import Action, ChessGame, MoveCost, Outcome, find_action
 from .moves import DROP
 from .position import BLACK, WHITE
 
@@ -295,7 +296,7 @@ def kind_label(piece) -> str:
 
 # -- the game -----------------------------------------------------------------------------
 
-END = Action("end", "end")
+END = Action("end", ActionKind.END)
 
 
 @dataclass(frozen=True, slots=True)
@@ -313,6 +314,7 @@ class CostProgressiveGame(ChessGame):
     """A game of Cost Progressive Chess on any chess-family army (see the module docstring)."""
 
     family = "cost-progressive"
+    SILENT_VERBS = {"end": "ends your turn before its movement points run out"}
 
     def __init__(self, variant, fen: str | None = None):
         self.rules = CostRules.from_variant(variant)
@@ -321,6 +323,18 @@ class CostProgressiveGame(ChessGame):
         self._state = _TurnState(half=2 * (pos.fullmove - 1) + 1 + pos.turn, quiet=pos.halfmove)
         self._undo: list[tuple[_TurnState, int, int]] = []
         self._moves_cache: list[Action] | None = None
+
+    def _copy_into(self, other) -> None:
+        super()._copy_into(other)
+        other._undo = list(self._undo)
+
+    def _why_not_now(self, verb: str) -> str:
+        if verb == "end" and not self._state.moves:
+            return "no multi-move turn is under way: a turn needs at least one move before it can end"
+        return ""
+
+    def _view_fields(self) -> dict:
+        return {"points_left": self.points_left, "turn_budget": self.turn_budget}
 
     # -- turn state ------------------------------------------------------------------------
     @property
@@ -437,7 +451,7 @@ class CostProgressiveGame(ChessGame):
                 if affordable and (cost > left or (m >> 24 != DROP and st.frozen >> (m & 0xFF) & 1)):
                     continue
                 a = self.action_of(m)
-                out.append(replace(a, detail=(cost,)))
+                out.append(replace(a, detail=MoveCost(cost)))
             return out
         finally:
             if mid:
@@ -478,17 +492,13 @@ class CostProgressiveGame(ChessGame):
                                    "removed by the first move of the turn")
         raise IllegalMoveError(f"{text!r} is not a legal move in {self.fen()}")
 
-    def push(self, action: Action | str) -> Action:
-        if isinstance(action, str):
-            action = self.parse(action)
-        elif action not in self.legal_actions():
-            raise IllegalMoveError(f"{action.text!r} is not legal now in {self.fen()}")
+    def _push(self, action: Action) -> None:
         st = self._state
         if action.kind == "end":
             self._undo.append((st, 0, len(self._keys)))
             self.history.append(action)
             self._close("end")
-            return action
+            return
         pos = self.position
         pushes = 0
         if st.moves:
@@ -513,7 +523,6 @@ class CostProgressiveGame(ChessGame):
             self._close("check")
         elif not self._move_actions():
             self._close("points" if self.points_left == 0 else "no affordable move")
-        return action
 
     def _close(self, reason: str) -> None:
         st = self._state
@@ -537,28 +546,16 @@ class CostProgressiveGame(ChessGame):
         return self.history.pop()
 
     # -- results ---------------------------------------------------------------------------
-    def outcome(self) -> Outcome | None:
-        if self.resigned is not None:
-            return self.resignation()
+    def _decide(self) -> Outcome | None:
         st = self._state
         if st.moves:
             return None                          # judged when a turn begins, never within one
         v = self.variant
         us = self.turn
-        if not self.position.royal_squares(us) and any(p.royal for p in v.pieces):
-            return Outcome("0-1" if us == WHITE else "1-0", "royal pieces captured", us ^ 1)
-        if not self._move_actions():
-            if self.in_check():
-                return Outcome("0-1" if us == WHITE else "1-0", "checkmate", us ^ 1)
-            result = v.stalemate_white_wins if us == BLACK else v.stalemate_black_wins
-            w, b = Outcome(result, "").points()
-            winner = None if w == b else (WHITE if w > b else BLACK)
-            return Outcome(result, "stalemate", winner)
-        if v.fifty_moves and st.quiet >= 2 * v.fifty_moves:
-            return Outcome("1/2-1/2", "fifty-move rule")
-        if v.repetitions and self._keys.count(self._keys[-1]) >= v.repetitions:
-            return Outcome("1/2-1/2", "threefold repetition" if v.repetitions == 3 else "repetition")
-        return None
+        return self._chess_rules_outcome(
+            us, royals_lost=lambda: us if not self.position.royal_squares(us) and any(p.royal for p in v.pieces)
+            else None, has_actions=lambda: bool(self._move_actions()), checked=self.in_check, quiet=st.quiet,
+            repeated=lambda: self._keys.count(self._keys[-1]) >= v.repetitions)
 
     # -- notation --------------------------------------------------------------------------
     def _san_base(self, action: Action) -> str:

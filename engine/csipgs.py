@@ -52,6 +52,7 @@ import dataclasses
 import re
 from dataclasses import dataclass
 from fractions import Fraction
+from types import MappingProxyType
 from typing import Any
 
 from .betza import parse_betza
@@ -60,13 +61,17 @@ from .csipgs_cost import (
     decimal, parse_amount, parse_design,
 )
 from .errors import BetzaError, EngineError, IllegalMoveError, VariantError
-from .game import Action, BoardView, Outcome, Resignable
-from .moves import DROP, encode, to_uci
+from .contract import ActionKind
+from .game import (
+    Action, ArmySetup, DesignChange, DoubleMove, FamilyGame, Invention, Outcome, Purchase, Transfer,
+)
+from .moves import DROP, decode, encode, to_uci
 from .position import BLACK, WHITE, Position
 from .variant import PieceType
 
 F = Fraction
 COLOURS = ("white", "black")
+END = Action("end", ActionKind.END)
 INITIAL_DESIGNS = ("B", "BR", "fcFfmW", "N", "R", "royal-WF")
 LETTER_POOL = "acdefghijlmostuvwxyz"
 
@@ -270,10 +275,18 @@ class _State:
     army_result: Outcome | None = None
 
 
-class CsipgsGame(Resignable, BoardView):
+class CsipgsGame(FamilyGame):
     """A csipgs chess game (any of its variants); the Game interface of :mod:`engine.game`."""
 
     family = "csipgs"
+    hand_word = "reserve"
+    SILENT_VERBS = {
+        "end": "ends your design phase (and so your turn) without a change",
+        "buy": "buys a piece of one of your designs into your reserve: buy N (a letter) or buy royal-WF (a design)",
+        "design": "puts a new piece into a design slot: design N=BETZA (slot 1-6)",
+        "invent": "prices a new atom or modifier: invent NAME YOUR-ESTIMATE THEIR-ESTIMATE",
+        "setup": "records an army in Army csipgs: setup royal-WF@e1,BR@d1,...",
+    }
 
     def __init__(self, variant, fen: str | None = None, *, treasury=None, designs=None):
         """A new game of a csipgs variant, from its start or from ``fen`` (letters of the YAML's
@@ -551,7 +564,7 @@ class CsipgsGame(Resignable, BoardView):
         if st.phase == "setup":
             return []
         if st.phase == "design":
-            out = [Action("end", "end")]
+            out = [END]
             if self.rules.buy_phase == "design":
                 out.extend(self._buys())
             return out
@@ -596,7 +609,8 @@ class CsipgsGame(Resignable, BoardView):
                     lifts = {frm} | ({q} if first_capture else set()) | ({r} if caps2 >> r & 1 else set())
                     text = f"{g.name(frm)}{g.name(q)},{g.name(q)}{g.name(r)}"
                     kind = "capture" if first_capture or caps2 >> r & 1 else "move"
-                    out.append(Action(text, kind, frozenset(lifts), frozenset({r}), -1, letter, (m1, m2)))
+                    out.append(Action(text, ActionKind.CAPTURE if kind == "capture" else ActionKind.MOVE,
+                                      frozenset(lifts), frozenset({r}), -1, letter, DoubleMove(m1, m2)))
             pos.pop()
         return out
 
@@ -669,21 +683,22 @@ class CsipgsGame(Resignable, BoardView):
                     letter = self.letter_for(d)
                 except IllegalMoveError:     # all 26 letters name pieces in play
                     continue
-                out.append(Action(f"buy:{d}", "buy", piece=letter, detail=(d, self.cost(d).price)))
+                out.append(Action(f"buy:{d}", ActionKind.BUY, piece=letter, detail=Purchase(d, self.cost(d).price)))
         return out
 
     def action_of(self, m: int) -> Action:
         """The Action of an int move (a move or a transfer) in the current position."""
         pos = self.position
         pv = self._pv
-        frm, to, flag = m & 0xFF, (m >> 8) & 0xFF, m >> 24
+        frm, to, _, flag = decode(m)
         text = to_uci(m, pv)
         if flag == DROP:
-            return Action(text, "drop", frozenset(), frozenset({to}), m, pv.pieces[frm].letter,
-                          (pv.pieces[frm].name,))
+            letter = pv.pieces[frm].letter
+            return Action(text, ActionKind.DROP, frozenset(), frozenset({to}), m, letter,
+                          Transfer(pv.pieces[frm].name), drop=letter)
         letter = pv.pieces[(pos.board[frm] >> 1) - 1].letter
         captured = bool(pos.board[to])
-        return Action(text, "capture" if captured else "move",
+        return Action(text, ActionKind.CAPTURE if captured else ActionKind.MOVE,
                       frozenset({frm, to}) if captured else frozenset({frm}), frozenset({to}), m, letter)
 
     # -- parsing ------------------------------------------------------------------------------
@@ -749,7 +764,7 @@ class CsipgsGame(Resignable, BoardView):
         why = self._buy_refusal(design)
         if why is None:
             for a in self.legal_actions():
-                if a.kind == "buy" and a.detail[0] == design:
+                if a.kind == "buy" and a.detail.design == design:
                     return a
             why = "not allowed now"
         raise IllegalMoveError(f"{text!r}: {why}")
@@ -821,7 +836,7 @@ class CsipgsGame(Resignable, BoardView):
         c = self.cost(d.text)
         if designs[i - 1] == c.design:
             raise IllegalMoveError(f"{text!r}: design {i} is {c.design} already (to change nothing: end)")
-        return Action(f"design:{i}={c.design}", "design", detail=(i, c.design, c.price))
+        return Action(f"design:{i}={c.design}", ActionKind.DESIGN, detail=DesignChange(i, c.design, c.price))
 
     def _parse_invent(self, text: str, arg: str) -> Action:
         st = self.state
@@ -843,8 +858,8 @@ class CsipgsGame(Resignable, BoardView):
             if name in prices.modifiers:
                 raise IllegalMoveError(f"{text!r}: the {name} modifier was invented already "
                                        f"(x{decimal(prices.modifiers[name])})")
-            return Action(f"invent:{name}={decimal(mine)},{decimal(theirs)}", "invent",
-                          detail=("modifier", name, mine, theirs, ""))
+            return Action(f"invent:{name}={decimal(mine)},{decimal(theirs)}", ActionKind.INVENT,
+                          detail=Invention("modifier", name, mine, theirs, ""))
         if name.isalpha() and name.islower():
             raise IllegalMoveError(f"{text!r}: {name!r} is not a modifier this engine can play "
                                    f"(known: {', '.join(ATOM_MODIFIERS)}) nor an atom in Betza")
@@ -852,8 +867,8 @@ class CsipgsGame(Resignable, BoardView):
         if spec.key in prices.atoms:
             raise IllegalMoveError(f"{text!r}: the atom {spec.key} has a price already "
                                    f"({decimal(prices.atoms[spec.key])})")
-        return Action(f"invent:{name}={decimal(mine)},{decimal(theirs)}", "invent",
-                      detail=("atom", spec.key, mine, theirs, spec.family))
+        return Action(f"invent:{name}={decimal(mine)},{decimal(theirs)}", ActionKind.INVENT,
+                      detail=Invention("atom", spec.key, mine, theirs, spec.family))
 
     # -- army set-up ----------------------------------------------------------------------------
     def _parse_setup(self, text: str, t: str) -> Action:
@@ -910,19 +925,19 @@ class CsipgsGame(Resignable, BoardView):
             raise ArmyError("budget", f"{text!r}: the army's total value {decimal(total)} is not less than "
                             f"{decimal(army.budget)} zorkmids")
         label = ",".join(f"{d}@{g.name(sq)}" for d, sq, _ in placed)
-        return Action(label, "setup", frozenset(), frozenset(sq for _, sq, _ in placed), -1, "",
-                      tuple((d, sq) for d, sq, _ in placed))
+        return Action(label, ActionKind.SETUP, frozenset(), frozenset(sq for _, sq, _ in placed), -1, "",
+                      ArmySetup(tuple((d, sq) for d, sq, _ in placed)))
 
     def _apply_setup(self, action: Action) -> None:
         st = self.state
         us = st.turn
         pos = self.position
-        for design, sq in action.detail:
+        for design, sq in action.detail.placed:
             t = self._ensure_type(design)
             pos = self.position
             pos.put_piece(sq, t, us)
             st.army_spent[us] += self.cost(design).exact
-        st.army_count[us] += len(action.detail)
+        st.army_count[us] += len(action.detail.placed)
         army = self.rules.army
         done = [st.army_count[c] == army.pieces for c in (0, 1)]
         if army.setup == "alternating" and not done[us ^ 1]:
@@ -964,9 +979,7 @@ class CsipgsGame(Resignable, BoardView):
         self._credit()
 
     # -- making actions ---------------------------------------------------------------------------
-    def push(self, action: Action | str) -> Action:
-        if isinstance(action, str):
-            action = self.parse(action)
+    def _push(self, action: Action) -> None:
         self._stack.append((self.state, self.position.copy(), self._pv))
         self.state = st = _copy_state(self.state)
         pos = self.position
@@ -1022,7 +1035,6 @@ class CsipgsGame(Resignable, BoardView):
         self._keys.append(self._key())
         self._legal_cache = None
         self._outcome_cache = None
-        return action
 
     def _end_turn(self) -> None:
         st = self.state
@@ -1047,7 +1059,8 @@ class CsipgsGame(Resignable, BoardView):
     def pop(self) -> Action:
         if not self.history:
             raise IllegalMoveError("no action to take back")
-        self.state, self.position, self._pv = self._stack.pop()
+        self.state, pos, self._pv = self._stack.pop()
+        self.position = pos.copy()          # the stack's snapshots stay unchanged (copies share them)
         self._keys.pop()
         self._legal_cache = None
         self._outcome_cache = None
@@ -1058,10 +1071,44 @@ class CsipgsGame(Resignable, BoardView):
         self._legal_cache = None
         self._outcome_cache = None
 
+    def _copy_into(self, other) -> None:
+        other.state = _copy_state(self.state)
+        other._stack = list(self._stack)
+        other._keys = list(self._keys)
+
+    def _why_not_now(self, verb: str) -> str:
+        # the parser says why for the other verbs, in the words of the rules
+        if verb == "setup" and self.rules.army is None:
+            return f"armies are set up only in Army csipgs, not in {self.variant.name}"
+        return ""
+
+    def _view_fields(self) -> dict:
+        st = self.state
+        pv = self._pv
+        hands = tuple(MappingProxyType({p.letter: n for p, n in zip(pv.pieces, self.position.hands[c]) if n})
+                      for c in (WHITE, BLACK))
+        return {"phase": st.phase, "treasuries": (st.treasury[WHITE], st.treasury[BLACK]), "hands": hands,
+                "move_number": max(1, (st.ply + 1) // 2),
+                "piece_names": MappingProxyType({letter: design for design, letter in self.types})}
+
+    def _bought(self, legal) -> str | None:
+        h = self.history
+        for idx in range(len(h) - 1, max(-1, len(h) - 8), -1):
+            a = h[idx]
+            if a.kind == ActionKind.BUY and a.piece:
+                letter = a.piece.lower()
+                if any(x.kind == ActionKind.DROP and x.piece.lower() == letter for x in legal):
+                    return letter
+                return None
+        return None
+
+    def _repr_extra(self) -> str:
+        st = self.state
+        treasury = tuple(decimal(t) for t in st.treasury)
+        return f", treasury={treasury!r}, designs={tuple(st.designs)!r}"
+
     # -- results ---------------------------------------------------------------------------------
-    def outcome(self) -> Outcome | None:
-        if self.resigned is not None:
-            return self.resignation()
+    def _decide(self) -> Outcome | None:
         if self._outcome_cache is None:
             self._outcome_cache = (self._compute_outcome(),)
         return self._outcome_cache[0]
@@ -1092,27 +1139,21 @@ class CsipgsGame(Resignable, BoardView):
         st = self.state
         pos = self.position
         us = st.turn
-        for c in (us, us ^ 1):
-            if not pos.royal_squares(c):
-                return Outcome("0-1" if c == WHITE else "1-0", "royal pieces captured", c ^ 1)
-        actions = self._generate()
-        if not decisive_only:
-            self._legal_cache = actions
-        if not actions:
-            if any(self._attacked(k, us ^ 1) for k in self._protected(us)):
-                return Outcome("0-1" if us == WHITE else "1-0", "checkmate", us ^ 1)
-            v = self.variant
-            result = v.stalemate_white_wins if us == BLACK else v.stalemate_black_wins
-            w, b = Outcome(result, "").points()
-            return Outcome(result, "stalemate", None if w == b else (WHITE if w > b else BLACK))
-        if decisive_only:
-            return None
-        v = self.variant
-        if v.fifty_moves and st.quiet >= 2 * v.fifty_moves:
-            return Outcome("1/2-1/2", "fifty-move rule")
-        if v.repetitions and self._keys.count(self._keys[-1]) >= v.repetitions:
-            return Outcome("1/2-1/2", "threefold repetition" if v.repetitions == 3 else "repetition")
-        return None
+
+        def royals_lost():
+            return next((c for c in (us, us ^ 1) if not pos.royal_squares(c)), None)
+
+        def has_actions() -> bool:
+            actions = self._generate()
+            if not decisive_only:
+                self._legal_cache = actions
+            return bool(actions)
+
+        return self._chess_rules_outcome(
+            us, royals_lost=royals_lost, has_actions=has_actions,
+            checked=lambda: any(self._attacked(k, us ^ 1) for k in self._protected(us)), quiet=st.quiet,
+            repeated=lambda: self._keys.count(self._keys[-1]) >= self.variant.repetitions,
+            decisive_only=decisive_only)
 
     # -- notation ------------------------------------------------------------------------------
     def san(self, action: Action) -> str:
@@ -1128,15 +1169,11 @@ class CsipgsGame(Resignable, BoardView):
             text = f"{action.piece.upper()}{g.name(frm)}-{g.name(mid)}-{g.name(to)}"
         else:
             frm, to = action.code & 0xFF, (action.code >> 8) & 0xFF
-            others = [a for a in self.legal_actions() if a is not action and a.code >= 0 and a.code >> 24 != DROP
+            others = [a.code & 0xFF for a in self.legal_actions()
+                      if a is not action and a.code >= 0 and a.code >> 24 != DROP
                       and a.kind in ("move", "capture") and (a.code >> 8) & 0xFF == to
                       and pos.board[a.code & 0xFF] == pos.board[frm]]
-            dis = ""
-            if others:
-                files = {g.file_of(a.code & 0xFF) for a in others}
-                ranks = {g.rank_of(a.code & 0xFF) for a in others}
-                dis = (g.name(frm)[0] if g.file_of(frm) not in files else
-                       g.name(frm)[1:] if g.rank_of(frm) not in ranks else g.name(frm))
+            dis = self._disambiguation(frm, others)
             text = action.piece.upper() + dis + ("x" if action.kind == "capture" else "") + g.name(to)
         if self.state.phase == "action" and action in self.legal_actions():
             self.push(action)

@@ -22,12 +22,61 @@ pieces leave (``lifts``) and the squares that end up holding a moved or new piec
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
+from .contract import ActionKind, BoardState, Termination
 from .errors import IllegalMoveError, VariantError
-from .moves import CASTLE, DROP, EN_PASSANT, Move, to_uci
+from .moves import CASTLE, DROP, EN_PASSANT, Move, decode, to_uci
 from .position import BLACK, WHITE, Position
+
+MOVE, CAPTURE, PROMOTION = ActionKind.MOVE, ActionKind.CAPTURE, ActionKind.PROMOTION
+
+
+# -- what an action carries beyond its squares (Action.detail), per family -------------------------
+class MoveCost(NamedTuple):
+    """Cost Progressive: the movement points a move costs."""
+    cost: int
+
+
+class DoubleMove(NamedTuple):
+    """csipgs: the two int moves of a doublemove piece's action."""
+    first: int
+    second: int
+
+
+class Transfer(NamedTuple):
+    """csipgs: the design of the reserve piece set on the board."""
+    design: str
+
+
+class Purchase(NamedTuple):
+    """csipgs: the design bought and its price."""
+    design: str
+    price: Fraction
+
+
+class DesignChange(NamedTuple):
+    """csipgs: design slot ``slot`` (1-based) gets ``design``, priced ``price``."""
+    slot: int
+    design: str
+    price: Fraction
+
+
+class Invention(NamedTuple):
+    """csipgs: a new atom or modifier, with both players' estimates."""
+    what: str          # atom | modifier
+    name: str
+    mine: Fraction
+    theirs: Fraction
+    family: str
+
+
+class ArmySetup(NamedTuple):
+    """Army csipgs: the (design, square) pairs of a recorded army."""
+    placed: tuple
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,12 +84,14 @@ class Action:
     """One legal thing a player can do, with its notation and what the board sees of it."""
 
     text: str                          # coordinate notation: e2e4, a7a8q, N@e4, pass, buy N ...
-    kind: str                          # move | capture | castle | en-passant | promotion | drop | pass | end | buy | design | invent | ...
+    kind: ActionKind                   # see ActionKind
     lifts: frozenset[int] = frozenset()    # squares whose piece leaves (mover, victims, castling rook)
     places: frozenset[int] = frozenset()   # squares that end up holding a moved/new piece
     code: int = -1                     # the engine's int move, or -1
     piece: str = ""                    # letter of the piece that moves / is dropped / bought
-    detail: tuple = ()                 # family-specific data (e.g. killed pieces, price)
+    detail: Any = ()                   # family data: one of the NamedTuples above; Chego: ((square, letter), ...) killed
+    promotion: str = ""                # letter of the piece a pawn promotes to ("" if none)
+    drop: str = ""                     # letter of the piece dropped ("" if none)
 
     @property
     def silent(self) -> bool:
@@ -60,6 +111,11 @@ class Outcome:
     def points(self) -> tuple[Fraction, Fraction]:
         w, b = self.result.split("-")
         return Fraction(w), Fraction(b)
+
+    @property
+    def termination(self) -> Termination:
+        """How the game ended, as a :class:`~engine.contract.Termination`."""
+        return Termination.of(self.reason)
 
 
 def find_action(actions, text: str, san=None) -> Action | None:
@@ -147,7 +203,193 @@ class BoardView:
                 for sq, c in enumerate(self.position.board) if c}
 
 
-class ChessGame(Resignable, BoardView):
+class FamilyGame(Resignable, BoardView):
+    """The shared part of every family (:class:`engine.contract.Game`): checked ``push``,
+    ``copy``, the ``outcome`` template, SAN disambiguation, the typed :meth:`board_state`,
+    the silent verbs, and a ``repr`` that evaluates back.
+
+    A family implements ``_push(action)`` (apply a legal action), ``_decide()`` (the outcome
+    when nobody resigned; :meth:`_chess_rules_outcome` is the usual chess ending), its
+    ``legal_actions``/``parse``/``pop``/``fen``, and may add to the view through
+    :meth:`_view_fields`.
+    """
+
+    family = ""
+    hand_word = "hand"
+    #: silent verb -> what it does in this family (the console's help and refusals)
+    SILENT_VERBS: dict[str, str] = {}
+
+    # -- actions -------------------------------------------------------------------------------
+    def push(self, action: Action | str) -> Action:
+        """Play ``action`` (or the action written so). An action that is not legal now -- stale,
+        from another game, made up -- raises IllegalMoveError and changes nothing."""
+        action = self._checked(action)
+        self._push(action)
+        return action
+
+    def _checked(self, action: Action | str) -> Action:
+        if isinstance(action, str):
+            return self.parse(action)
+        if not isinstance(action, Action):
+            raise IllegalMoveError(f"{action!r} is not an action")
+        legal = self.legal_actions()
+        for a in legal:
+            if a is action:
+                return action
+        if action in legal:
+            return action
+        # actions a family parses but does not list (csipgs designs, inventions, army set-ups)
+        if self.outcome() is None:
+            try:
+                if self.parse(action.text) == action:
+                    return action
+            except IllegalMoveError:
+                pass
+        raise IllegalMoveError(f"{action.text!r} is not a legal action now in {self.fen()}")
+
+    def _push(self, action: Action) -> None:
+        raise NotImplementedError
+
+    def copy(self):
+        """An independent game in the same state (history included: pop works on the copy).
+        Caches of legal actions are shared: they are replaced when a game changes, never
+        changed in place."""
+        other = object.__new__(type(self))
+        other.__dict__.update(self.__dict__)
+        other.position = self.position.copy()
+        other.history = list(self.history)
+        self._copy_into(other)
+        return other
+
+    def _copy_into(self, other) -> None:
+        """Copy the family's own mutable state into ``other`` (a shallow copy so far)."""
+
+    # -- results ---------------------------------------------------------------------------------
+    def outcome(self) -> Outcome | None:
+        """The game's outcome: a resignation, else the family's rules (:meth:`_decide`)."""
+        if self.resigned is not None:
+            return self.resignation()
+        return self._decide()
+
+    def _decide(self) -> Outcome | None:
+        raise NotImplementedError
+
+    def _chess_rules_outcome(self, us: int, *, royals_lost, has_actions, checked, quiet: int,
+                             repeated, decisive_only: bool = False) -> Outcome | None:
+        """The chess ending, in order: royal pieces captured, checkmate or stalemate (no legal
+        action), the fifty-move rule (``quiet`` half-moves), repetition. ``royals_lost``,
+        ``has_actions``, ``checked`` and ``repeated`` are called only when needed;
+        ``royals_lost`` returns the colour that lost its royal pieces, or None.
+        ``decisive_only``: only a win, loss or stalemate."""
+        lost = royals_lost()
+        if lost is not None:
+            return Outcome("0-1" if lost == WHITE else "1-0", str(Termination.ROYALS_CAPTURED), lost ^ 1)
+        v = self.variant
+        if not has_actions():
+            if checked():
+                return Outcome("0-1" if us == WHITE else "1-0", str(Termination.CHECKMATE), us ^ 1)
+            # the side that cannot move is stalemated by the other
+            result = v.stalemate_white_wins if us == BLACK else v.stalemate_black_wins
+            w, b = Outcome(result, "").points()
+            return Outcome(result, str(Termination.STALEMATE), None if w == b else (WHITE if w > b else BLACK))
+        if decisive_only:
+            return None
+        if v.fifty_moves and quiet >= 2 * v.fifty_moves:
+            return Outcome("1/2-1/2", str(Termination.FIFTY_MOVES))
+        if v.repetitions and repeated():
+            return Outcome("1/2-1/2", str(Termination.THREEFOLD if v.repetitions == 3 else Termination.REPETITION))
+        return None
+
+    # -- notation --------------------------------------------------------------------------------
+    def _disambiguation(self, frm: int, others: list[int]) -> str:
+        """What SAN adds after the piece letter when pieces of the same kind on ``others``
+        could go to the same square: the file, else the rank, else the whole square."""
+        if not others:
+            return ""
+        g = self.geometry
+        if g.file_of(frm) not in {g.file_of(o) for o in others}:
+            return g.name(frm)[0]
+        if g.rank_of(frm) not in {g.rank_of(o) for o in others}:
+            return g.name(frm)[1:]
+        return g.name(frm)
+
+    # -- the commands a player types that the board cannot see --------------------------------------
+    def silent_verbs(self) -> dict[str, str]:
+        """The silent verbs this family knows (``pass``, ``end``, ``buy`` ...), each with what
+        it does here."""
+        return dict(self.SILENT_VERBS)
+
+    def why_not(self, verb: str) -> str:
+        """Why ``verb`` cannot be played now: '' when it can, or when the family's parser says
+        it better (it names the rule); else a reason a player can act on."""
+        verb = verb.lower()
+        if any(a.kind == verb for a in self.legal_actions()):
+            return ""
+        out = self.outcome()
+        if out is not None:
+            return f"the game is over ({out.result}, {out.reason})"
+        known = self.silent_verbs()
+        if verb not in known:
+            if verb in ("buy", "design", "invent", "setup"):
+                return "purchases, designs and armies are csipgs rules"
+            if verb == "pass":
+                return "passing is not allowed in this game"
+            if verb == "end":
+                return "only a multi-move turn ends with end"
+            return f"{verb} is not a command of this game"
+        return self._why_not_now(verb)
+
+    def _why_not_now(self, verb: str) -> str:
+        """A known silent verb that is not legal now: why (families override)."""
+        return ""
+
+    # -- the typed view ------------------------------------------------------------------------------
+    def board_state(self) -> BoardState:
+        """What the board shows, typed (see :class:`engine.contract.BoardState`)."""
+        out = self.outcome()
+        legal = self.legal_actions() if out is None else ()
+        drops = frozenset(sq for a in legal if a.kind == ActionKind.DROP for sq in a.places)
+        bought = self._bought(legal)
+        purchase = frozenset(sq for a in legal if a.kind == ActionKind.DROP and a.piece.lower() == bought
+                             for sq in a.places) if bought else frozenset()
+        v = self.position.variant
+        pm = self.piece_map()
+        royal_letters = {p.letter for p in v.pieces if p.royal}
+        royals = tuple(sorted((sq, c) for sq, (letter, c) in pm.items() if letter in royal_letters))
+        last = next((a for a in reversed(self.history) if not a.silent), None)
+        fields = dict(
+            family=self.family, turn=self.turn, occupancy=self.occupancy(),
+            pieces=MappingProxyType(pm), move_number=self.position.fullmove, hand_word=self.hand_word,
+            drop_squares=drops, purchase_squares=purchase, bought=bought,
+            checked=tuple(self.checked_royals()), royals=royals,
+            last=frozenset(last.lifts | last.places) if last else frozenset(), outcome=out,
+            piece_names=MappingProxyType({p.letter: p.name for p in v.pieces}))
+        fields.update(self._view_fields())
+        return BoardState(**fields)
+
+    def _view_fields(self) -> dict:
+        """The family's own fields of the view (hands, treasuries, points ...)."""
+        return {}
+
+    def _bought(self, legal) -> str | None:
+        """The letter of the piece bought last this turn, when it may be dropped now."""
+        return None
+
+    def describe(self) -> dict:
+        """The JSON form of :meth:`board_state` plus the family's own details."""
+        return {}
+
+    # -- repr ----------------------------------------------------------------------------------------
+    def __repr__(self) -> str:
+        """``ChessGame(Variant(...), 'FEN')``: evaluates back (with the engine's names in scope)
+        to a game in the same position (the history is not part of it)."""
+        return f"{type(self).__name__}({self.variant!r}, {self.fen()!r}{self._repr_extra()})"
+
+    def _repr_extra(self) -> str:
+        return ""
+
+
+class ChessGame(FamilyGame):
     """A chess-family game: orthodox chess, Tomorrow's Chess and any Betza army."""
 
     family = "chess"
@@ -160,6 +402,9 @@ class ChessGame(Resignable, BoardView):
         self._keys: list[str] = [self._key()]
         self._legal_cache: list[Action] | None = None
         self.resigned: int | None = None
+
+    def _copy_into(self, other) -> None:
+        other._keys = list(self._keys)
 
     # -- state -----------------------------------------------------------------------------
     def fen(self) -> str:
@@ -179,6 +424,14 @@ class ChessGame(Resignable, BoardView):
     def describe(self) -> dict:
         return {}
 
+    def _view_fields(self) -> dict:
+        hands = self.position.hands
+        if not any(hands[0]) and not any(hands[1]):
+            return {}
+        pieces = self.variant.pieces
+        return {"hands": tuple(MappingProxyType({pieces[t].letter: n for t, n in enumerate(hands[c]) if n})
+                               for c in (WHITE, BLACK))}
+
     def _key(self) -> str:
         return " ".join(self.position.fen().split()[:4])
 
@@ -195,22 +448,24 @@ class ChessGame(Resignable, BoardView):
         """The Action of an int move in the current position."""
         pos = self.position
         v = self.variant
-        frm, to, extra, flag = m & 0xFF, (m >> 8) & 0xFF, (m >> 16) & 0xFF, m >> 24
+        frm, to, extra, flag = decode(m)
         text = to_uci(m, v)
         if flag == DROP:
-            return Action(text, "drop", frozenset(), frozenset({to}), m, v.pieces[frm].letter)
+            letter = v.pieces[frm].letter
+            return Action(text, ActionKind.DROP, frozenset(), frozenset({to}), m, letter, drop=letter)
         letter = v.pieces[(pos.board[frm] >> 1) - 1].letter
         if flag == CASTLE:
             rook = extra - 1
             rto = frm + (1 if to > frm else -1)
-            return Action(text, "castle", frozenset({frm, rook}), frozenset({to, rto}), m, letter)
+            return Action(text, ActionKind.CASTLE, frozenset({frm, rook}), frozenset({to, rto}), m, letter)
         if flag == EN_PASSANT:
             victim = to - pos._forward[pos.turn]
-            return Action(text, "en-passant", frozenset({frm, victim}), frozenset({to}), m, letter)
+            return Action(text, ActionKind.EN_PASSANT, frozenset({frm, victim}), frozenset({to}), m, letter)
         captured = bool(pos.board[to])
-        kind = "promotion" if extra else ("capture" if captured else "move")
         lifts = frozenset({frm, to}) if captured else frozenset({frm})
-        return Action(text, kind, lifts, frozenset({to}), m, letter)
+        if extra:
+            return Action(text, PROMOTION, lifts, frozenset({to}), m, letter, promotion=v.pieces[extra - 1].letter)
+        return Action(text, CAPTURE if captured else MOVE, lifts, frozenset({to}), m, letter)
 
     def parse(self, text: str) -> Action:
         """The legal action written ``text`` (coordinate notation or SAN)."""
@@ -221,14 +476,11 @@ class ChessGame(Resignable, BoardView):
             raise IllegalMoveError(f"{text!r}: the game is over ({self.outcome().reason})")
         raise IllegalMoveError(f"{text!r} is not a legal move in {self.fen()}")
 
-    def push(self, action: Action | str) -> Action:
-        if isinstance(action, str):
-            action = self.parse(action)
+    def _push(self, action: Action) -> None:
         self.position.push(action.code)
         self.history.append(action)
         self._keys.append(self._key())
         self._legal_cache = None
-        return action
 
     def pop(self) -> Action:
         if not self.history:
@@ -243,27 +495,14 @@ class ChessGame(Resignable, BoardView):
         self._legal_cache = None
 
     # -- results ---------------------------------------------------------------------------
-    def outcome(self) -> Outcome | None:
-        if self.resigned is not None:
-            return self.resignation()
+    def _decide(self) -> Outcome | None:
         pos = self.position
         v = self.variant
         us = pos.turn
-        if not pos.royal_squares(us) and any(p.royal for p in v.pieces):
-            return Outcome("0-1" if us == WHITE else "1-0", "royal pieces captured", us ^ 1)
-        if pos.count_legal() == 0:
-            if pos.in_check():
-                return Outcome("0-1" if us == WHITE else "1-0", "checkmate", us ^ 1)
-            # the side that cannot move is stalemated by the other
-            result = v.stalemate_white_wins if us == BLACK else v.stalemate_black_wins
-            w, b = Outcome(result, "").points()
-            winner = None if w == b else (WHITE if w > b else BLACK)
-            return Outcome(result, "stalemate", winner)
-        if v.fifty_moves and pos.halfmove >= 2 * v.fifty_moves:
-            return Outcome("1/2-1/2", "fifty-move rule")
-        if v.repetitions and self._keys.count(self._keys[-1]) >= v.repetitions:
-            return Outcome("1/2-1/2", "threefold repetition" if v.repetitions == 3 else "repetition")
-        return None
+        return self._chess_rules_outcome(
+            us, royals_lost=lambda: us if not pos.royal_squares(us) and any(p.royal for p in v.pieces) else None,
+            has_actions=lambda: pos.count_legal() != 0, checked=pos.in_check, quiet=pos.halfmove,
+            repeated=lambda: self._keys.count(self._keys[-1]) >= v.repetitions)
 
     # -- notation --------------------------------------------------------------------------
     def san(self, action: Action) -> str:
@@ -272,7 +511,7 @@ class ChessGame(Resignable, BoardView):
         m = action.code
         if m < 0:
             return action.text
-        frm, to, extra, flag = m & 0xFF, (m >> 8) & 0xFF, (m >> 16) & 0xFF, m >> 24
+        frm, to, extra, flag = decode(m)
         if flag == DROP:
             text = f"{v.pieces[frm].letter.upper()}@{g.name(to)}"
         elif flag == CASTLE:
@@ -285,21 +524,11 @@ class ChessGame(Resignable, BoardView):
                 if extra:
                     text += "=" + v.pieces[extra - 1].letter.upper()
             else:
-                others = [a for a in self.legal_actions() if a.code != m and a.code >= 0
+                others = [a.code & 0xFF for a in self.legal_actions() if a.code != m and a.code >= 0
                           and (a.code >> 24) not in (DROP, CASTLE)
                           and ((a.code >> 8) & 0xFF) == to
                           and pos.board[a.code & 0xFF] == pos.board[frm]]
-                dis = ""
-                if others:
-                    ofiles = {g.file_of(a.code & 0xFF) for a in others}
-                    oranks = {g.rank_of(a.code & 0xFF) for a in others}
-                    if g.file_of(frm) not in ofiles:
-                        dis = g.name(frm)[0]
-                    elif g.rank_of(frm) not in oranks:
-                        dis = g.name(frm)[1:]
-                    else:
-                        dis = g.name(frm)
-                text = piece.letter.upper() + dis + ("x" if capture else "") + g.name(to)
+                text = piece.letter.upper() + self._disambiguation(frm, others) + ("x" if capture else "") + g.name(to)
         pos.push(m)
         try:
             if pos.in_check():

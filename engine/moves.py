@@ -26,6 +26,11 @@ def encode(frm: int, to: int, extra: int = 0, flag: int = NORMAL) -> int:
     return frm | to << 8 | extra << 16 | flag << 24
 
 
+def decode(m: int) -> tuple[int, int, int, int]:
+    """(from, to, extra, flag) of an int move (see the layout above)."""
+    return m & 0xFF, (m >> 8) & 0xFF, (m >> 16) & 0xFF, m >> 24
+
+
 @dataclass(frozen=True, slots=True)
 class Move:
     """A move as a value: squares are ints on the variant's geometry."""
@@ -39,7 +44,7 @@ class Move:
 
     @classmethod
     def from_int(cls, m: int) -> Move:
-        frm, to, extra, flag = m & 0xFF, (m >> 8) & 0xFF, (m >> 16) & 0xFF, m >> 24
+        frm, to, extra, flag = decode(m)
         if flag == DROP:
             return cls(None, to, drop=frm)
         if flag == CASTLE:
@@ -59,7 +64,7 @@ class Move:
 def to_uci(m: int, variant) -> str:
     """Coordinate notation of an int move."""
     g = variant.geometry
-    frm, to, extra, flag = m & 0xFF, (m >> 8) & 0xFF, (m >> 16) & 0xFF, m >> 24
+    frm, to, extra, flag = decode(m)
     if flag == DROP:
         return f"{variant.pieces[frm].letter.upper()}@{g.name(to)}"
     text = g.name(frm) + g.name(to)

@@ -75,6 +75,11 @@ class Position:
         pos._set_fen(variant.start_fen if fen is None else fen)
         return pos
 
+    def __repr__(self) -> str:
+        """``Position.from_fen(Variant(...), 'FEN')``: evaluates back to the same position
+        (with the engine's names in scope; the move stack is not part of it)."""
+        return f"Position.from_fen({self.variant!r}, {self.fen()!r})"
+
     def copy(self) -> Position:
         other = Position.__new__(Position)
         for name in Position.__slots__:

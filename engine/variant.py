@@ -7,7 +7,7 @@ name the source, the key and the bad value.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from fractions import Fraction
 from types import MappingProxyType
 from typing import Any, Mapping
@@ -75,6 +75,15 @@ _TOP_KEYS = {"name", "description", "family", "board", "pieces", "back_rank", "p
              "repetitions", "royal_rule", "notes", "rules"}
 
 
+def _plain(x: Any) -> Any:
+    """Read-only mappings as plain dicts, for a repr that evaluates back."""
+    if isinstance(x, Mapping):
+        return {k: _plain(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_plain(v) for v in x]
+    return x
+
+
 def _fail(source: str, key: str, value: Any, why: str) -> VariantError:
     return VariantError(f"{source}: {key}: {value!r}: {why}")
 
@@ -86,6 +95,10 @@ def parse_result(text: str) -> tuple[Fraction, Fraction]:
         return Fraction(w), Fraction(b)
     except (ValueError, ZeroDivisionError, AttributeError):
         raise VariantError(f"{text!r} is not a result such as 1-0 or 3/5-2/5") from None
+
+
+# Promotion preference, best first: the queen, then the strongest pieces of the catalog.
+PROMOTION_PREFERENCE = ("q", "z", "c", "j", "i", "a", "y", "r", "t", "o", "f", "u", "l", "g", "b", "n", "h", "m")
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +136,19 @@ class Variant:
     @property
     def letters(self) -> str:
         return "".join(p.letter for p in self.pieces)
+
+    def __repr__(self) -> str:
+        """Evaluates back to an equal Variant (given the names Variant, Geometry, PieceType)."""
+        args = ", ".join(f"{f.name}={_plain(getattr(self, f.name))!r}" for f in fields(self))
+        return f"Variant({args})"
+
+    @property
+    def promotion_order(self) -> tuple[str, ...]:
+        """The letters a pawn may promote to, the best first (the default of a promotion
+        prompt): by :data:`PROMOTION_PREFERENCE`, then any others alphabetically."""
+        letters = {self.pieces[i].letter for i in self.promotion}
+        return (tuple(x for x in PROMOTION_PREFERENCE if x in letters)
+                + tuple(sorted(letters - set(PROMOTION_PREFERENCE))))
 
     # -- construction --------------------------------------------------------------------
     @classmethod

@@ -1,0 +1,214 @@
+"""The contract between the rule families and everything that plays them.
+
+Every family (chess, csipgs, chego, cost-progressive) implements :class:`Game`; the board
+driver, the CLI, the web page and the computer players use only what is written here:
+
+* :class:`ActionKind`, :class:`Termination` -- the closed sets of action kinds and of ways a
+  game ends (string enums: ``ActionKind.DROP == "drop"``, ``str(Termination.CHECKMATE)`` is
+  ``"checkmate"``, and both serialise to JSON as their text);
+* :class:`BoardState` -- one typed view of what the board shows (:meth:`Game.board_state`);
+  ``describe()`` is its JSON form with the family's extra details;
+* :class:`Game` -- the methods a family provides (a :class:`typing.Protocol`).
+
+Standard library only, like the rest of the engine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from fractions import Fraction
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Mapping, Protocol, Sequence, runtime_checkable
+
+if TYPE_CHECKING:       # pragma: no cover
+    from .game import Action, Outcome
+
+
+class _TextEnum(str, Enum):
+    """A string enum that prints, formats and compares as its text."""
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+
+class ActionKind(_TextEnum):
+    """What an :class:`~engine.game.Action` does."""
+
+    MOVE = "move"                   # a piece moves to an empty square
+    CAPTURE = "capture"             # a piece moves onto an enemy piece (csipgs: a double move that captures)
+    CASTLE = "castle"
+    EN_PASSANT = "en-passant"
+    PROMOTION = "promotion"         # a pawn move that promotes (capturing or not)
+    DROP = "drop"                   # a piece from hand or reserve is set on the board
+    PASS = "pass"
+    END = "end"                     # ends a multi-move turn (cost-progressive) or a design phase (csipgs)
+    BUY = "buy"                     # csipgs: a purchase into the reserve
+    DESIGN = "design"               # csipgs: a design slot gets a new piece
+    INVENT = "invent"               # csipgs: a new atom or modifier is priced
+    SETUP = "setup"                 # Army csipgs: an army is recorded
+
+    @property
+    def silent(self) -> bool:
+        """True for the kinds that never move a piece (the board cannot see them)."""
+        return self in _SILENT_KINDS
+
+
+_SILENT_KINDS = frozenset({ActionKind.PASS, ActionKind.END, ActionKind.BUY, ActionKind.DESIGN,
+                           ActionKind.INVENT})
+
+
+class Termination(_TextEnum):
+    """How a game ended (:attr:`~engine.game.Outcome.termination`)."""
+
+    CHECKMATE = "checkmate"
+    STALEMATE = "stalemate"
+    ROYALS_CAPTURED = "royal pieces captured"
+    FIFTY_MOVES = "fifty-move rule"
+    THREEFOLD = "threefold repetition"
+    REPETITION = "repetition"                   # a variant's n-fold repetition other than three
+    RESIGNATION = "resignation"
+    TERRITORY = "territory"                     # Chego: both players passed, points counted
+    NO_ROYAL_IN_ARMY = "no royal piece in army"  # Army csipgs: an army was set up without one
+
+    @classmethod
+    def of(cls, reason: str) -> Termination:
+        """The termination an outcome's ``reason`` text names."""
+        try:
+            return cls(reason)
+        except ValueError:
+            pass
+        if reason.startswith("both players passed"):
+            return cls.TERRITORY
+        if "army" in reason and "royal" in reason:
+            return cls.NO_ROYAL_IN_ARMY
+        raise ValueError(f"{reason!r} names no termination")
+
+
+def _frozen_map(m: Mapping | None) -> Mapping:
+    return MappingProxyType(dict(m or {}))
+
+
+_NO_HANDS = (MappingProxyType({}), MappingProxyType({}))
+
+
+@dataclass(frozen=True)
+class BoardState:
+    """What the board shows, typed: one value per position, for the console, the LEDs, the web
+    page, the computer players and ``--json`` alike. Squares are ints of the variant's
+    geometry (``game.geometry.name(sq)`` names them), colours are 0 (White) and 1 (Black),
+    pieces are the variant's letters (lower case; ``piece_names`` gives their names).
+
+    Every family fills the fields that apply to it and leaves the others at their empty
+    default (``None``, empty mappings and sets)::
+
+        st = game.board_state()
+        st.turn, st.pieces[sq], st.hands[WHITE].get("n", 0), st.drop_squares
+
+    Fields:
+
+    * ``family``, ``turn`` (the side to act), ``phase`` (csipgs: ``"setup"``, ``"action"``
+      or ``"design"``; None elsewhere), ``move_number`` (the FEN's full-move number);
+    * ``occupancy`` (bitboard), ``pieces`` ({square: (letter, colour)});
+    * ``hands`` -- per colour, {letter: count} of the pieces off the board the player may
+      bring in: the csipgs *reserve*, the Chego *hand* (count None: unlimited), the
+      chess-with-drops hand; ``hand_word`` says what the family calls it ("reserve" or
+      "hand");
+    * ``treasuries`` -- csipgs: (White's, Black's) zorkmids as Fractions; None elsewhere;
+    * ``points`` -- Chego: (White's, Black's) points if the game ended now; None elsewhere;
+    * ``points_left`` / ``turn_budget`` -- cost-progressive: movement points left in the
+      turn under way, and the turn's budget; None elsewhere;
+    * ``passes`` -- Chego: passes in a row since the last drop; None elsewhere;
+    * ``territory`` -- Chego: (squares White controls, squares Black controls), empty
+      squares only; None elsewhere;
+    * ``drop_squares`` -- squares the side to act may drop a piece on now;
+      ``purchase_squares`` -- those of the piece bought last this turn (csipgs), and
+      ``bought`` its letter (or None);
+    * ``checked`` -- squares of royal pieces in check; ``royals`` -- (square, colour) of
+      every royal piece; ``last`` -- squares of the last action that moved pieces;
+    * ``outcome`` -- the :class:`~engine.game.Outcome`, or None while the game goes on;
+    * ``piece_names`` -- {letter: the piece's name (csipgs: its design text)}.
+
+    ``describe()`` is the JSON form: the same facts with square names and decimal strings,
+    plus details only that family has (the contract test checks they agree).
+    """
+
+    family: str
+    turn: int
+    occupancy: int
+    pieces: Mapping[int, tuple[str, int]]
+    phase: str | None = None
+    move_number: int = 1
+    hands: tuple[Mapping[str, int | None], Mapping[str, int | None]] = _NO_HANDS
+    hand_word: str = "hand"
+    treasuries: tuple[Fraction, Fraction] | None = None
+    points: tuple[int, int] | None = None
+    points_left: int | None = None
+    turn_budget: int | None = None
+    passes: int | None = None
+    territory: tuple[frozenset[int], frozenset[int]] | None = None
+    drop_squares: frozenset[int] = frozenset()
+    purchase_squares: frozenset[int] = frozenset()
+    bought: str | None = None
+    checked: tuple[int, ...] = ()
+    royals: tuple[tuple[int, int], ...] = ()
+    last: frozenset[int] = frozenset()
+    outcome: Outcome | None = None
+    piece_names: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+
+
+@runtime_checkable
+class Game(Protocol):
+    """What every rules family provides (see :mod:`engine.game` for the shared base class,
+    :class:`~engine.game.FamilyGame`, that gives most of it)."""
+
+    family: str
+    variant: object
+    history: list
+
+    @property
+    def turn(self) -> int: ...
+    @property
+    def geometry(self): ...
+
+    def legal_actions(self) -> Sequence[Action]:
+        """Every legal action now (empty when the game is over)."""
+
+    def parse(self, text: str) -> Action:
+        """The legal action written ``text``; IllegalMoveError says why not."""
+
+    def push(self, action: Action | str) -> Action:
+        """Play a legal action. An action that is not legal now (stale, from another game, or
+        made up) raises IllegalMoveError and changes nothing."""
+
+    def pop(self) -> Action:
+        """Take back the last action (and a resignation after it)."""
+
+    def copy(self) -> Game:
+        """An independent game in the same state, history included (pop works on it)."""
+
+    def outcome(self) -> Outcome | None: ...
+    def fen(self) -> str: ...
+    def san(self, action: Action) -> str: ...
+    def occupancy(self) -> int: ...
+    def piece_map(self) -> dict[int, tuple[str, int]]: ...
+    def checked_royals(self) -> list[int]: ...
+    def in_check(self) -> bool: ...
+    def board_state(self) -> BoardState: ...
+    def describe(self) -> dict: ...
+    def silent_verbs(self) -> Mapping[str, str]:
+        """The silent verbs (``pass``, ``end``, ``buy`` ...) this family knows, each with what
+        it does here."""
+
+    def why_not(self, verb: str) -> str:
+        """Why ``verb`` cannot be played now ('' when it can, or when the family has no
+        better reason than the parser's)."""
+
+    def resign(self, color: int) -> None: ...
+    def unresign(self) -> None: ...
+
+
+__all__ = ["ActionKind", "BoardState", "Game", "Termination"]
