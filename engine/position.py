@@ -492,15 +492,18 @@ class Position:
         return squares
 
     # -- move generation -------------------------------------------------------------------
-    def legal_moves(self) -> list[int]:
+    def legal_moves(self, drops: bool = True) -> list[int]:
+        """The legal moves as ints; ``drops=False`` leaves out the plain drops from the hands
+        (for families that drop by rules of their own: they are then neither generated nor
+        tested for royal safety)."""
         out: list[int] = []
-        self._generate(out)
+        self._generate(out, drops)
         return out
 
-    def count_legal(self) -> int:
-        return self._generate(None)
+    def count_legal(self, drops: bool = True) -> int:
+        return self._generate(None, drops)
 
-    def _generate(self, out: list | None) -> int:
+    def _generate(self, out: list | None, drops: bool = True) -> int:
         us = self.turn
         them = us ^ 1
         own = self.occ[us]
@@ -529,7 +532,7 @@ class Position:
             count = self._count_fast(us, king_sq, danger)
         if self.castling and not in_check:
             count += self._castling_moves(us, occ, out, protect)
-        if any(self.hands[us]):
+        if drops and any(self.hands[us]):
             count += self._drop_moves(us, ~occ & self._mask, out, protect)
         return count if out is None else len(out)
 
