@@ -9,7 +9,8 @@ Topics (``PREFIX`` is ``fairyboard`` unless the profile says otherwise; ``BOARD`
     exactly as in the board's journal. Records are idempotent by (board, game, seq).
 ``PREFIX/BOARD/game/GAME/state``   QoS 1, retained
     the game's current state: ``seq`` (its last record), variant, players, date, actions,
-    last action, result and reason.
+    last action, result and reason. Cleared (an empty retained message) once a newer game has
+    started on the board and every record of this one is acknowledged.
 ``PREFIX/BOARD/health``            QoS 1, retained
     ``{"link": ..., "sensors": ..., "t": unix seconds}``.
 ``PREFIX/BOARD/presence``          QoS 1, retained

@@ -52,6 +52,7 @@ class _Game:
     reason: str | None = None
     state_dirty: bool = True
     times: dict = field(default_factory=dict)    # seq -> wall time it was written (live records)
+    retire: bool = False             # a newer game started: clear this one's retained state once all is sent
 
 
 class Publisher:
@@ -73,6 +74,7 @@ class Publisher:
         self._lock = threading.Lock()            # guards _noted (the observer's notes)
         self._noted: dict[str, int] = {}
         self._times: dict[tuple[str, int], float] = {}
+        self._new_game: str | None = None
         self._events: queue.SimpleQueue = queue.SimpleQueue()   # ("ack", mid) | ("connect",) | ("resend", gid, n)
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -92,6 +94,8 @@ class Publisher:
                 self._noted[gid] = seq + 1
             if record.get("type") in STATE_TYPES:
                 self._times[(gid, seq)] = time.time()      # when it was made: the move's clock
+            if seq == 0:
+                self._new_game = gid
         self._wake.set()
 
     # -- life -------------------------------------------------------------------------------
@@ -247,10 +251,15 @@ class Publisher:
         with self._lock:
             noted, self._noted = self._noted, {}
             times, self._times = self._times, {}
+            new, self._new_game = self._new_game, None
         for gid, n in noted.items():
             g = self._game(gid)
             if g is not None and n > g.durable:
                 g.durable = n
+        if new is not None:
+            for g in self._games.values():
+                if g.gid != new:
+                    g.retire = True
         for (gid, seq), t in times.items():
             g = self._games.get(gid)
             if g is not None and seq >= g.sent:
@@ -379,6 +388,11 @@ class Publisher:
                 if self._publish(topics.state(self.cfg.prefix, self.cfg.name, g.gid), json.dumps(st),
                                  retain=True) is not None:
                     g.state_dirty = False
+            if g.retire and not g.state_dirty and g.resend_from is None and g.acked >= g.durable \
+                    and g.sent >= g.durable and len(self._inflight) < self.window:
+                # the broker keeps only the board's current game as retained state
+                if self._publish(topics.state(self.cfg.prefix, self.cfg.name, g.gid), b"", retain=True) is not None:
+                    del self._games[g.gid]
 
     def _send_record(self, g: _Game, seq: int, line: bytes) -> bool:
         t = g.times.pop(seq, None)

@@ -152,6 +152,8 @@ class Recorder:
             if parsed is None:
                 continue
             kind, board, game = parsed
+            if not payload:                  # a retained message cleared
+                continue
             try:
                 data = json.loads(payload)
             except ValueError:

@@ -134,6 +134,25 @@ def test_retained_state_health_and_presence(make_board, make_recorder, broker):
     assert st["players"] == {"white": "Ann", "black": "Bob"} and st["variant"] == "orthodox"
     assert got["fairyboard/b1/presence"][0] and got["fairyboard/b1/presence"][1]["online"] is True
     assert got["fairyboard/b1/health"][0] and got["fairyboard/b1/health"][1]["sensors"] == "sim"
+    # the next game: the broker keeps its state only, the recorder both games
+    g2 = b.new_game()
+    b.move("d2d4", 1)
+    assert rec.wait_for(lambda: len(rec.store.games("b1")) == 2 and rec.store.games("b1")[1]["contig"] == len(b.lines()), 10)
+    assert b.pub.wait_idle(5)
+    time.sleep(0.5)
+    got.clear()
+    c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="newcomer2", protocol=mqtt.MQTTv311)
+    c.username_pw_set("recorder", "pw-rec")
+    c.on_message = lambda client, userdata, msg: got.__setitem__(msg.topic, msg.payload)
+    c.connect("127.0.0.1", broker.port)
+    c.subscribe("fairyboard/b1/game/+/state", qos=1)
+    c.loop_start()
+    time.sleep(1.0)
+    c.loop_stop()
+    c.disconnect()
+    assert list(got) == [f"fairyboard/b1/game/{g2}/state"]
+    assert json.loads(got[f"fairyboard/b1/game/{g2}/state"])["last"] == "d2d4"
+    assert rec.store.games("b1")[0]["result"] == "1-0"
 
 
 def test_journal_never_waits_for_the_publisher(make_board, make_recorder):
