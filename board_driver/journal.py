@@ -170,9 +170,17 @@ class Journal:
         return lines
 
     def write(self, record: dict, *, sync: bool) -> None:
+        self.write_all([record], sync=sync)
+
+    def write_all(self, records: list[dict], *, sync: bool) -> None:
+        """Write ``records`` together: all of them, or (JournalError) none."""
         if self._fd is None:
             raise JournalError(f"{self.path}: the journal is closed")
-        line = json.dumps(record, separators=(",", ":")).encode() + b"\n"
+        if not records:
+            if sync:
+                self.sync()
+            return
+        line = b"".join(json.dumps(r, separators=(",", ":")).encode() + b"\n" for r in records)
         if self._torn:
             self._cut(self._size)
         done = 0
@@ -187,10 +195,11 @@ class Journal:
                 self._torn = True
                 self._cut(self._size)
             raise JournalError(f"{self.path}: cannot write the game record "
-                               f"({exc.strerror or exc}); the record was not saved") from None
+                               f"({exc.strerror or exc}); it was not saved") from None
         self._size += len(line)
-        self._unsynced.append((self._count, record))
-        self._count += 1
+        for record in records:
+            self._unsynced.append((self._count, record))
+            self._count += 1
         if sync:
             self.sync()
 

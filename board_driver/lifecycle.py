@@ -185,6 +185,9 @@ def open_game(store: GameStore, *, profile: BoardProfile, settings: Settings, va
     if resume is not None:
         return _resume_id(store, resume, profile=profile, settings=settings, variant=variant, players=players,
                           now=now, make_current=not own or resume == current, notes=notes, cls=cls)
+    name = variant or "orthodox"
+    v = load_variant(name)             # an unknown name fails here, before any game is left
+    name = v.name                      # "random": the dice are thrown once
     left = None
     if not own and current is not None:
         rec, bad = check(load_any(store.path(current)))
@@ -194,27 +197,25 @@ def open_game(store: GameStore, *, profile: BoardProfile, settings: Settings, va
             if copy is None:
                 store.set_current(None)
             elif not new and not fen and (variant is None or variant == rec.variant):
-                notes.append(f"game {rec.id}: its readable part ({_count(store, copy)}) goes on as game {copy}")
+                notes.append(f"game {current}: its readable part ({_count(store, copy)}) goes on as game {copy}")
                 store.set_current(copy)
                 return Opening(_resume(store, copy, profile, settings, players, now, cls), True, None, notes)
             else:
-                notes.append(f"game {rec.id}: its readable part is saved as game {copy}; "
+                notes.append(f"game {current}: its readable part is saved as game {copy}; "
                              f"fairyboard play --resume {copy} continues it")
                 store.set_current(None)
         elif not rec.finished:
             if not new and not fen and (variant is None or variant == rec.variant):
                 return Opening(_resume_or_recover(store, rec, profile, settings, players, now, cls, notes, True),
                                True, None, notes)
-            question = (f"Game {rec.id} ({rec.variant}, {len(rec.actions)} actions) is unfinished. "
+            question = (f"Game {current} ({rec.variant}, {len(rec.actions)} actions) is unfinished. "
                         f"Leave it and start a new {variant or 'orthodox'} game?")
             if confirm is not None and not confirm(question):
-                raise LifecycleError(f"nothing changed: game {rec.id} is still in progress "
+                raise LifecycleError(f"nothing changed: game {current} is still in progress "
                                      f"(fairyboard play resumes it)")
-            left = _leave(store, rec.id)
-            notes.append(f"left game {rec.id} ({rec.variant}, {len(rec.actions)} actions) unfinished: "
-                         f"fairyboard play --resume {rec.id} continues it")
-    name = variant or "orthodox"
-    v = load_variant(name)             # an unknown name fails here, before anything is created
+            left = _leave(store, current)
+            notes.append(f"left game {current} ({rec.variant}, {len(rec.actions)} actions) unfinished: "
+                         f"fairyboard play --resume {current} continues it")
     if callable(occupancy):
         occupancy = occupancy(v)
     s = start(cls or _session_class(), store, name, profile=profile, settings=settings, occupancy=occupancy,
@@ -320,7 +321,7 @@ def replace_game(session, store: GameStore, variant: str, *, profile: BoardProfi
         left = _leave(store, gid)
         notes.append(f"left game {gid} ({session.variant_name}, {len(session.game.history)} actions) unfinished: "
                      f"fairyboard play --resume {gid} continues it")
-    s = start(type(session), store, variant, profile=profile, settings=settings, occupancy=occupancy,
+    s = start(type(session), store, v.name, profile=profile, settings=settings, occupancy=occupancy,
               players=players or session.players, now=now)
     return Opening(s, False, left, notes)
 

@@ -16,6 +16,7 @@ from engine.errors import EngineError
 
 from .devices import LedSink, SensorSource
 from .errors import BoardDriverError
+from .journal import JournalError
 from .session import Session
 
 
@@ -85,17 +86,26 @@ def run_realtime(session: Session, source: SensorSource, sink: LedSink, clock: C
     every step (the page's snapshots)."""
     display = Display(sink)
     display.update(session)
+    failing = None
     while not stop():
         d = session.next_deadline()
         now = clock()
         timeout = poll if d is None else max(0.0, min(poll, (d - now) / 1000))
         frame = source.read(timeout)
-        if frame is not None:
-            _due(session, frame.t)
-            session.on_frame(frame)
-        else:
-            session.tick(clock())
-            session.prepare()           # idle: work ahead for the next frame
+        try:
+            if frame is not None:
+                _due(session, frame.t)
+                session.on_frame(frame)
+            else:
+                session.tick(clock())
+                session.prepare()           # idle: work ahead for the next frame
+            failing = None
+        except JournalError as exc:
+            # the disk refused a record (full, quota): the game stays what its journal holds,
+            # the next frame tries again; said once, not on every frame
+            if str(exc) != failing:
+                on_notice(f"error: {exc}")
+            failing = str(exc)
         while commands is not None:
             try:
                 text = commands.get_nowait()

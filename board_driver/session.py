@@ -30,7 +30,7 @@ from .bases import PROMOTION_ORDER, Bases
 from .commands import CommandError, NewGameRequest
 from .debounce import Debouncer, SquareEvent
 from .devices import LedFrame, RawFrame
-from .journal import GameStore, Journal
+from .journal import GameStore, Journal, JournalError
 from .layout import BoardProfile, Layout
 from .leds import SceneState, render_scene, scene_of
 from .reconcile import Board, Explanation, Fix, Verdict, _fix, reconcile
@@ -75,6 +75,7 @@ class Session:
         self.tentative: _Tentative | None = None
         self.recover = False                # after a takeback command or a new game: wait for the board
         self.verdict = Verdict("settled")
+        self.retry_at: int | None = None     # a journal write failed: try the board again then
         self.notices: list[str] = []
         self._mover = 0                     # the side that made the action being announced
         self.bases = Bases(game, self.marks)
@@ -126,14 +127,16 @@ class Session:
         for e in events:
             self._on_event(e)
         d = self.verdict.deadline
-        if d is not None and d <= self.now:
+        r = self.retry_at
+        if (d is not None and d <= self.now) or (r is not None and r <= self.now):
+            self.retry_at = None
             self._update(self.now)
         elif events:
             self._render()
 
     def next_deadline(self) -> int | None:
         """When :meth:`tick` has something to do, or None."""
-        ds = [d for d in (self.debouncer.deadline(), self.verdict.deadline) if d is not None]
+        ds = [d for d in (self.debouncer.deadline(), self.verdict.deadline, self.retry_at) if d is not None]
         return min(ds) if ds else None
 
     def _on_event(self, e: SquareEvent) -> None:
@@ -205,13 +208,21 @@ class Session:
         g = self.game
         if self.journal is not None:
             ply = len(g.history) - len(expl.actions) + len(popped)
+            recs = []
             for a, _ in popped:
                 ply -= 1
-                self.journal.write({"type": "pop", "ply": ply, "action": a.text, "why": why}, sync=False)
+                recs.append({"type": "pop", "ply": ply, "action": a.text, "why": why})
             for i, a in enumerate(expl.actions):
-                self.journal.write({"type": "push", "ply": ply + i + 1, "action": a.text, "w": start}, sync=False)
-            self._journal_result()
-            self.journal.sync()
+                recs.append({"type": "push", "ply": ply + i + 1, "action": a.text, "w": start})
+            out = self.outcome()
+            if out is not None:
+                recs.append({"type": "result", "result": out.result, "reason": out.reason})
+            try:
+                self.journal.write_all(recs, sync=True)     # all of it on disk, or none of it
+            except JournalError:
+                self._undo_mem(expl, popped)            # the game stays what the journal holds
+                self.retry_at = self.now + 1000         # and the board is read again in a second
+                raise
         self.choice = None
         self.tentative = None
         self._announce(expl, popped, sans)

@@ -176,6 +176,8 @@ def test_an_events_script_plays_a_game_of_its_own(tmp_path, data, fb):
 
 def test_another_variant_says_which_game_it_left_and_resume_takes_it_up_again(data, fb):
     live, _ = game_with_moves(data, "e2-e4", "e7-e5")
+    code, out, err = fb("play", "--color", "never", "--variant", "nosuch", stdin="quit\n")
+    assert code == 2 and "unknown variant 'nosuch'" in err and GameStore(data).load(live).result is None
     code, out, err = fb("play", "--color", "never", "--variant", "chego", stdin="quit\n")
     assert code == 0 and f"left game {live} (orthodox, 2 actions) unfinished" in err
     assert f"fairyboard play --resume {live}" in err

@@ -202,11 +202,14 @@ def test_a_move_the_disk_refuses_is_an_error_and_the_record_stays_readable(tmp_p
             raise OSError(errno.ENOSPC, "No space left on device")
         return real(fd, data)
     monkeypatch.setattr(os, "write", full)
-    with pytest.raises(JournalError):
+    with pytest.raises(JournalError, match="No space left on device"):
         t.move("e7", "e5")
     monkeypatch.setattr(os, "write", real)
-    rec = load_record(t.store.path(t.session.game_id))
-    assert rec.actions == ["e2e4"]
+    path = t.store.path(t.session.game_id)
+    assert load_record(path).actions == ["e2e4"]
+    assert t.moves == ["e2e4"]                        # the game holds what the journal holds
+    t.wait(1200).settle()                             # the disk has room again: the move goes in
+    assert t.moves == ["e2e4", "e7e5"] and load_record(path).actions == ["e2e4", "e7e5"]
 
 
 def test_the_observer_hears_every_record_after_its_fsync(tmp_path, monkeypatch):
