@@ -120,3 +120,42 @@ def test_the_fake_usb_refuses_a_write_larger_than_its_room():
     usb.write(b"x" * 250)
     with pytest.raises(WouldBlock):
         usb.write(b"y" * 7)
+
+
+def test_a_stalled_host_costs_frames_never_the_scan_and_the_state_catches_up(monkeypatch):
+    import fb_core
+    import fb_pins
+    import fb_usb
+    from bridge_fakes import FakeMachine, FakeNeopixel, FakeTicks
+    from mpy_fakes import _Stream, select_module
+
+    usb = FakeUsb()
+    usb.intr_char = -1
+    monkeypatch.setattr(fb_usb, "select", select_module(usb))
+    io = fb_usb.UsbSerial(stdin=_Stream(usb, "stdin"), stdout=_Stream(usb, "stdout"))
+    closed = set()
+    ticks = FakeTicks()
+    fw = fb_core.build(FakeMachine(lambda: closed), FakeNeopixel(), fb_pins, io, ticks, 0xB007)
+    fw.start()
+    fw.settings = [10, 30, 100, 100]           # a refresh and a heartbeat every 100 ms: ~400 bytes/s
+    usb.host_reading = False                   # the host holds the port and reads nothing
+    scans_before = fw.matrix.rows[0].machine.reads
+    for ms in range(4000):
+        if ms == 3000:
+            closed.add(17)
+        ticks.advance(1)
+        fw.step()                               # a write that waited would raise WouldBlock
+    assert io.dropped > 0 and len(usb.fifo) == usb.TX_FIFO
+    assert fw.debouncer.stable[17 // 8] & (1 << 17 % 8)      # the scan went on
+    assert fw.matrix.rows[0].machine.reads > scans_before
+    usb.host_reading = True
+    for _ in range(100):
+        ticks.advance(1)
+        fw.step()
+        usb.background()
+    d = Decoder()
+    msgs = d.feed(bytes(usb.to_host))
+    assert d.stats.rejected == 0                # only whole frames, never a cut one
+    occ = [m for m in msgs if isinstance(m, Occupancy)]
+    assert [o.seq for o in occ] == list(range(occ[0].seq, occ[0].seq + len(occ)))   # no seq skipped
+    assert occ[-1].closed == {17}               # the owed occupancy: the state now

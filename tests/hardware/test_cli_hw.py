@@ -346,3 +346,4 @@ def test_install_service_refuses_pwm_leds_for_a_user(tmp_path):
     assert r.returncode == 2 and "need root" in r.stderr and "dtparam=audio=off" in r.stderr
     r = cli("install-service", "--root", str(tmp_path / "r"), "--user", "root", "--board", str(board), "--bin", FAIRYBOARD)
     assert r.returncode == 0, r.stderr
+
