@@ -3,7 +3,8 @@
 ``fairyboard calibrate`` walks a person over the board. It first asks for an empty board
 (any sensor closed now is *stuck*), then lights three LEDs of the chain by their chain index
 and asks which squares they are on (that gives the chain's first corner and whether it is
-row-major or serpentine; a pattern lit through the result is then confirmed), then lights
+along the ranks or the files, straight or serpentine; a pattern lit through the result is then
+confirmed), then lights
 (or, without LEDs, names) each square in turn and asks for a piece there, recording which
 sensor closes. From the readings, :func:`analyse` builds the sensor -> square map and says
 what is wrong, by name:

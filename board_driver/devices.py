@@ -10,7 +10,7 @@ file) plugs into the driver by implementing one of two small Protocols:
   (board squares first, then any reserve-tray sensors).
 * :class:`LedSink` -- ``show(frame)`` displays one :class:`LedFrame`: a colour and a blink
   pattern per *physical square* of the board (rank-major, a1 first, ``files * ranks`` of them).
-  The sink maps physical squares to its LED chain (row-major or serpentine, any corner first:
+  The sink maps physical squares to its LED chain (along ranks or files, straight or serpentine, any corner first:
   see :class:`board_driver.layout.LedOrder`) and runs the blink patterns itself (the Pico
   firmware does; a GPIO sink needs a timer of its own).
 

@@ -18,8 +18,8 @@ map, LED order) and, under ``hardware:``, the devices behind it::
         budget_ma: 1500         # the most the LEDs may draw (mA): every frame is scaled to fit
       buttons:                  # optional push buttons (to ground) sending console commands
         pins:
-          - {pin: 8, command: choose}
-          - {pin: 9, command: end, hold: pass}
+          - {pin: 15, command: choose}
+          - {pin: 1, command: end, hold: pass}   # never GPIO 8 with SPI LEDs: it is CE0
       calibration: {...}        # written by `fairyboard calibrate` (the readings it used)
 
 :func:`load_board` reads and validates a profile once (errors name the file, key and value);

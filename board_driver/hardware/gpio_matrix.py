@@ -3,7 +3,9 @@
 Wiring (hardware/WIRING.md): one reed switch and one diode per square; the diode's anode on
 the row wire, its cathode on the column wire. Rows (ranks) are outputs, idle low; columns
 (files) are inputs with the Pi's internal pull-downs. A scan drives one row high at a time,
-waits ``settle_us`` for the wires to charge, and reads every column: a column reads high when
+waits ``settle_us`` -- long enough for a column pulled high through the previous row to fall
+back through its pull-down (the slow edge: too short a wait shows a phantom piece on the same
+file, next rank) -- and reads every column: a column reads high when
 the switch where it crosses the driven row is closed. The diodes stop current flowing back
 through an idle row, so any pattern of closed switches reads true (no ghosts).
 

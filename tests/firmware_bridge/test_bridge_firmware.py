@@ -28,7 +28,7 @@ FIRMWARE_FILES = sorted(FIRMWARE_DIR.glob("*.py"))
 
 def test_firmware_files_exist():
     names = {p.name for p in FIRMWARE_FILES}
-    assert {"main.py", "fb_proto.py", "fb_core.py", "fb_pins.py", "fb_usb.py"} <= names
+    assert {"main.py", "fb_main.py", "fb_proto.py", "fb_core.py", "fb_pins.py", "fb_usb.py"} <= names
 
 
 @pytest.mark.parametrize("path", FIRMWARE_FILES, ids=lambda p: p.name)
@@ -413,3 +413,13 @@ def test_leds_stay_within_the_current_budget():
     board.send(LedFrame(2, [(255, 0, 0)] * 4))        # small frames pass unchanged
     board.run()
     assert board.strip.shown[:5] == ((255, 0, 0),) * 4 + ((0, 0, 0),)
+
+
+def test_every_firmware_file_is_installed_compiled_by_the_readme():
+    readme = (FIRMWARE_DIR / "README.md").read_text()
+    cp = next(line for line in readme.splitlines() if line.strip().startswith("mpremote cp"))
+    for path in FIRMWARE_FILES:
+        if path.name == "main.py":
+            assert " main.py " in cp + " "           # MicroPython runs main.py only as source
+        else:
+            assert f"{path.stem}.mpy" in cp, path.name
