@@ -95,14 +95,14 @@ class Choreographer:
         if len(same) <= 1:
             return None
         if action.kind == "promotion":
-            key = action.text[-1].lower()
-            letters = {b.text[-1].lower() for b in same}
+            key = action.promotion
+            letters = {b.promotion for b in same}
             default = next((p for p in game.variant.promotion_order if p in letters), None)
             if key == default and not last and self.rng.random() < self.style.rely_on_default:
                 return None
             return key
-        if "@" in action.text:
-            return action.text.split("@")[0].lower()
+        if action.drop:
+            return action.drop.lower()
         return action.text
 
     def _order(self, game, action: Action, occ: int) -> list[tuple[str, object]]:

@@ -47,6 +47,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
+from engine.contract import TextEnum
 from engine.game import Action
 from engine.geometry import bits
 
@@ -143,9 +144,13 @@ class Explanation:
         last = self.physical[-1] if self.physical else None
         if last is not None:
             out.add(last.text.lower())
-            if last.kind == "promotion" or (last.kind in ("move", "capture") and last.text[-1:].isalpha()):
+            if last.promotion:
+                out.add(last.promotion.lower())
+            elif last.kind in ("move", "capture") and last.text[-1:].isalpha():
                 out.add(last.text[-1].lower())
-            if "@" in last.text:
+            if last.drop:
+                out.add(last.drop.lower())
+            elif "@" in last.text:
                 out.add(last.text.split("@")[0].lower())
         return frozenset(out)
 
@@ -172,9 +177,20 @@ class Fix:
         return frozenset(self.clear) | frozenset(self.fill) | frozenset(s for m in self.moves for s in m)
 
 
+class VerdictStatus(TextEnum):
+    """What the reconciler made of the board (:attr:`Verdict.status`)."""
+
+    SETTLED = "settled"         # the board shows the game
+    COMMIT = "commit"           # one exact explanation: apply it
+    HOLD = "hold"               # one exact explanation that may still slide on: apply it at the deadline
+    PROMPT = "prompt"           # several exact explanations: the player chooses (or the default is taken)
+    PENDING = "pending"         # a move is under way
+    MISMATCH = "mismatch"       # nothing explains the board: the fix says how to restore it
+
+
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    status: str                                   # settled | commit | hold | prompt | pending | mismatch
+    status: VerdictStatus                         # settled | commit | hold | prompt | pending | mismatch
     options: tuple[Explanation, ...] = ()         # commit/hold: one; prompt: every fitting explanation
     default: int | None = None                    # prompt: index of the option taken when nobody chooses
     partial: tuple[Explanation, ...] = ()         # candidates still under way (for the LEDs)
@@ -182,6 +198,10 @@ class Verdict:
     fix: Fix | None = None                        # mismatch (and pending): how to get back to the confirmed position
     lifted: frozenset[int] = frozenset()          # confirmed-occupied squares now empty
     placed: frozenset[int] = frozenset()          # confirmed-empty squares now occupied
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.status, VerdictStatus):
+            object.__setattr__(self, "status", VerdictStatus(self.status))
 
     @property
     def chosen(self) -> Explanation | None:
@@ -449,10 +469,10 @@ def _order(options: list[Explanation], prefs: Preferences, steps: bool) -> list[
         last = o.physical[-1] if o.physical else None
         if last is None:
             return (9, o.label)
-        if "@" in last.text:
-            letter = last.text.split("@")[0].lower()
+        if last.drop or "@" in last.text:
+            letter = (last.drop or last.text.split("@")[0]).lower()
             return (prefs.drop.index(letter) if letter in prefs.drop else len(prefs.drop), o.label)
-        letter = last.text[-1].lower()
+        letter = (last.promotion or last.text[-1]).lower()
         return (prefs.promotion.index(letter) if letter in prefs.promotion else len(prefs.promotion), o.label)
     return sorted(options, key=rank)
 
@@ -465,8 +485,8 @@ def _has_default(options: list[Explanation], prefs: Preferences, steps: bool) ->
     last = options[0].physical[-1] if options[0].physical else None
     if last is None:
         return False
-    if "@" in last.text:
-        return last.text.split("@")[0].lower() in prefs.drop
+    if last.drop or "@" in last.text:
+        return (last.drop or last.text.split("@")[0]).lower() in prefs.drop
     return last.kind == "promotion"
 
 

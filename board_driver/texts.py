@@ -58,7 +58,7 @@ def prompt_text(game, v: Verdict) -> str:
     if last is not None and last.kind == "promotion":
         sq = game.geometry.name(next(iter(last.places)))
         head = f"Promotion on {sq}: which piece?"
-    elif last is not None and "@" in last.text:
+    elif last is not None and (last.drop or "@" in last.text):
         head = f"Which piece was dropped on {last.text.split('@')[1]}?"
     elif len({o.depth for o in opts}) > 1:
         head = "One move or two? The piece was set down and moved on:"

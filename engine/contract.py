@@ -25,7 +25,7 @@ if TYPE_CHECKING:       # pragma: no cover
     from .game import Action, Outcome
 
 
-class _TextEnum(str, Enum):
+class TextEnum(str, Enum):
     """A string enum that prints, formats and compares as its text."""
 
     def __str__(self) -> str:
@@ -35,7 +35,7 @@ class _TextEnum(str, Enum):
         return format(self.value, spec)
 
 
-class ActionKind(_TextEnum):
+class ActionKind(TextEnum):
     """What an :class:`~engine.game.Action` does."""
 
     MOVE = "move"                   # a piece moves to an empty square
@@ -61,7 +61,7 @@ _SILENT_KINDS = frozenset({ActionKind.PASS, ActionKind.END, ActionKind.BUY, Acti
                            ActionKind.INVENT})
 
 
-class Termination(_TextEnum):
+class Termination(TextEnum):
     """How a game ended (:attr:`~engine.game.Outcome.termination`)."""
 
     CHECKMATE = "checkmate"
@@ -211,4 +211,4 @@ class Game(Protocol):
     def unresign(self) -> None: ...
 
 
-__all__ = ["ActionKind", "BoardState", "Game", "Termination"]
+__all__ = ["ActionKind", "BoardState", "Game", "Termination", "TextEnum"]
