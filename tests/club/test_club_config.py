@@ -85,3 +85,15 @@ def test_recorder_rejects_a_bad_web_address(tmp_path, capsys):
     assert main(["recorder", "--broker", "h:x", "--db", str(tmp_path / "c.sqlite")]) == 2
     assert "--broker 'h:x'" in capsys.readouterr().err
     assert not (tmp_path / "c.sqlite").exists()          # nothing created for a bad command
+
+
+def test_the_documented_acl_is_the_one_tested():
+    """docs/club.md's ACL is the one the fault tests run mosquitto with."""
+    from pathlib import Path
+
+    from clubtools import ACL
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "club.md").read_text()
+    block = doc[doc.index("pattern write fairyboard/%u/#"):]
+    block = block[:block.index("```")]
+    lines = lambda text: [x.strip() for x in text.splitlines() if x.strip() and not x.startswith("#")]  # noqa: E731
+    assert lines(block) == lines(ACL)
