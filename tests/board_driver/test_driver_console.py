@@ -1,0 +1,67 @@
+"""What the console shows a player, from the command registry and the engine's typed view:
+the real `fairyboard play` in a subprocess, fed as a player types."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from board_driver.commands import COMMANDS, button_words, help_lines
+
+CLI = [sys.executable, "-m", "board_driver.cli"]
+
+
+@pytest.fixture
+def env(tmp_path):
+    e = dict(os.environ)
+    e["FAIRYBOARD_DATA"] = str(tmp_path / "data")
+    e.pop("XDG_DATA_HOME", None)
+    return e
+
+
+def play(env, variant, lines):
+    r = subprocess.run(CLI + ["play", "--new", "--variant", variant, "--color", "never"],
+                       input="".join(x + "\n" for x in lines), capture_output=True, text=True, env=env,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+def test_help_lists_every_command_and_what_end_does_here(env):
+    out = play(env, "cost-progressive", ["help", "quit"])
+    for word in ("choose", "pass", "end", "buy", "design", "invent", "setup", "takeback", "undo", "resign",
+                 "new", "help", "board", "moves", "quit"):
+        assert f"\n          {word}" in out or f"Commands: {word}" in out or f"| {word}" in out, word
+    assert "In cost-progressive:" in out and "ends your turn before its movement points run out" in out
+    # every registry entry is in help, and buttons may send the session's commands only
+    text = "\n".join(help_lines())
+    assert all(c.usage in text for c in COMMANDS)
+    assert "quit" not in button_words() and "takeback" in button_words() and "setup" not in button_words()
+
+
+def test_csipgs_shows_phase_treasuries_and_reserves_in_words(env):
+    # White moves (the action phase ends), ends the design phase; Black moves, then buys nothing
+    out = play(env, "csipgs", ["e1-d1", "end", "quit"])
+    assert "Phase: white's action phase." in out
+    assert "Phase: white's design phase." in out
+    assert "Phase: black's action phase." in out
+    assert "Treasuries: White 1, Black 1 zorkmids." in out
+    assert "Reserve of White: nothing." in out and "Reserve of Black: nothing." in out
+    assert "{" not in out.split("New game", 1)[1]          # no raw dict any more
+
+
+def test_chego_shows_both_hands_and_points(env):
+    out = play(env, "chego", ["pass", "quit"])
+    assert "Hand of White: 1 x king (K), 1 x queen (Q), 2 x rook (R)" in out
+    assert "Hand of Black: 1 x king (K)" in out
+    assert "Points if the game ended now: White 0, Black 0." in out
+    # a refused verb says why, in the rules' words (White must drop first)
+    assert "White starts the game by dropping a piece" in out
+
+
+def test_a_verb_the_game_does_not_have_says_why(env):
+    out = play(env, "orthodox", ["end", "buy N", "pass", "quit"])
+    assert "end: not possible now in orthodox (only a multi-move turn ends with end)" in out
+    assert "buy: not possible now in orthodox (purchases, designs and armies are csipgs rules)" in out
+    assert "pass: not possible now in orthodox (passing is not allowed in this game)" in out
