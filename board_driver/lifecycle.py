@@ -190,13 +190,21 @@ def open_game(store: GameStore, *, profile: BoardProfile, settings: Settings, va
     name = v.name                      # "random": the dice are thrown once
     left = None
     if not own and current is not None:
-        rec, bad = check(load_any(store.path(current)))
+        rec = load_any(store.path(current))
+        going_on = not new and not fen and (variant is None or variant == rec.variant)
+        if rec.damage is None and not rec.finished and going_on:
+            # the usual start: resume (a record that cannot be replayed is found on the way)
+            return Opening(_resume_or_recover(store, rec, profile, settings, players, now, cls, notes, True),
+                           True, None, notes)
+        bad = None
+        if rec.damage is not None or not rec.finished:
+            rec, bad = check(rec)       # before a game is left: a damaged file is never written to
         if bad is not None:
             notes.append(f"damaged game record: {rec.damage} (the file is left as it is)")
             copy = recover(store, rec, bad, current=False)
             if copy is None:
                 store.set_current(None)
-            elif not new and not fen and (variant is None or variant == rec.variant):
+            elif going_on:
                 notes.append(f"game {current}: its readable part ({_count(store, copy)}) goes on as game {copy}")
                 store.set_current(copy)
                 return Opening(_resume(store, copy, profile, settings, players, now, cls), True, None, notes)
@@ -205,9 +213,6 @@ def open_game(store: GameStore, *, profile: BoardProfile, settings: Settings, va
                              f"fairyboard play --resume {copy} continues it")
                 store.set_current(None)
         elif not rec.finished:
-            if not new and not fen and (variant is None or variant == rec.variant):
-                return Opening(_resume_or_recover(store, rec, profile, settings, players, now, cls, notes, True),
-                               True, None, notes)
             question = (f"Game {current} ({rec.variant}, {len(rec.actions)} actions) is unfinished. "
                         f"Leave it and start a new {variant or 'orthodox'} game?")
             if confirm is not None and not confirm(question):
@@ -245,7 +250,7 @@ def _resume_or_recover(store: GameStore, rec: GameRecord, profile, settings, pla
         if copy is None:
             raise LifecycleError(f"game {rec.id}: the game record is damaged and nothing of it can be "
                                  f"continued: {rec.damage}") from None
-        notes.append(f"game {rec.id}: its readable part ({_count(store, copy)}) goes on as game {copy}")
+        notes.append(f"game {rec.path.stem}: its readable part ({_count(store, copy)}) goes on as game {copy}")
         return _resume(store, copy, profile, settings, players, now, cls)
 
 
@@ -273,7 +278,7 @@ def _resume_id(store: GameStore, gid: str, *, profile, settings, variant, player
         if copy is None:
             raise LifecycleError(f"--resume {gid}: the game record is damaged and nothing of it can be "
                                  f"continued: {rec.damage}")
-        notes.append(f"game {rec.id}: its readable part ({_count(store, copy)}) goes on as game {copy}")
+        notes.append(f"game {gid}: its readable part ({_count(store, copy)}) goes on as game {copy}")
         rec, gid = load_any(store.path(copy)), copy
     if variant is not None and variant != rec.variant:
         raise LifecycleError(f"--resume {gid}: that game is {rec.variant}, not {variant}")
@@ -283,7 +288,7 @@ def _resume_id(store: GameStore, gid: str, *, profile, settings, variant, player
     old = store.current()
     if make_current and old is not None and old != gid:
         orec = load_any(store.path(old))
-        if orec.damage is None and not orec.finished:
+        if orec.damage is None and not orec.finished and check(orec)[1] is None:
             _leave(store, old)
             notes.append(f"left game {old} ({orec.variant}, {len(orec.actions)} actions) unfinished: "
                          f"fairyboard play --resume {old} continues it")
@@ -364,6 +369,7 @@ def resume(cls, store: GameStore, game_id: str, *, profile: BoardProfile, settin
                 s.occ_after.clear()
                 s.marks[:] = [0] * len(s.marks)
         except (KeyError, ValueError, EngineError) as exc:
+            journal.close()
             raise ReplayError(f"{path}: line {_nth_line(path, n)}: cannot replay {r!r}: {exc}",
                               _nth_line(path, n)) from None
     s.occupancy = occ
