@@ -360,7 +360,7 @@ def cmd_serve(args) -> int:
         _console(commands)
         sink = hw.leds if hw.leds is not None else NullLeds(board.profile.size)
         source = WatchedSource(hw.source, log)
-        club = start_for_board(board, store.root, hw=hw)     # the profile's broker: publish the games live
+        club = start_for_board(board, store.root, hw=hw, log=say)   # the profile's broker: publish the games live
         loop_source = source
         if args.web or web_cfg.listen:                        # the board's page (docs/web.md)
             from ..web.bridge import OverlaySink, WebSource

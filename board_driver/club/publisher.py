@@ -61,7 +61,8 @@ class Publisher:
     changes."""
 
     def __init__(self, cfg: BrokerConfig, data: Path, *, health: Callable[[], dict] | None = None,
-                 window: int = 100, health_every: float = 10.0, client_id: str | None = None) -> None:
+                 window: int = 100, health_every: float = 10.0, client_id: str | None = None,
+                 log: Callable[[str], None] | None = None) -> None:
         self.cfg = cfg
         self.data = Path(data)
         self.games_dir = self.data / "games"
@@ -86,6 +87,8 @@ class Publisher:
         self._health_at = 0.0
         self.published = 0                       # records handed to the broker (with re-sends)
         self.errors: list[str] = []
+        self.log = log or (lambda line: None)
+        self._unreachable_said = False
 
     # -- the journal's side (runs on the session's thread: quick) ---------------------------
     def _observe(self, gid: str, seq: int, record: dict) -> None:
@@ -117,6 +120,7 @@ class Publisher:
         c.reconnect_delay_set(0.5, 8)
         c.on_connect = self._on_connect
         c.on_disconnect = self._on_disconnect
+        c.on_connect_fail = self._on_connect_fail
         c.on_publish = self._on_publish
         c.on_message = self._on_message
         self._client = c
@@ -155,13 +159,25 @@ class Publisher:
             msg = f"broker {self.cfg.host}:{self.cfg.port} refused board {self.cfg.name}: {reason_code}"
             if not self.errors or self.errors[-1] != msg:
                 self.errors.append(msg)
+                self.log(f"club: {msg}; the games wait in the journal")
             return
+        self.log(f"club: publishing to {self.cfg.host}:{self.cfg.port} as {self.cfg.name}")
+        self._unreachable_said = False
         client.subscribe(topics.resend(self.cfg.prefix, self.cfg.name), qos=1)
         self._connected = True
         self._events.put(("connect",))
         self._wake.set()
 
+    def _on_connect_fail(self, client, userdata) -> None:
+        if not self._unreachable_said:
+            self._unreachable_said = True
+            self.log(f"club: cannot reach the broker {self.cfg.host}:{self.cfg.port} yet; trying again, "
+                     f"the games wait in the journal")
+
     def _on_disconnect(self, client, userdata, flags, reason_code, properties=None) -> None:
+        if self._connected and not self._stop.is_set():
+            self.log(f"club: lost the broker {self.cfg.host}:{self.cfg.port} ({reason_code}); "
+                     f"the games wait in the journal")
         self._connected = False
 
     def _on_publish(self, client, userdata, mid, reason_code=None, properties=None) -> None:
@@ -195,7 +211,11 @@ class Publisher:
                     self._save_cursors()
                     last_save = now
             except Exception as exc:     # keep publishing whatever one bad file does
-                self.errors.append(f"{type(exc).__name__}: {exc}")
+                msg = f"{type(exc).__name__}: {exc}"
+                if not self.errors or self.errors[-1] != msg:
+                    self.log(f"club: {msg}")
+                self.errors.append(msg)
+                del self.errors[:-20]
             if self._stop.is_set():
                 if not self._inflight or not self._connected or time.monotonic() > self._drain_until:
                     return
@@ -502,11 +522,11 @@ def board_health(board, hw) -> Callable[[], dict]:
     return health
 
 
-def start_for_board(board, data: Path, *, hw=None) -> Publisher | None:
+def start_for_board(board, data: Path, *, hw=None, log: Callable[[str], None] | None = None) -> Publisher | None:
     """The started publisher for ``board`` (a loaded board profile) when it has a ``broker:``
     section, else None. Never waits for the broker."""
     from .config import broker_of
     cfg = broker_of(board.data, str(board.path))
     if cfg is None:
         return None
-    return Publisher(cfg, data, health=board_health(board, hw) if hw is not None else None).start()
+    return Publisher(cfg, data, health=board_health(board, hw) if hw is not None else None, log=log).start()

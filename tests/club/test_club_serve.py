@@ -68,6 +68,7 @@ def test_serve_publishes_and_recorder_serves(tmp_path, broker):
         serve.send_signal(signal.SIGTERM)
         out = serve.communicate(timeout=20)[0]
         assert serve.returncode == 0, out
+        assert f"club: publishing to 127.0.0.1:{broker.port} as b1" in out
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             boards = json.loads(_get(f"http://127.0.0.1:{web}/boards.json")[1])
