@@ -25,6 +25,7 @@ COMMANDS = (
     ("cost", "csipgs_cmds", "price a csipgs design (atoms x modifiers, colourbound, royal; rounded up)"),
     ("play", "play_cmds", "play a game on the simulated board (the default board)"),
     ("games", "games_cmds", "list, show and export saved games"),
+    ("match", "match_cmds", "play engines against each other and score the match"),
     ("calibrate", "hw_cmds", "walk through the board: map sensors to squares, check the LED order"),
     ("selftest", "hw_cmds", "check the board: config, sensors, LEDs, link counters"),
     ("doctor", "hw_cmds", "check the board: config, sensors, LEDs, link counters"),

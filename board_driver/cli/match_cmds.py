@@ -1,0 +1,128 @@
+"""``fairyboard match``: engine-versus-engine games with a score and an Elo difference."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from ..config import load_variant
+from ..journal import GameStore, data_dir
+from ..match import GameResult, MatchScore, play_game, points_for
+from ..players import PlayerError, can_play, make_player, parse_spec
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "match", help="play engines against each other and score the match",
+        description="Play N games between engine A (--white in the first game) and engine B, "
+                    "alternating colours. Engines: builtin, builtin:LEVEL, random, fsf, fsf:SKILL, "
+                    "uci:COMMAND. Every game is saved (fairyboard games export ID gives its PGN). "
+                    "A progress bar goes to standard error; the last line of the output is "
+                    "'score W-D-L elo X +- Y': A's wins, draws and losses over both colours, the "
+                    "Elo difference of A over B and its 95% error margin.")
+    p.add_argument("--variant", default="orthodox", help="variant (default: orthodox)")
+    p.add_argument("--white", required=True, metavar="A", help="engine A, white in the first game")
+    p.add_argument("--black", required=True, metavar="B", help="engine B, black in the first game")
+    p.add_argument("--games", type=_positive, default=2, metavar="N", help="number of games (default 2)")
+    p.add_argument("--time", type=_seconds, default=1.0, metavar="S", help="seconds a move (default 1)")
+    p.add_argument("--seed", type=int, help="seed for the random mover (repeatable matches)")
+    p.add_argument("--json", action="store_true", help="print one JSON object (games, score, elo) instead")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on standard error")
+    p.set_defaults(handler=cmd_match)
+
+
+def _positive(text: str) -> int:
+    import argparse
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a number of games, not {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"at least one game, not {n}")
+    return n
+
+
+def _seconds(text: str) -> float:
+    import argparse
+    try:
+        s = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"seconds a move, not {text!r}") from None
+    if not 0.01 <= s <= 3600:
+        raise argparse.ArgumentTypeError(f"seconds a move must be 0.01 to 3600, not {text}")
+    return s
+
+
+def _bar(done: int, total: int, score: MatchScore, width: int = 24) -> str:
+    filled = int(width * done / total)
+    return (f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} "
+            f"A +{score.wins} ={score.draws} -{score.losses}")
+
+
+def cmd_match(args) -> int:
+    variant = load_variant(args.variant)
+    specs = (parse_spec(args.white), parse_spec(args.black))
+    for spec in specs:
+        why = can_play(spec, variant)
+        if why is not None:
+            raise PlayerError(f"{spec} cannot play {variant.name}: {why}")
+    store = GameStore(data_dir())
+    progress = not args.no_progress
+    score = MatchScore()
+    results: list[GameResult] = []
+    seed = args.seed
+    players = []
+    try:
+        for i, spec in enumerate(specs):
+            players.append(make_player(spec, variant, seed=None if seed is None else seed + i))
+        a, b = players
+        if progress:
+            sys.stderr.write(_bar(0, args.games, score))
+            sys.stderr.flush()
+        for g in range(args.games):
+            white, black = (a, b) if g % 2 == 0 else (b, a)
+            names = {"white": white.spec.text, "black": black.spec.text}
+            gid, journal = store.create(variant.name, _start_fen(variant), players=names,
+                                        extra={"event": "match", "round": g + 1, "time": args.time})
+            try:
+                out, n = play_game(variant, white, black, seconds=args.time, journal=journal)
+            finally:
+                journal.close()
+            pa = points_for(out.result, 0 if g % 2 == 0 else 1)
+            score.add(pa)
+            results.append(GameResult(g + 1, names["white"], names["black"], out.result, out.reason, n, gid, pa))
+            if not args.json:
+                print(f"game {g + 1}: {names['white']} - {names['black']}: {out.result} ({out.reason}), "
+                      f"{n} actions, saved as {gid}")
+                sys.stdout.flush()
+            if progress:
+                sys.stderr.write(_bar(g + 1, args.games, score))
+                sys.stderr.flush()
+        if progress:
+            sys.stderr.write("\n")
+    finally:
+        for p in players:
+            p.close()
+    elo, margin = score.elo()
+    speeds = {f"{name} ({p.spec.text})": round(p.total_nodes / p.total_seconds)
+              for name, p in zip("AB", players) if getattr(p, "total_seconds", 0) > 0}
+    if args.json:
+        print(json.dumps({
+            "variant": variant.name, "a": specs[0].text, "b": specs[1].text, "games": [r.as_dict() for r in results],
+            "time": args.time, "wins": score.wins, "draws": score.draws, "losses": score.losses,
+            "score": round(score.fraction, 4), "elo": round(elo, 1), "margin": round(margin, 1),
+            "nps": speeds, "score_line": score.line()}))
+        return 0
+    print(f"{variant.name}, {args.time:g} s a move: A = {specs[0].text}, B = {specs[1].text}; "
+          f"A scored {float(sum(score.points)):g}/{len(score.points)} ({100 * score.fraction:.1f}%)")
+    for k, v in speeds.items():
+        print(f"{k}: {v} nodes a second")
+    print(score.line())
+    return 0
+
+
+def _start_fen(variant) -> str:
+    from engine.game import new_game
+    return new_game(variant).fen()
+
+

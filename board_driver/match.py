@@ -1,0 +1,138 @@
+"""Engine-versus-engine matches: games between two players, journaled, scored with an Elo
+difference and its error margin."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Callable
+
+from engine.errors import IllegalMoveError
+from engine.game import Outcome, new_game
+
+MAX_PLIES = 1000       # a game still going after this many actions is adjudicated a draw
+
+
+@dataclass
+class GameResult:
+    index: int                   # 1-based
+    white: str                   # engine spec texts
+    black: str
+    result: str                  # "1-0", "1/2-1/2", "3/5-2/5" ...
+    reason: str
+    actions: int
+    game_id: str | None
+    points_a: Fraction           # A's points in this game (A = the first game's white)
+
+    def as_dict(self) -> dict:
+        return {"game": self.index, "white": self.white, "black": self.black, "result": self.result,
+                "reason": self.reason, "actions": self.actions, "id": self.game_id,
+                "points_a": str(self.points_a)}
+
+
+@dataclass
+class MatchScore:
+    """A's results over both colours."""
+
+    points: list = field(default_factory=list)     # A's points per game (Fractions, 0..1)
+
+    def add(self, p: Fraction) -> None:
+        self.points.append(p)
+
+    @property
+    def wins(self) -> int:
+        return sum(1 for p in self.points if p > Fraction(1, 2))
+
+    @property
+    def draws(self) -> int:
+        return sum(1 for p in self.points if p == Fraction(1, 2))
+
+    @property
+    def losses(self) -> int:
+        return sum(1 for p in self.points if p < Fraction(1, 2))
+
+    @property
+    def fraction(self) -> float:
+        return float(sum(self.points)) / len(self.points) if self.points else 0.5
+
+    def elo(self) -> tuple[float, float]:
+        """(Elo difference of A over B, 95% error margin). A score of 0% or 100% has no finite
+        estimate: it is then taken as if each side had drawn one more game (half a point in
+        one more game), which keeps the figure finite and says it is a bound."""
+        n = len(self.points)
+        if n == 0:
+            return 0.0, 0.0
+        xs = [float(p) for p in self.points]
+        s = sum(xs) / n
+        if s <= 0.0 or s >= 1.0:
+            xs = xs + [0.5]
+            n += 1
+            s = sum(xs) / n
+        var = sum((x - s) ** 2 for x in xs) / n
+        se = math.sqrt(var / n)
+        lo, hi = _clamp(s - 1.96 * se), _clamp(s + 1.96 * se)
+        return _elo(s), (_elo(hi) - _elo(lo)) / 2
+
+    def line(self) -> str:
+        e, m = self.elo()
+        return f"score {self.wins}-{self.draws}-{self.losses} elo {e:.1f} +- {m:.1f}"
+
+
+def _clamp(s: float) -> float:
+    return min(max(s, 1e-6), 1 - 1e-6)
+
+
+def _elo(s: float) -> float:
+    s = _clamp(s)
+    return -400.0 * math.log10(1.0 / s - 1.0)
+
+
+def play_game(variant, white, black, *, seconds: float, journal=None,
+              on_action: Callable | None = None, max_plies: int = MAX_PLIES):
+    """Play one game between two players; returns (outcome, number of actions). Every action
+    a player gives is checked against the rules (an illegal one loses the game)."""
+    game = new_game(variant)
+    players = (white, black)
+    n = 0
+    while True:
+        out = game.outcome()
+        if out is not None:
+            break
+        if n >= max_plies:
+            out = Outcome("1/2-1/2", f"adjudicated: still going after {max_plies} actions")
+            break
+        side = game.turn
+        player = players[side]
+        actions = player.turn(game, seconds)
+        bad = None
+        if not actions:
+            bad = "no action"
+        for a in actions:
+            if game.turn != side or game.outcome() is not None:
+                break
+            try:
+                legal = game.parse(a.text)
+            except IllegalMoveError as exc:
+                bad = f"illegal action {a.text!r}: {exc}"
+                break
+            game.push(legal)
+            n += 1
+            if journal is not None:
+                journal.write({"type": "push", "ply": len(game.history), "action": legal.text}, sync=False)
+            if on_action is not None:
+                on_action(game, legal)
+        if bad is None and game.turn == side and game.outcome() is None:
+            bad = "an unfinished turn"
+        if bad is not None:
+            winner = side ^ 1
+            out = Outcome("1-0" if winner == 0 else "0-1", f"{('white', 'black')[side]} played {bad}", winner)
+            break
+    if journal is not None:
+        journal.write({"type": "result", "result": out.result, "reason": out.reason}, sync=True)
+    return out, n
+
+
+def points_for(result: str, side: int) -> Fraction:
+    w, b = result.split("-")
+    return Fraction(w) if side == 0 else Fraction(b)

@@ -1,0 +1,399 @@
+"""Computer players: the built-in search, a random mover and UCI engines.
+
+An engine spec names a player, the same everywhere (``play --black``, ``serve``, ``match``,
+the page)::
+
+    builtin          the built-in search (engine/search.py), full strength
+    builtin:LEVEL    the same, at most LEVEL turns deep (1-20)
+    random           a uniformly random legal action (a whole turn of them)
+    fsf              Fairy-Stockfish, loaded with the variant's exported variants.ini
+    fsf:SKILL        the same at its Skill Level SKILL (-20..20)
+    uci:COMMAND      any UCI engine started with COMMAND (orthodox chess, or any variant
+                     Fairy-Stockfish can express when the engine takes a VariantPath)
+
+A player answers :meth:`Player.turn` with the actions of its whole turn, each legal after the
+ones before it (a csipgs action and its design phase, every move of a Cost Progressive turn).
+UCI engines run as child processes through python-chess's ``chess.engine``.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shlex
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from engine.errors import EngineError
+from engine.search import Searcher, level_depth, random_turn
+
+from .errors import BoardDriverError
+
+FSF_DEFAULT = "/usr/games/fairy-stockfish"
+KINDS = ("builtin", "random", "fsf", "uci")
+
+
+class PlayerError(BoardDriverError, ValueError):
+    """An engine spec is wrong, or the engine cannot play this variant or stopped working."""
+
+
+@dataclass(frozen=True, slots=True)
+class EngineSpec:
+    """A parsed engine spec (see the module docstring)."""
+
+    kind: str                   # builtin | random | fsf | uci
+    level: int | None = None    # builtin: depth cap; fsf: skill level
+    command: str = ""           # uci: the command line
+
+    @property
+    def text(self) -> str:
+        if self.kind == "uci":
+            return f"uci:{self.command}"
+        return self.kind if self.level is None else f"{self.kind}:{self.level}"
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def parse_spec(text: str) -> EngineSpec:
+    """``builtin``, ``builtin:4``, ``random``, ``fsf``, ``fsf:5``, ``uci:stockfish``;
+    ``computer`` is ``builtin``. PlayerError says what is wrong."""
+    if not isinstance(text, str) or not text.strip():
+        raise PlayerError("empty engine spec (use builtin, builtin:LEVEL, random, fsf, fsf:SKILL or uci:COMMAND)")
+    t = text.strip()
+    kind, sep, arg = t.partition(":")
+    kind = kind.lower()
+    if kind == "computer" and not sep:
+        return EngineSpec("builtin")
+    if kind == "uci":
+        if not arg.strip():
+            raise PlayerError(f"engine spec {text!r}: uci needs a command, e.g. uci:stockfish")
+        return EngineSpec("uci", None, arg.strip())
+    if kind not in KINDS:
+        raise PlayerError(f"engine spec {text!r}: unknown engine {kind!r} "
+                          "(use builtin, builtin:LEVEL, random, fsf, fsf:SKILL or uci:COMMAND)")
+    if not sep:
+        return EngineSpec(kind)
+    if kind == "random":
+        raise PlayerError(f"engine spec {text!r}: random takes no level")
+    try:
+        level = int(arg)
+    except ValueError:
+        raise PlayerError(f"engine spec {text!r}: the level {arg!r} is not a whole number") from None
+    if kind == "builtin" and not 1 <= level <= 20:
+        raise PlayerError(f"engine spec {text!r}: builtin levels are 1 to 20 (turns searched)")
+    if kind == "fsf" and not -20 <= level <= 20:
+        raise PlayerError(f"engine spec {text!r}: Fairy-Stockfish skill levels are -20 to 20")
+    return EngineSpec(kind, level)
+
+
+def is_spec(text: str) -> bool:
+    """True when ``text`` names a computer player (used to tell a name from a spec)."""
+    try:
+        parse_spec(text)
+    except PlayerError:
+        return False
+    return True
+
+
+class Player:
+    """The interface of every computer player."""
+
+    spec: EngineSpec
+    last_nodes: int = 0         # the built-in search's figures of its last turn
+    last_depth: int = 0
+    last_seconds: float = 0.0
+
+    def turn(self, game, seconds: float) -> list:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Stop the engine's process, if any."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class BuiltinPlayer(Player):
+    def __init__(self, spec: EngineSpec, *, clock=time.monotonic):
+        self.spec = spec
+        self.depth = level_depth(spec.level)
+        self.clock = clock
+        self.searcher = Searcher()
+        self.total_nodes = 0
+        self.total_seconds = 0.0
+
+    def turn(self, game, seconds: float) -> list:
+        r = self.searcher.choose(game, clock=self.clock, seconds=seconds, depth=self.depth)
+        self.last_nodes, self.last_depth, self.last_seconds = r.nodes, r.depth, r.seconds
+        self.total_nodes += r.nodes
+        self.total_seconds += r.seconds
+        return list(r.actions)
+
+
+class RandomPlayer(Player):
+    def __init__(self, spec: EngineSpec, *, seed: int | None = None):
+        self.spec = spec
+        self.rng = random.Random(seed)
+
+    def turn(self, game, seconds: float) -> list:
+        return random_turn(game, self.rng)
+
+
+def find_fairy_stockfish(configured: str | None = None) -> str | None:
+    """The Fairy-Stockfish binary: ``configured`` (a profile's path), ``$FAIRYBOARD_FSF``,
+    ``fairy-stockfish`` on PATH, then /usr/games/fairy-stockfish; None when there is none."""
+    for cand in (configured, os.environ.get("FAIRYBOARD_FSF")):
+        if cand:
+            return cand
+    found = shutil.which("fairy-stockfish")
+    if found:
+        return found
+    return FSF_DEFAULT if os.access(FSF_DEFAULT, os.X_OK) else None
+
+
+class _Position:
+    """What python-chess's UCI protocol needs of a board, for a position of any size: the FEN
+    to send and the legal moves to check the engine's answer against."""
+
+    uci_variant = "chess"
+    chess960 = False
+    move_stack: list = []
+
+    def __init__(self, fen: str, legal: dict, variant: str | None):
+        self.fen_text = fen
+        self.legal = legal          # lower-case text -> action text
+        self.variant = variant
+
+    def root(self):
+        return self
+
+    def copy(self, stack=False):
+        return self
+
+    def fen(self, **kwargs) -> str:
+        return self.fen_text
+
+    def push_uci(self, text: str) -> str:
+        found = self.legal.get(text.lower())
+        if found is None:
+            raise ValueError(f"the engine answered {text!r}, which is not a legal move here")
+        return found
+
+    def parse_uci(self, text: str) -> str:
+        return text
+
+    def pop(self) -> None:
+        return None
+
+    @property
+    def turn(self) -> bool:
+        return " b " not in self.fen_text
+
+
+def _protocol():
+    import chess.engine
+
+    class VariantUci(chess.engine.UciProtocol):
+        """UCI with Fairy-Stockfish's variants: the position is sent as the engine's FEN of any
+        board size (python-chess's boards are 8x8), UCI_Variant named as the variants.ini does."""
+
+        def _position(self, board) -> None:           # noqa: D401 (python-chess's hook)
+            if getattr(board, "variant", None):
+                self.send_line(f"setoption name UCI_Variant value {board.variant}")
+            self.send_line(f"position fen {board.fen()}")
+            self.board = board
+
+    return VariantUci
+
+
+class UciPlayer(Player):
+    """A UCI engine through python-chess's ``chess.engine``."""
+
+    def __init__(self, spec: EngineSpec, variant, *, fsf_path: str | None = None):
+        from engine import fsf
+        self.spec = spec
+        self.variant = variant
+        self._dir: str | None = None
+        if variant.family != "chess":
+            raise PlayerError(f"{spec}: UCI engines play chess-family variants; {variant.name!r} is "
+                              f"{variant.family} (use builtin or random)")
+        if spec.kind == "fsf":
+            path = find_fairy_stockfish(fsf_path)
+            if path is None:
+                raise PlayerError(f"{spec}: Fairy-Stockfish is not installed (apt install fairy-stockfish, "
+                                  "or name its path in the board profile or $FAIRYBOARD_FSF)")
+            command = [path]
+        else:
+            command = shlex.split(spec.command)
+        orthodox = _is_orthodox(variant)
+        self.uci_variant: str | None = None
+        ini = None
+        if not orthodox or spec.kind == "fsf":
+            if not fsf.expressible(variant):
+                try:
+                    fsf.variants_ini(variant)
+                except EngineError as exc:
+                    raise PlayerError(f"{spec}: {exc}") from None
+            ini = fsf.variants_ini(variant)
+            self.uci_variant = ini.split("]", 1)[0].lstrip("[").split(":")[0]
+            if self.uci_variant == variant.name:
+                # a section named as the variant may collide with one of the engine's own
+                # (courier): give it a name of the project's
+                self.uci_variant = f"fairyboard-{variant.name}"
+                ini = fsf.variants_ini(variant, self.uci_variant)
+        try:
+            import chess.engine
+            self.engine = chess.engine.SimpleEngine.popen(_protocol(), command, timeout=20)
+        except (OSError, ValueError) as exc:
+            raise PlayerError(f"{spec}: cannot start {' '.join(command)!r}: {exc}") from None
+        except Exception as exc:   # chess.engine.EngineError, asyncio timeouts
+            raise PlayerError(f"{spec}: {' '.join(command)!r} does not speak UCI: {exc}") from None
+        self.name = self.engine.id.get("name", command[0])
+        try:
+            if ini is not None:
+                if _legacy(self.name):
+                    ini = legacy_ini(ini, f"{spec}: {self.name}")
+                if "VariantPath" not in self.engine.options:
+                    raise PlayerError(f"{spec}: {self.name} cannot load variants (no VariantPath option); "
+                                      f"it plays orthodox chess only")
+                self._dir = tempfile.mkdtemp(prefix="fairyboard-fsf-")
+                p = Path(self._dir) / "variants.ini"
+                p.write_text(ini, encoding="utf-8")
+                self.engine.configure({"VariantPath": str(p)})
+            if spec.level is not None:
+                if "Skill Level" not in self.engine.options:
+                    raise PlayerError(f"{spec}: {self.name} has no Skill Level option")
+                self.engine.configure({"Skill Level": spec.level})
+        except PlayerError:
+            self.close()
+            raise
+        except Exception as exc:
+            self.close()
+            raise PlayerError(f"{spec}: {self.name} refused the options: {exc}") from None
+
+    def turn(self, game, seconds: float) -> list:
+        import chess.engine
+        fen = game.fen()
+        legal = {a.text.lower(): a for a in game.legal_actions()}
+        pos = _Position(fen, legal, self.uci_variant)
+        try:
+            result = self.engine.play(pos, chess.engine.Limit(time=max(0.01, seconds * 0.9)))
+        except chess.engine.EngineTerminatedError as exc:
+            raise PlayerError(f"{self.spec}: {self.name} stopped in {game.fen()}: {exc}") from None
+        except chess.engine.EngineError as exc:
+            raise PlayerError(f"{self.spec}: {self.name}: {exc}") from None
+        if result.move is None:
+            raise PlayerError(f"{self.spec}: {self.name} found no move in {game.fen()}")
+        return [result.move]
+
+    def close(self) -> None:
+        eng = getattr(self, "engine", None)
+        if eng is not None:
+            try:
+                eng.quit()
+            except Exception:
+                try:
+                    eng.close()
+                except Exception:
+                    pass
+            self.engine = None
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
+
+
+# Fairy-Stockfish before version 12 reads no customPiece lines (it silently drops their
+# pieces from every FEN); its built-in pieces stand in for the Betza moves they have.
+_LEGACY_PIECES = {
+    "A": "alfil", "F": "fers", "W": "wazir", "K": "commoner", "BN": "archbishop", "NB": "archbishop",
+    "RN": "chancellor", "NR": "chancellor", "QN": "amazon", "NQ": "amazon", "mRcpR": "cannon",
+    "KN": "centaur", "NK": "centaur", "B": "bishop", "R": "rook", "N": "knight", "Q": "queen",
+}
+_LEGACY_NAMES = set(_LEGACY_PIECES.values()) | {"king", "pawn"}
+
+
+def _legacy(name: str) -> bool:
+    import re
+    m = re.match(r"Fairy-Stockfish (\d+)", name)
+    return bool(m) and int(m.group(1)) < 12
+
+
+def legacy_ini(ini: str, who: str = "Fairy-Stockfish") -> str:
+    """The variants.ini section with every ``customPieceN = x:BETZA`` replaced by the built-in
+    piece of the same moves (``x:BN`` -> ``archbishop = x``), for Fairy-Stockfish 11; a
+    PlayerError names the pieces that have no built-in twin."""
+    lines = ini.splitlines()
+    assigned = {}
+    for ln in lines:
+        name, eq, value = (x.strip() for x in ln.partition("="))
+        if eq and name in _LEGACY_NAMES and value != "-":
+            assigned[name] = value
+    out, missing = [], []
+    for ln in lines:
+        name, eq, value = (x.strip() for x in ln.partition("="))
+        if eq and name.startswith("customPiece"):
+            letter, _, betza = value.partition(":")
+            builtin = _LEGACY_PIECES.get(betza)
+            if builtin is None or builtin in assigned:
+                missing.append(f"{letter} ({betza})")
+                continue
+            assigned[builtin] = letter
+            out.append(f"{builtin} = {letter}")
+            continue
+        out.append(ln)
+    if missing:
+        raise PlayerError(f"{who} knows no custom pieces (version 12 and later do): "
+                          f"{', '.join(missing)} cannot be played; install a newer Fairy-Stockfish")
+    return "\n".join(ln for ln in out
+                     if not (ln.partition("=")[0].strip() in assigned and ln.partition("=")[2].strip() == "-")) + "\n"
+
+
+def _is_orthodox(variant) -> bool:
+    from engine.game import new_game
+    g = variant.geometry
+    if variant.family != "chess" or g.files != 8 or g.ranks != 8 or g.holes:
+        return False
+    try:
+        start = new_game(variant).fen()
+    except EngineError:
+        return False
+    return start.split()[0] == "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR" and \
+        {p.name for p in variant.pieces} == {"king", "queen", "rook", "bishop", "knight", "pawn"}
+
+
+def make_player(spec: EngineSpec | str, variant, *, fsf_path: str | None = None, seed: int | None = None,
+                clock=time.monotonic) -> Player:
+    """A player for ``variant`` (PlayerError when the engine cannot play it)."""
+    if isinstance(spec, str):
+        spec = parse_spec(spec)
+    if spec.kind == "builtin":
+        return BuiltinPlayer(spec, clock=clock)
+    if spec.kind == "random":
+        return RandomPlayer(spec, seed=seed)
+    return UciPlayer(spec, variant, fsf_path=fsf_path)
+
+
+def can_play(spec: EngineSpec | str, variant) -> str | None:
+    """Why ``spec`` cannot play ``variant`` (without starting it), or None."""
+    from engine import fsf
+    if isinstance(spec, str):
+        spec = parse_spec(spec)
+    if spec.kind in ("builtin", "random"):
+        return None
+    if variant.family != "chess":
+        return f"UCI engines play chess-family variants; {variant.name!r} is {variant.family}"
+    if spec.kind == "fsf" and find_fairy_stockfish() is None:
+        return "Fairy-Stockfish is not installed"
+    if not fsf.expressible(variant) and not (spec.kind == "uci" and _is_orthodox(variant)):
+        try:
+            fsf.variants_ini(variant)
+        except EngineError as exc:
+            return str(exc)
+    return None
