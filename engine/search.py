@@ -608,6 +608,11 @@ class Searcher:
         deadline = start + max(0.0, seconds) * 0.9
         if game.outcome() is not None:
             raise ValueError("the game is over: there is nothing to search")
+        if _setup_phase(game):
+            a = army_setup(game)
+            if a is None:
+                raise ValueError(f"{game.variant.name}: no army set-up for this board")
+            return SearchResult((a,), 0, 0, 0, clock() - start)
         us = game.turn
         actions = []
         pushed = 0
@@ -785,12 +790,11 @@ class Searcher:
 
         moves.sort(key=order)
         if in_turn:
-            # deeper into a multi-action turn: a beam through the budget
-            width = max(2, 8 - 2 * in_turn)
+            # deeper into a multi-action turn: a beam through the budget, the candidates
+            # chosen by how the position looks after them (a check that ends the turn first)
+            width = max(3, 10 - 2 * in_turn)
             if len(moves) > width:
-                keep = moves[:width]
-                end = [m for m in moves[width:] if getattr(m, "kind", "") == "end"]
-                moves = keep + end
+                moves = self._beam(moves, width, side)
         orig_alpha = alpha
         best_score, best_id = -INF, None
         for i, m in enumerate(moves):
@@ -822,6 +826,27 @@ class Searcher:
         if abs(best_score) < MATE_BOUND:
             self.tt[key] = (depth, best_score, flag, 0, best_id)
         return best_score
+
+    def _beam(self, moves, width: int, side: int):
+        b = self.b
+        rated = []
+        for i, m in enumerate(moves):
+            if getattr(m, "kind", "") == "end":
+                continue
+            self._tick()
+            b.push(m)
+            try:
+                if b.side() == side:
+                    s = b.evaluate()
+                else:
+                    term = b.terminal(b.moves(), 1, self.root_side)
+                    s = -(term if term is not None else b.evaluate()) + 50
+            finally:
+                b.pop()
+            rated.append((-s, i, m))
+        rated.sort(key=lambda x: (x[0], x[1]))
+        keep = [m for _, _, m in rated[:width]]
+        return keep + [m for m in moves if getattr(m, "kind", "") == "end"]
 
     def _quiesce(self, alpha: int, beta: int, ply: int, qply: int) -> int:
         self._tick()
@@ -909,10 +934,52 @@ class Searcher:
 _DESIGN_CANDIDATES = ("N", "WF", "NW", "NF", "FD", "WA", "R", "B", "BR", "NR", "NB")
 
 
+_ARMY_BACK = ("R", "N", "B", "BR", "royal-WF", "B", "N", "R")
+_ARMY_PAWN = "fcFfmW"
+
+
+def army_setup(game, rng: random.Random | None = None):
+    """An Army csipgs chess set-up for the side to set up: the orthodox army in csipgs designs
+    (worth 50.88 of the 52 zorkmids), the back rank shuffled by ``rng`` when given. In the
+    alternating set-up, the next piece of that army. None when the board is not 8 files wide
+    or the army rules want another count."""
+    army = game.rules.army
+    g = game.geometry
+    if army is None or g.files != 8 or army.pieces != 16:
+        return None
+    us = game.turn
+    first, second = (0, 1) if us == 0 else (g.ranks - 1, g.ranks - 2)
+    back = list(_ARMY_BACK)
+    if rng is not None:
+        rest = [d for d in back if d != "royal-WF"]
+        rng.shuffle(rest)
+        back = rest[:4] + ["royal-WF"] + rest[4:]
+    wanted = [(d, g.square(f, first)) for f, d in enumerate(back)] + \
+             [(_ARMY_PAWN, g.square(f, second)) for f in range(8)]
+    occ = game.occupancy()
+    wanted = [(d, sq) for d, sq in wanted if not occ >> sq & 1]
+    if not wanted:
+        return None
+    if army.setup == "alternating":
+        wanted = wanted[:1]
+    text = ",".join(f"{d}@{g.name(sq)}" for d, sq in wanted)
+    try:
+        return game.parse(text)
+    except ValueError:
+        return None
+
+
+def _setup_phase(game) -> bool:
+    return game.family == "csipgs" and game.state.phase == "setup"
+
+
 def random_turn(game, rng: random.Random) -> list:
     """A random mover's whole turn: uniformly random legal actions until the turn passes (a
     csipgs design phase ends the turn; a Cost Progressive turn ends by chance or by itself).
     The game is left as it was found."""
+    if _setup_phase(game):
+        a = army_setup(game, rng)
+        return [a] if a is not None else []
     us = game.turn
     out = []
     try:

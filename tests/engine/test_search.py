@@ -1,0 +1,159 @@
+"""The built-in search: legal answers in every family, within the time given, and the moves a
+player would expect (mates, free material, Chego territory, whole Cost Progressive turns)."""
+
+from __future__ import annotations
+
+import random
+
+import chess
+import pytest
+
+from board_driver.config import load_variant
+from engine.game import new_game
+from engine.search import Searcher, betza_value, random_turn
+
+
+class TickClock:
+    """Virtual time: every reading advances it, so a search that reads the clock must stop."""
+
+    def __init__(self, step: float = 0.001):
+        self.t = 0.0
+        self.step = step
+        self.reads = 0
+
+    def __call__(self) -> float:
+        self.t += self.step
+        self.reads += 1
+        return self.t
+
+
+def _choose(game, seconds=0.05, depth=None, step=0.0005):
+    return Searcher().choose(game, clock=TickClock(step), seconds=seconds, depth=depth)
+
+
+FAMILY_VARIANTS = ["orthodox", "tomorrow-1", "tomorrow-4", "courier", "csipgs", "csipgs-dutch", "chego",
+                   "chego-holes", "cost-progressive", "cost-progressive-fibonacci"]
+
+
+@pytest.mark.parametrize("name", FAMILY_VARIANTS)
+def test_answers_are_legal_and_leave_the_game_as_found(name):
+    game = new_game(load_variant(name))
+    rng = random.Random(7)
+    for _ in range(6):                       # a few random turns in, to leave the start
+        if game.outcome() is not None:
+            break
+        for a in random_turn(game, rng):
+            game.push(a)
+    if game.outcome() is not None:
+        pytest.skip("the random opening ended the game")
+    before = (game.fen(), [a.text for a in game.history])
+    r = _choose(game)
+    assert (game.fen(), [a.text for a in game.history]) == before
+    us = game.turn
+    assert r.actions
+    for a in r.actions:
+        assert game.turn == us and game.outcome() is None
+        assert a in game.legal_actions() or a.kind == "design", a.text
+        game.push(game.parse(a.text))
+    assert game.turn != us or game.outcome() is not None, "the turn was left unfinished"
+
+
+def test_stops_when_the_time_is_up():
+    game = new_game(load_variant("tomorrow-1"))
+    clock = TickClock(0.01)
+    r = Searcher().choose(game, clock=clock, seconds=0.2)
+    assert r.seconds <= 0.2
+    assert r.depth >= 1
+
+
+def test_depth_levels_cap_the_search():
+    game = new_game(load_variant("orthodox"))
+    r1 = Searcher().choose(game, clock=TickClock(1e-7), seconds=100, depth=1)
+    r3 = Searcher().choose(game, clock=TickClock(1e-7), seconds=100, depth=3)
+    assert r1.depth == 1 and r3.depth == 3
+    assert r3.nodes > r1.nodes
+
+
+def _best(fen, depth=3, variant="orthodox"):
+    game = new_game(load_variant(variant), fen)
+    return Searcher().choose(game, clock=TickClock(1e-7), seconds=100, depth=depth).actions[0].text
+
+
+def test_finds_mate_in_one_checked_by_python_chess():
+    fen = "r1bqkbnr/pppp1ppp/2n5/4p3/2B1P3/5Q2/PPPP1PPP/RNB1K1NR w KQkq - 4 4"
+    move = _best(fen, depth=2)
+    board = chess.Board(fen)
+    board.push_uci(move)
+    assert board.is_checkmate()
+
+
+def _mates_in_one(board: chess.Board) -> bool:
+    for m in board.legal_moves:
+        board.push(m)
+        mate = board.is_checkmate()
+        board.pop()
+        if mate:
+            return True
+    return False
+
+
+def test_finds_mate_in_two_checked_by_python_chess():
+    fen = "r1b2k1r/ppp1bppp/8/1B1Q4/5q2/2P5/PPP2PPP/R3R1K1 w - - 1 1"   # Qd8+ Bxd8 Re8#
+    board = chess.Board(fen)
+    board.push_uci(_best(fen, depth=3))
+    assert board.legal_moves.count()
+    for reply in list(board.legal_moves):       # every defence loses to a mate in one
+        board.push(reply)
+        assert _mates_in_one(board), reply
+        board.pop()
+
+
+def test_takes_a_hanging_queen_and_not_a_defended_pawn():
+    # the black queen on d4 is free; the pawn on e5 is defended
+    assert _best("4k3/8/8/4p3/3q4/8/3R4/4K3 w - - 0 1", depth=2) == "d2d4"
+    assert _best("4k3/3p4/4p3/8/8/8/8/4KQ2 w - - 0 1", depth=3) != "f1f7"
+
+
+def test_values_any_betza_piece():
+    v = load_variant("tomorrow-4")
+    values = {p.name: betza_value(v, p) for p in v.pieces}
+    assert values["pawn"] == 100
+    assert values["knight"] < values["rook"] < values["queen"]
+    assert values["griffin"] > values["rook"]             # no csipgs price: from its mobility
+    v1 = load_variant("tomorrow-1")
+    giraffe = next(p for p in v1.pieces if p.name == "giraffe")
+    assert 150 < betza_value(v1, giraffe) < 500
+
+
+def test_chego_takes_territory():
+    game = new_game(load_variant("chego"))
+    r = _choose(game, seconds=0.3, depth=1)
+    a = r.actions[0]
+    assert a.kind == "drop"
+    game.push(a)
+    w, b = game.points()
+    assert w > b                      # the drop controls squares
+
+
+def test_cost_progressive_plays_a_whole_turn_that_mates():
+    # White's eighth turn: 8 points. The knight (3) clears the a-file, then Ra8 (5) mates:
+    # neither move mates alone, and the rook may move only once
+    game = new_game(load_variant("cost-progressive"), "6k1/5ppp/8/8/8/8/N7/R5K1 w - - 0 8")
+    assert game.points_left == 8
+    r = _choose(game, seconds=5.0, depth=1, step=1e-6)
+    for a in r.actions:
+        game.push(a)
+    assert [a.piece for a in r.actions] == ["n", "r"], [a.text for a in r.actions]
+    assert r.actions[-1].text == "a1a8"
+    assert game.outcome() is not None and game.outcome().reason == "checkmate"
+
+
+def test_csipgs_buys_and_transfers():
+    # bare royals and 9 zorkmids: buying is the action that gains material
+    v = load_variant("csipgs")
+    game = new_game(v, "4k3/8/8/8/8/8/8/4K3 w - - 0 5")
+    game.state.treasury = [game.state.treasury[0] + 8, game.state.treasury[1]]
+    r = _choose(game, seconds=0.5, depth=2, step=1e-5)
+    assert r.actions[0].kind in ("buy", "move")
+    kinds = {a.kind for a in r.actions}
+    assert "buy" in kinds
