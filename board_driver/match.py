@@ -76,6 +76,7 @@ class MatchScore:
 
     def line(self) -> str:
         e, m = self.elo()
+        e = 0.0 if abs(e) < 0.05 else e          # no "-0.0"
         return f"score {self.wins}-{self.draws}-{self.losses} elo {e:.1f} +- {m:.1f}"
 
 
@@ -88,11 +89,12 @@ def _elo(s: float) -> float:
     return -400.0 * math.log10(1.0 / s - 1.0)
 
 
-def play_game(variant, white, black, *, seconds: float, journal=None,
+def play_game(variant, white, black, *, seconds: float, journal=None, fen: str | None = None,
               on_action: Callable | None = None, max_plies: int = MAX_PLIES):
-    """Play one game between two players; returns (outcome, number of actions). Every action
-    a player gives is checked against the rules (an illegal one loses the game)."""
-    game = new_game(variant)
+    """Play one game between two players (from the variant's start or ``fen``); returns
+    (outcome, number of actions). Every action a player gives is checked against the rules
+    (an illegal one loses the game)."""
+    game = new_game(variant, fen)
     players = (white, black)
     n = 0
     while True:

@@ -242,12 +242,7 @@ class UciPlayer(Player):
                 except EngineError as exc:
                     raise PlayerError(f"{spec}: {exc}") from None
             ini = fsf.variants_ini(variant)
-            self.uci_variant = ini.split("]", 1)[0].lstrip("[").split(":")[0]
-            if self.uci_variant == variant.name:
-                # a section named as the variant may collide with one of the engine's own
-                # (courier): give it a name of the project's
-                self.uci_variant = f"fairyboard-{variant.name}"
-                ini = fsf.variants_ini(variant, self.uci_variant)
+            self.uci_variant = fsf.fsf_name(variant.name)
         try:
             import chess.engine
             self.engine = chess.engine.SimpleEngine.popen(_protocol(), command, timeout=20)

@@ -414,6 +414,45 @@ class _GameBackend:
     def is_noisy(self, a) -> bool:
         return a.kind in ("capture", "en-passant", "promotion") or (a.kind == "drop" and bool(a.lifts))
 
+    def quick_score(self, a) -> int:
+        """A move's gain without making it (for the beam through a Cost Progressive turn):
+        the victim, the mover's square bonus, a promotion, and a check (which ends the turn)."""
+        if self.family != "cost-progressive" or a.code < 0:
+            return 0
+        pos = self.game.position
+        v = pos.variant
+        m = a.code
+        frm, to, extra, flag = m & 0xFF, (m >> 8) & 0xFF, (m >> 16) & 0xFF, m >> 24
+        code = pos.board[frm]
+        if not code or flag == DROP:
+            return 0
+        color = code & 1
+        val, bonus = self.values.tables(v.pieces[(code >> 1) - 1], v, color)
+        score = bonus[to] - bonus[frm]
+        victim = pos.board[to]
+        if victim:
+            score += self.values.of(v.pieces[(victim >> 1) - 1], v) + 1000
+        if flag == NORMAL and extra:
+            score += self.values.of(v.pieces[extra - 1], v) - val + 1000
+        if flag != CASTLE:
+            # does the piece attack an enemy royal from its new square?
+            pos._remove(frm)
+            if victim:
+                pos._remove(to)
+            pos._put(to, code)
+            try:
+                att = pos.attacks_of(to)
+            finally:
+                pos._remove(to)
+                if victim:
+                    pos._put(to, victim)
+                pos._put(frm, code)
+            for k in pos.royal_squares(color ^ 1):
+                if att >> k & 1:
+                    score += 600
+                    break
+        return score
+
     def capture_score(self, a) -> int:
         if a.kind in ("capture", "en-passant", "promotion"):
             pm = self.game.position
@@ -690,13 +729,25 @@ class Searcher:
         limit = max_depth if max_depth is not None else 64
         root_moves = list(legal)
         scores: dict = {}
+        if game.family in ("cost-progressive", "csipgs") and len(root_moves) > 1:
+            # a turn of several actions may not finish even one depth in the time: start
+            # from the moves ordered by the position after them, the best of them the answer
+            # if nothing more is found
+            try:
+                for s, m in self._rate(root_moves, b.side()):
+                    scores[b.move_id(m)] = s
+            except _Timeout:
+                pass
+            if scores:
+                best = max(root_moves, key=lambda m: scores.get(b.move_id(m), -INF))
+                best_score = scores[b.move_id(best)]
         for d in range(1, limit + 1):
             try:
                 s, m, scores = self._root(root_moves, d, scores)
             except _Timeout:
                 if self._partial is not None:
                     pm, ps = self._partial
-                    if reached == 0 or ps > best_score - 30:
+                    if (reached == 0 and not scores) or ps > best_score - 30:
                         best, best_score = pm, ps
                 break
             best, best_score, reached = m, s, d
@@ -792,7 +843,7 @@ class Searcher:
         if in_turn:
             # deeper into a multi-action turn: a beam through the budget, the candidates
             # chosen by how the position looks after them (a check that ends the turn first)
-            width = max(3, 10 - 2 * in_turn)
+            width = max(2, 6 - in_turn)
             if len(moves) > width:
                 moves = self._beam(moves, width, side)
         orig_alpha = alpha
@@ -827,12 +878,12 @@ class Searcher:
             self.tt[key] = (depth, best_score, flag, 0, best_id)
         return best_score
 
-    def _beam(self, moves, width: int, side: int):
+    def _rate(self, moves, side: int):
+        """(score, move) for each move by the position right after it, best first ('end' and
+        moves that pass the turn judged from the opponent's side)."""
         b = self.b
         rated = []
         for i, m in enumerate(moves):
-            if getattr(m, "kind", "") == "end":
-                continue
             self._tick()
             b.push(m)
             try:
@@ -840,19 +891,29 @@ class Searcher:
                     s = b.evaluate()
                 else:
                     term = b.terminal(b.moves(), 1, self.root_side)
-                    s = -(term if term is not None else b.evaluate()) + 50
+                    s = -(term if term is not None else b.evaluate())
             finally:
                 b.pop()
-            rated.append((-s, i, m))
-        rated.sort(key=lambda x: (x[0], x[1]))
-        keep = [m for _, _, m in rated[:width]]
-        return keep + [m for m in moves if getattr(m, "kind", "") == "end"]
+            rated.append((s, i, m))
+        rated.sort(key=lambda x: (-x[0], x[1]))
+        return [(s, m) for s, _, m in rated]
+
+    def _beam(self, moves, width: int, side: int):
+        b = self.b
+        ends = [m for m in moves if getattr(m, "kind", "") == "end"]
+        rest = [m for m in moves if getattr(m, "kind", "") != "end"]
+        quick = getattr(b, "quick_score", None)
+        if quick is not None:
+            rest.sort(key=lambda m: -quick(m))
+            return rest[:width] + ends
+        rated = self._rate(rest, side)
+        return [m for _, m in rated[:width]] + ends
 
     def _quiesce(self, alpha: int, beta: int, ply: int, qply: int) -> int:
         self._tick()
         b = self.b
         stand = b.evaluate()
-        if stand >= beta or qply >= 6:
+        if stand >= beta or qply >= (6 if self.check_every > 1 else 4):
             return stand
         if stand > alpha:
             alpha = stand
@@ -861,7 +922,7 @@ class Searcher:
         if not moves:
             return stand
         moves.sort(key=lambda m: -b.capture_score(m))
-        for m in moves[:12]:
+        for m in moves[:12 if self.check_every > 1 else 6]:
             b.push(m)
             try:
                 if b.side() == side:

@@ -1,0 +1,153 @@
+"""Computer players and matches: engine specs, the built-in engine against the random mover in
+every family, a UCI game against Fairy-Stockfish on 12x8, and ``fairyboard match`` run as a
+user runs it (its games saved and exported as PGN that python-chess reads)."""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+from fractions import Fraction
+
+import chess.pgn
+import pytest
+
+from board_driver.config import load_variant
+from board_driver.match import MatchScore, play_game
+from board_driver.players import (
+    EngineSpec, PlayerError, find_fairy_stockfish, legacy_ini, make_player, parse_spec,
+)
+
+
+def test_engine_specs():
+    assert parse_spec("builtin") == EngineSpec("builtin")
+    assert parse_spec("builtin:3") == EngineSpec("builtin", 3)
+    assert parse_spec("random") == EngineSpec("random")
+    assert parse_spec("fsf") == EngineSpec("fsf")
+    assert parse_spec("fsf:-5").level == -5
+    assert parse_spec("uci:stockfish --x").command == "stockfish --x"
+    assert parse_spec("computer") == EngineSpec("builtin")
+    for bad, why in (("builtin:0", "1 to 20"), ("fsf:30", "-20 to 20"), ("random:2", "no level"),
+                     ("uci:", "needs a command"), ("gnuchess", "unknown engine"), ("builtin:x", "whole number")):
+        with pytest.raises(PlayerError, match=why):
+            parse_spec(bad)
+
+
+def test_elo_and_margin():
+    s = MatchScore()
+    for p in (1, 1, 1, 0):
+        s.add(Fraction(p))
+    elo, margin = s.elo()
+    assert abs(elo - (-400 * math.log10(1 / 0.75 - 1))) < 0.01      # 190.8
+    assert margin > 0
+    assert s.line().startswith("score 3-0-1 elo 190.8 +- ")
+    even = MatchScore()
+    for p in (1, 0, Fraction(1, 2)):
+        even.add(Fraction(p))
+    assert even.line().startswith("score 1-1-1 elo 0.0 +- ")
+    perfect = MatchScore()
+    for _ in range(4):
+        perfect.add(Fraction(1))
+    e, m = perfect.elo()
+    assert math.isfinite(e) and e > 300 and math.isfinite(m)
+
+
+FAMILIES = ["orthodox", "tomorrow-1", "courier", "csipgs", "chego", "cost-progressive"]
+# csipgs starts from bare royals and buys its army a zorkmid a turn: the short match starts
+# from armies already bought
+START = {"csipgs": "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w - - 0 1"}
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_builtin_beats_the_random_mover(name):
+    v = load_variant(name)
+    for side in (0, 1):
+        engine = make_player("builtin:2", v)
+        rnd = make_player("random", v, seed=side + 3)
+        white, black = (engine, rnd) if side == 0 else (rnd, engine)
+        out, n = play_game(v, white, black, seconds=0.1, max_plies=400, fen=START.get(name))
+        assert out.winner == side, (name, out.result, out.reason, n)
+        if name == "chego":
+            break                      # one game: Chego's drops are the slowest to search
+
+
+def _fsf():
+    path = find_fairy_stockfish()
+    if path is None:
+        pytest.skip("Fairy-Stockfish is not installed (apt install fairy-stockfish)")
+    return path
+
+
+def test_uci_game_against_fairy_stockfish_on_12x8():
+    _fsf()
+    v = load_variant("courier")
+    assert (v.geometry.files, v.geometry.ranks) == (12, 8)
+    with make_player("fsf:0", v) as fsf, make_player("builtin:1", v) as builtin:
+        seen = []
+
+        def on_action(game, action):
+            seen.append(action.text)
+
+        out, n = play_game(v, fsf, builtin, seconds=0.05, max_plies=24, on_action=on_action)
+    # every answer of the engine was a legal move of our rules (an illegal one loses the game)
+    assert "illegal" not in out.reason and "unfinished" not in out.reason, out.reason
+    assert n == len(seen) and n >= 10
+
+
+def test_legacy_fairy_stockfish_gets_builtin_pieces():
+    ini = "[fairyboard-courier:chess]\nbishop = -\ncustomPiece1 = e:A\ncustomPiece2 = h:B\nking = k\n"
+    out = legacy_ini(ini)
+    assert "alfil = e" in out and "bishop = h" in out and "customPiece" not in out and "bishop = -" not in out
+    with pytest.raises(PlayerError, match=r"l \(C\)"):
+        legacy_ini("[x:chess]\ncustomPiece1 = l:C\n")
+
+
+def test_fsf_refuses_what_it_cannot_play():
+    _fsf()
+    with pytest.raises(PlayerError, match="chess-family"):
+        make_player("fsf", load_variant("chego"))
+    with pytest.raises(PlayerError, match="giraffe"):
+        make_player("fsf", load_variant("tomorrow-1"))
+
+
+def _cli(args, data, **kw):
+    env = dict(os.environ, FAIRYBOARD_DATA=str(data))
+    return subprocess.run([sys.executable, "-m", "board_driver.cli", *args], capture_output=True, text=True,
+                          env=env, timeout=300, **kw)
+
+
+def test_match_command_scores_saves_and_exports(tmp_path):
+    r = _cli(["match", "--variant", "orthodox", "--white", "builtin:2", "--black", "random", "--games", "2",
+              "--time", "0.05", "--seed", "5"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.strip().splitlines()
+    m = re.fullmatch(r"score (\d+)-(\d+)-(\d+) elo (-?\d+\.\d) \+- (\d+\.\d)", lines[-1])
+    assert m, lines[-1]
+    assert (int(m[1]), int(m[2]), int(m[3])) == (2, 0, 0)
+    assert float(m[4]) > 0
+    assert "2/2" in r.stderr                   # the progress bar
+    ids = re.findall(r"saved as (\S+)", r.stdout)
+    assert len(ids) == 2
+    for i, gid in enumerate(ids):
+        e = _cli(["games", "export", gid], tmp_path)
+        assert e.returncode == 0, e.stderr
+        game = chess.pgn.read_game(io.StringIO(e.stdout))
+        board = game.end().board()
+        assert board.is_checkmate()
+        assert game.headers["Result"] == ("1-0" if i == 0 else "0-1")
+        assert game.headers["White"] == ("builtin:2" if i == 0 else "random")
+    j = _cli(["match", "--white", "random", "--black", "random", "--games", "1", "--time", "0.05", "--json",
+              "--seed", "2"], tmp_path)
+    data = json.loads(j.stdout)
+    assert data["games"][0]["white"] == "random" and data["score_line"].startswith("score ")
+
+
+def test_match_command_says_what_is_wrong(tmp_path):
+    r = _cli(["match", "--white", "builtin:99", "--black", "random"], tmp_path)
+    assert r.returncode == 2 and "builtin levels are 1 to 20" in r.stderr
+    r = _cli(["match", "--variant", "chego", "--white", "uci:stockfish", "--black", "random"], tmp_path)
+    assert r.returncode == 2 and "chess-family" in r.stderr
