@@ -22,6 +22,7 @@ class Bases:
         self.game = game
         self.marks = marks          # shared with the session, which keeps it in step with the history
         self._cache: dict = {}
+        self.only = None            # the computer's action: the one action accepted now (see .computer)
 
     def invalidate(self) -> None:
         self._cache.clear()
@@ -68,6 +69,8 @@ class Bases:
         else:
             past = g
         occ, actions, turn = past.occupancy(), tuple(past.legal_actions()), past.turn
+        if k == 0 and self.only is not None:
+            actions = tuple(a for a in actions if a == self.only)
         start = self.marks[i - 1] if i > 0 else 0
         last_side, last_to_move, last_drop = -1, False, False
         if k == 0:

@@ -155,10 +155,13 @@ def _cmd_takeback(session, cmd, args) -> list[str]:
     if not g.history:
         raise CommandError("takeback: no action to take back")
     popped = []
+    computer = getattr(session, "computer", None)
     while g.history:
         a = g.pop()
         popped.append(a)
         session.marks.pop()
+        if computer is not None and computer.plays(g.turn) and not all(computer.plays(s) for s in (0, 1)):
+            continue                        # the computer's action goes back with the player's before it
         if a.kind != "end":
             break
     if session.journal is not None:

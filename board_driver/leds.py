@@ -25,6 +25,9 @@ prompt          violet, blinking      the squares of a move waiting for a choice
 check           red                   each royal piece in check
 game over       red blink / green     the mated (or resigned) royal blinks red, the winner's
                 / yellow              royals are green; a draw lights every royal yellow
+computer        cyan; blinking on     the computer's action to carry out: its pieces blink
+                the pieces to move   where they stand, their destinations are steady, its
+                                      victims blink magenta (remove)
 mismatch        red / blue, blinking  fast red: take the piece off (or from, in a from->to
                                       pair); fast blue: put a piece here (to)
 ==============  ====================  =========================================================
@@ -66,6 +69,7 @@ class Palette:
     draw: RGB = (220, 200, 0)
     clear: RGB = (255, 0, 0)
     fill: RGB = (0, 60, 255)
+    computer: RGB = (0, 200, 200)
 
     @classmethod
     def from_dict(cls, data: Any, source: str = "<palette>") -> Palette:
@@ -130,8 +134,8 @@ def render(layout: Layout, palette: Palette, state: SceneState, verdict: Verdict
 
 
 def render_scene(layout: Layout, palette: Palette, state: SceneState, verdict: Verdict | None = None,
-                 recover: Fix | None = None, prompt_squares: frozenset[int] = frozenset()
-                 ) -> tuple[LedFrame, tuple[str | None, ...]]:
+                 recover: Fix | None = None, prompt_squares: frozenset[int] = frozenset(), *,
+                 computer=None) -> tuple[LedFrame, tuple[str | None, ...]]:
     """The LED frame and, per physical square, the name of the layer that lit it (or None)."""
     size = layout.physical_size
     colors: list[RGB] = [DARK] * size
@@ -185,6 +189,13 @@ def render_scene(layout: Layout, palette: Palette, state: SceneState, verdict: V
         if status == "prompt":
             put([sq for e in verdict.options for a in e.actions for sq in a.places], palette.prompt, SLOW, "prompt")
     put(prompt_squares, palette.prompt, SLOW, "prompt")
+    if computer is not None and idle and not over:
+        # the computer's action for the player to carry out: its pieces blink where they
+        # stand, their destinations are lit, victims to lift off blink as removals
+        from .computer import movers, victims
+        put(computer.places, palette.computer, layer="computer to")
+        put(movers(computer), palette.computer, SLOW, "computer from")
+        put(victims(computer), palette.remove, SLOW, "remove")
 
     put(state.checked, palette.check, layer="check")
     if over:

@@ -79,6 +79,7 @@ class Session:
         self.notices: list[str] = []
         self._mover = 0                     # the side that made the action being announced
         self.bases = Bases(game, self.marks)
+        self.computer = None                # a .computer.Computer playing one side or both
         self._scene: SceneState | None = None
         self._last_status: tuple | None = None
         self.leds: LedFrame = LedFrame.dark(layout.physical_size)
@@ -288,6 +289,10 @@ class Session:
                 break
             self._commit(v.options[0], len(self.events))
             v = self._verdict(now)
+        for _ in range(64):                 # the computer's silent actions, then its next move shown
+            if self.computer is None or v.status not in ("settled", "mismatch") or not self.computer.step(self):
+                break
+            v = self._verdict(now)
         if v.status in ("hold", "prompt"):
             self.tentative = _Tentative(v, len(self.events))
         elif v.status == "settled":
@@ -335,8 +340,9 @@ class Session:
         t = self.tentative
         if t is not None and v.status != "prompt" and t.verdict.status == "prompt" and t.verdict.default is None:
             prompt_sq = frozenset(sq for o in t.verdict.options for a in o.actions for sq in a.places)
+        hint = self.computer.hint() if self.computer is not None and not self.recover else None
         self.leds, self.led_layers = render_scene(self.layout, self.settings.palette, self.scene_state(),
-                                                  shown, recover, prompt_sq)
+                                                  shown, recover, prompt_sq, computer=hint)
 
     def drain_notices(self) -> list[str]:
         out, self.notices = self.notices, []
@@ -370,6 +376,14 @@ class Session:
             "journal": str(self.journal.path) if self.journal is not None else None,
         }
 
+    def attach_computer(self, computer) -> None:
+        """Let ``computer`` (a :class:`.computer.Computer`) play its sides from now on."""
+        self.computer = computer
+        self._invalidate()
+        self._update(self.now)
+
     def close(self) -> None:
+        if self.computer is not None:
+            self.computer.close()
         if self.journal is not None:
             self.journal.close()

@@ -74,8 +74,11 @@ def register(sub) -> None:
     p.add_argument("--variant", help="variant of a new game (default: the game in progress, else orthodox)")
     p.add_argument("--new", action="store_true", help="start a new game even if one is in progress")
     p.add_argument("--resume", metavar="ID", help="continue the game ID (an unfinished or abandoned one)")
-    p.add_argument("--white", help="white player's name (kept in the game record and the PGN)")
-    p.add_argument("--black", help="black player's name")
+    p.add_argument("--white", help="white player's name (kept in the game record and the PGN), or an engine "
+                                   "spec: computer, builtin[:LEVEL], random, fsf[:SKILL], uci:COMMAND")
+    p.add_argument("--black", help="black player's name, or an engine spec (--black computer)")
+    p.add_argument("--move-time", type=float, default=1.0, metavar="S",
+                   help="seconds the computer thinks a move (default 1)")
     p.add_argument("--web", metavar="HOST:PORT", help="serve the board's page here (docs/web.md; default: the "
                                                      "board profile's web.listen, else no page)")
     p.set_defaults(handler=cmd_serve)
@@ -310,6 +313,7 @@ def cmd_serve(args) -> int:
     import logging
 
     from ..club.publisher import check_board, start_for_board
+    from ..computer import attach
     from ..hardware.backends import load_board, open_hardware
     from ..journal import GameStore, data_dir
     from ..layout import Layout
@@ -382,6 +386,7 @@ def cmd_serve(args) -> int:
         for note in store.problems + opening.notes:
             log.warning("%s", note)
         session = opening.session
+        attach(session, seconds=args.move_time, fsf_path=_fsf_path(board))
         if opening.resumed:
             say(f"Resumed game {session.game_id} ({session.variant_name}), "
                 f"{len(session.game.history)} actions so far.")
@@ -409,6 +414,7 @@ def cmd_serve(args) -> int:
                 for note in opening.notes:
                     log.warning("%s", note)
                 session = opening.session
+                attach(session, seconds=args.move_time, fsf_path=_fsf_path(board))
                 say(f"New game {session.game_id}: {session.variant_name}.")
                 for line in dice_lines(session.variant_name):
                     say(line)
@@ -424,6 +430,12 @@ def cmd_serve(args) -> int:
         lock.release()
     say("fairyboard: stopped; the game is saved.")
     return 0
+
+
+def _fsf_path(board) -> str | None:
+    """The Fairy-Stockfish binary the board profile names (``engines: {fsf: PATH}``), if any."""
+    engines = getattr(board.profile, "engines", None) or getattr(board, "engines", None) or {}
+    return engines.get("fsf") if isinstance(engines, dict) else None
 
 
 def _console(commands: "queue.Queue[str]") -> None:

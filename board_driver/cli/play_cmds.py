@@ -15,6 +15,7 @@ from ..console import parse_physical, render_board, status_lines
 from ..errors import BoardDriverError
 from ..events import parse_events, play_events
 from ..journal import GameStore, data_dir, load_any
+from ..computer import attach, carry_out
 from ..lifecycle import open_game, replace_game
 from ..runner import Display, pump, settle
 from ..session import CommandError, NewGameRequest, Session
@@ -46,8 +47,12 @@ def register(sub) -> None:
     p.add_argument("--events", metavar="FILE", help="play this JSON-lines event file ('-' for stdin), not the "
                                                     "terminal, as a game of its own (or the --resume ID one)")
     p.add_argument("--json", action="store_true", help="at exit print one JSON object: moves, fen, result, pending, journal")
-    p.add_argument("--white", help="white player's name (kept in the game record and the PGN)")
-    p.add_argument("--black", help="black player's name")
+    p.add_argument("--white", help="white player's name (kept in the game record and the PGN); an engine spec "
+                                   "(computer, builtin[:LEVEL], random, fsf[:SKILL], uci:COMMAND) lets the "
+                                   "computer play White")
+    p.add_argument("--black", help="black player's name, or an engine spec (--black computer)")
+    p.add_argument("--move-time", type=float, default=1.0, metavar="S",
+                   help="seconds the computer thinks a move (default 1)")
     p.add_argument("--yes", "-y", action="store_true", help="leave an unfinished game without asking")
     p.add_argument("--board", help="board profile (configs/boards/NAME.yaml; default from configs/defaults.yaml)")
     p.add_argument("--color", choices=("auto", "always", "never"), default="auto",
@@ -92,6 +97,11 @@ def _open_session(args, store: GameStore, settings, profile, clock: VirtualClock
     for note in store.problems + opening.notes:
         print(f"fairyboard play: {note}", file=sys.stderr)
     session = opening.session
+    try:
+        attach(session, seconds=args.move_time)
+    except BoardDriverError:
+        session.close()
+        raise
     state = None if own and args.resume is None else _state_file(store, session.game_id)
     if opening.resumed:
         start = frozenset(session.layout.closed_sensors(session.occupancy))
@@ -210,6 +220,7 @@ def _play_interactive(args, store, settings, profile, clock) -> int:
     pump(session, board, display, clock())
     settle(session, display)
     _show(session, board, color)
+    _demo(session, board, display, clock, color)
     while True:
         out.write(PROMPT)
         out.flush()
@@ -250,9 +261,34 @@ def _play_interactive(args, store, settings, profile, clock) -> int:
         settle(session, display)
         session.prepare()
         _show(session, board, color)
+        _demo(session, board, display, clock, color)
     print(f"Game {session.game_id} saved in {store.path(session.game_id)}; fairyboard play resumes it.")
     session.close()
     return 0
+
+
+def _demo(session: Session, board: SimulatedBoard, display: Display, clock: VirtualClock, color: bool) -> None:
+    """The computer on both sides: the simulated board carries out its moves, one after the
+    other, until the game is over."""
+    c = session.computer
+    if c is None or not (c.plays(0) and c.plays(1)):
+        return
+    for _ in range(2000):
+        if session.outcome() is not None:
+            break
+        clock.advance_to(clock() + 1000)
+
+        def step(kind: str, sq: str) -> None:
+            clock.advance_to(clock() + 150)
+            getattr(board, kind)(sq)
+            pump(session, board, display, clock())
+
+        if not carry_out(session, step):
+            break
+        clock.advance_to(clock() + 1000)
+        pump(session, board, display, clock())
+        settle(session, display)
+        _show(session, board, color)
 
 
 def _do(op, board: SimulatedBoard, session: Session, display: Display, clock: VirtualClock) -> None:
@@ -284,6 +320,7 @@ def _do(op, board: SimulatedBoard, session: Session, display: Display, clock: Vi
 def _new_game(variant, session, store, settings, profile, clock, args):
     opening = replace_game(session, store, variant, profile=profile, settings=settings, now=clock())
     new = opening.session
+    attach(new, seconds=args.move_time)
     board = SimulatedBoard(new.layout, clock=clock, closed=new.layout.closed_sensors(new.occupancy),
                            state_file=_state_file(store, new.game_id))
     board._save()
