@@ -6,6 +6,7 @@
 ``/boards.json``            the same as JSON
 ``/board/NAME.pgn``         the board's latest game (the live feed broadcast sites poll)
 ``/board/NAME/GAME.pgn``    one game of the board
+``/board/NAME/GAME.jsonl``  the game's journal as the board wrote it (its contiguous part)
 ``/round/NAME.pgn``         every game of round NAME (``fairyboard round NAME`` starts one)
 ``/rounds.json``            the rounds and their games
 ==========================  ===============================================================
@@ -292,6 +293,12 @@ class Handler(BaseHTTPRequestHandler):
                     return self._missing(f"no round {name!r} (rounds: {known})")
                 texts = [t for t in (positions.pgn(store, g, name) for g in games) if t is not None]
                 self._send(200, "\n".join(texts), "application/x-chess-pgn; charset=utf-8")
+            elif path.startswith("/board/") and path.endswith(".jsonl") and path.count("/") == 3:
+                board, game = path[len("/board/"):-len(".jsonl")].split("/")
+                lines = store.journal_lines(board, game)
+                if not lines:
+                    return self._missing(f"board {board!r} has no game {game!r}")
+                self._send(200, "\n".join(lines) + "\n", "application/x-ndjson; charset=utf-8")
             elif path.startswith("/board/") and path.endswith(".pgn"):
                 rest = path[len("/board/"):-4]
                 board, _, game = rest.partition("/")

@@ -67,6 +67,15 @@ def test_page_and_pgn_feeds(make_board, make_recorder):
         assert code == 200 and text.count("[Event ") == 2 and f'[GameId "{g2}"]' in text
         code, text = _get(f"{base}/board/b2/{g2}.pgn")
         assert code == 200 and "1. f4 " in text and " f5 *" in text and '[Result "*"]' in text
+        code, text = _get(f"{base}/board/b1/{g1}.jsonl")          # the journal, back on a board's tools
+        assert code == 200 and text.splitlines() == b1.lines()
+        from board_driver.cli.games_cmds import pgn_of
+        from board_driver.journal import GameStore
+        other = GameStore(b1.folder.parent / "elsewhere")
+        other.games.mkdir(parents=True)
+        other.path(g1).write_text(text)
+        assert pgn_of(other.load(g1)) == pgn_of(b1.store.load(g1))
+        assert _get(f"{base}/board/b1/nope.jsonl")[0] == 404
         assert _get(f"{base}/board/b9.pgn")[0] == 404
         assert _get(f"{base}/board/b1/nope.pgn")[0] == 404
         code, body = _get(f"{base}/boards.json")
