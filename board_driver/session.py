@@ -374,6 +374,7 @@ class Session:
             "turn": COLOR[g.turn], "result": out.result if out else None,
             "reason": out.reason if out else None, "pending": self.pending(),
             "journal": str(self.journal.path) if self.journal is not None else None,
+            "state": texts.state_json(g),
         }
 
     def attach_computer(self, computer) -> None:

@@ -162,3 +162,28 @@ def state_lines(game) -> list[str]:
     if st.points_left is not None and st.outcome is None:
         lines.append(f"Movement points left this turn: {st.points_left} of {st.turn_budget}.")
     return lines
+
+
+def state_json(game) -> dict:
+    """The typed view as JSON (``--json``'s ``state``): square names, amounts as decimal
+    strings; only the fields the family has."""
+    st = game.board_state()
+    name = game.geometry.name
+    out: dict = {"turn": COLOR[st.turn], "move_number": st.move_number,
+                 "drop_squares": [name(s) for s in sorted(st.drop_squares)],
+                 "checked": [name(s) for s in st.checked]}
+    if st.phase is not None:
+        out["phase"] = st.phase
+    if st.treasuries is not None:
+        out["treasuries"] = {COLOR[c]: _amount(st.treasuries[c]) for c in (0, 1)}
+    if st.family in ("csipgs", "chego") or any(st.hands):
+        out[st.hand_word + "s"] = {COLOR[c]: {k.upper(): v for k, v in st.hands[c].items()} for c in (0, 1)}
+    if st.points is not None:
+        out["points"] = {COLOR[c]: st.points[c] for c in (0, 1)}
+        out["passes"] = st.passes
+    if st.points_left is not None:
+        out["points_left"] = st.points_left
+        out["turn_budget"] = st.turn_budget
+    if st.bought is not None:
+        out["bought"] = st.bought.upper()
+    return out

@@ -262,19 +262,16 @@ class ChegoGame(FamilyGame):
         us = pos.turn
         killed: tuple = ()
         passes = pos.halfmove
-        if action.kind == "pass":
-            pos.halfmove += 1
-        else:
+        halfmove = passes + 1                        # the halfmove field counts the passes in a row
+        if action.kind != "pass":
             t, sq, _, _ = decode(action.code)
-            pos._put(sq, (t + 1) * 2 + us)
+            pos.put_code(sq, (t + 1) * 2 + us)
             if t not in self.unlimited:
                 pos.hands[us][t] -= 1
-            killed = tuple((k, pos._remove(k)) for k in sorted(action.lifts))
+            killed = tuple((k, pos.take_code(k)) for k in sorted(action.lifts))
             self.captured[us].extend(code for _, code in killed)
-            pos.halfmove = 0
-        if us == BLACK:
-            pos.fullmove += 1
-        pos.turn = us ^ 1
+            halfmove = 0
+        pos.set_turn(us ^ 1, halfmove=halfmove, fullmove=pos.fullmove + (us == BLACK))
         self._undo.append((killed, passes))
         self.history.append(action)
         self._analysis = self._legal = None
@@ -285,18 +282,15 @@ class ChegoGame(FamilyGame):
         action = self.history.pop()
         killed, passes = self._undo.pop()
         pos = self.position
-        pos.turn ^= 1
-        us = pos.turn
-        if us == BLACK:
-            pos.fullmove -= 1
-        pos.halfmove = passes
+        us = pos.turn ^ 1
+        pos.set_turn(us, halfmove=passes, fullmove=pos.fullmove - (us == BLACK))
         if action.kind != "pass":
             t, sq, _, _ = decode(action.code)
-            pos._remove(sq)
+            pos.take_code(sq)
             if t not in self.unlimited:
                 pos.hands[us][t] += 1
             for k, code in killed:
-                pos._put(k, code)
+                pos.put_code(k, code)
             if killed:
                 del self.captured[us][-len(killed):]
         self._analysis = self._legal = None
@@ -373,11 +367,11 @@ class ChegoGame(FamilyGame):
     def _stone_attacks(self, t: int, sq: int) -> int:
         """What a piece of type ``t`` of the side to move would attack from the empty ``sq``."""
         pos = self.position
-        pos._put(sq, (t + 1) * 2 + pos.turn)
+        pos.put_code(sq, (t + 1) * 2 + pos.turn)
         try:
             return pos.attacks_of(sq)
         finally:
-            pos._remove(sq)
+            pos.take_code(sq)
 
     def _victims(self, sq: int, a: _Analysis):
         """The enemy pieces a drop on the empty ``sq`` leaves without liberties (sorted
@@ -390,7 +384,7 @@ class ChegoGame(FamilyGame):
         free = empty & ~(1 << sq)
         board = pos.board
         indirect = self._indirect
-        pos._put(sq, 2 + us)
+        pos.put_code(sq, 2 + us)
         try:
             victims = []
             for p, att in a.attacks.items():
@@ -404,7 +398,7 @@ class ChegoGame(FamilyGame):
                 victims.append(p)
             return tuple(victims)
         finally:
-            pos._remove(sq)
+            pos.take_code(sq)
 
     # -- helpers ---------------------------------------------------------------------------
     def _letter(self, code: int) -> str:

@@ -316,8 +316,7 @@ class CsipgsGame(FamilyGame):
             types.append((parse_design(text).text, p.letter))
         self._pv = self._variant_for(tuple(types))
         self.position = Position.from_fen(self._pv, fen)
-        self.position.castling = 0
-        self.position.ep = -1
+        self.position.clear_rights()
         army = self.rules.army is not None and fen is None
         pos = self.position
         ply = 0 if army else 2 * (pos.fullmove - 1) + (1 if pos.turn == WHITE else 2)
@@ -973,9 +972,7 @@ class CsipgsGame(FamilyGame):
         st.phase = "action"
         st.turn = WHITE
         st.ply = 1
-        pos.turn = WHITE
-        pos.fullmove = 1
-        pos.halfmove = 0
+        pos.set_turn(WHITE, halfmove=0, fullmove=1)
         self._credit()
 
     # -- making actions ---------------------------------------------------------------------------
@@ -996,7 +993,7 @@ class CsipgsGame(FamilyGame):
             forward = self._forward_only((pos.board[m1 & 0xFF] >> 1) - 1)
             pos.push(m1)
             pos.push(m2)
-            pos.turn = st.turn ^ 1
+            pos.set_turn(st.turn ^ 1)
             st.moved, st.reset = True, kind == "capture" or forward
             st.phase = "design"
         elif kind == "drop":
@@ -1030,7 +1027,7 @@ class CsipgsGame(FamilyGame):
             self._end_turn()
         else:
             raise IllegalMoveError(f"{action.text!r}: not a csipgs action")
-        self.position.stack.clear()
+        self.position.forget_undo()
         self.history.append(action)
         self._keys.append(self._key())
         self._legal_cache = None
@@ -1038,17 +1035,12 @@ class CsipgsGame(FamilyGame):
 
     def _end_turn(self) -> None:
         st = self.state
-        pos = self.position
-        if not st.moved:
-            pos.turn ^= 1
         st.quiet = 0 if st.reset else st.quiet + 1
         st.turn ^= 1
         st.ply += 1
         st.phase = "action"
         st.moved = st.reset = False
-        pos.turn = st.turn
-        pos.halfmove = st.quiet
-        pos.fullmove = (st.ply + 1) // 2
+        self.position.set_turn(st.turn, halfmove=st.quiet, fullmove=(st.ply + 1) // 2)
         self._credit()
 
     def _credit(self) -> None:

@@ -330,6 +330,29 @@ class Position:
             self.occ[code & 1] &= ~bit
         return code
 
+    # The edits a family with rules of its own makes (Chego's drops and kills, csipgs' turns):
+    # a piece *code* is (type index + 1) * 2 + colour, as on ``board``.
+    put_code = _put          # put_code(sq, code): set a piece on an empty square
+    take_code = _remove      # take_code(sq) -> code (0 when the square was empty)
+
+    def set_turn(self, color: int, *, halfmove: int | None = None, fullmove: int | None = None) -> None:
+        """Set the side to move, and the counters when given (a family whose turns are more than
+        one move)."""
+        self.turn = color
+        if halfmove is not None:
+            self.halfmove = halfmove
+        if fullmove is not None:
+            self.fullmove = fullmove
+
+    def forget_undo(self) -> None:
+        """Drop the undo records (a family that keeps its own snapshots)."""
+        self.stack.clear()
+
+    def clear_rights(self) -> None:
+        """No castling rights and no en passant square (families without them)."""
+        self.castling = 0
+        self.ep = -1
+
     def piece_at(self, sq: int):
         """(type index, colour) of the piece on sq, or None."""
         code = self.board[sq]

@@ -65,3 +65,20 @@ def test_a_verb_the_game_does_not_have_says_why(env):
     assert "end: not possible now in orthodox (only a multi-move turn ends with end)" in out
     assert "buy: not possible now in orthodox (purchases, designs and armies are csipgs rules)" in out
     assert "pass: not possible now in orthodox (passing is not allowed in this game)" in out
+
+
+def test_json_report_carries_the_typed_view():
+    from drivertools import Table
+    t = Table("chego")
+    t.place("d4").settle()
+    t.say("choose n")
+    state = t.session.report()["state"]
+    assert state["turn"] == "black" and state["passes"] == 0
+    assert state["hands"]["white"]["N"] == 1 and state["hands"]["black"]["N"] == 2
+    assert state["points"] == {"white": 8, "black": 0}        # the knight's eight empty squares
+    c = Table("csipgs")
+    c.move("e1", "d1")
+    c.say("end")
+    cs = c.session.report()["state"]
+    assert cs["phase"] == "action" and cs["turn"] == "black"
+    assert cs["treasuries"] == {"white": "1", "black": "1"} and cs["reserves"] == {"white": {}, "black": {}}
