@@ -323,6 +323,7 @@ class CostProgressiveGame(ChessGame):
         self._state = _TurnState(half=2 * (pos.fullmove - 1) + 1 + pos.turn, quiet=pos.halfmove)
         self._undo: list[tuple[_TurnState, int, int]] = []
         self._moves_cache: list[Action] | None = None
+        self._costed: dict[tuple, Action] = {}
 
     def _copy_into(self, other) -> None:
         super()._copy_into(other)
@@ -450,8 +451,13 @@ class CostProgressiveGame(ChessGame):
                 cost = self._cost(m)
                 if affordable and (cost > left or (m >> 24 != DROP and st.frozen >> (m & 0xFF) & 1)):
                     continue
-                a = self.action_of(m)
-                out.append(replace(a, detail=MoveCost(cost)))
+                key = (self._action_key(m), cost)
+                a = self._costed.get(key)
+                if a is None:      # made once and kept, as ChessGame.action_of does
+                    if len(self._costed) >= 20000:
+                        self._costed.clear()
+                    a = self._costed[key] = replace(self.action_of(m), detail=MoveCost(cost))
+                out.append(a)
             return out
         finally:
             if mid:

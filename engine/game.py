@@ -399,8 +399,10 @@ class ChessGame(FamilyGame):
         self.position = Position.from_fen(variant, fen)
         self.start_fen = self.position.fen(ep="always")
         self.history: list[Action] = []
-        self._keys: list[str] = [self._key()]
+        self._keys: list = [self._key()]
         self._legal_cache: list[Action] | None = None
+        self._outcome_cache: tuple | None = None
+        self._actions: dict[int, Action] = {}   # see action_of
         self.resigned: int | None = None
 
     def _copy_into(self, other) -> None:
@@ -432,8 +434,10 @@ class ChessGame(FamilyGame):
         return {"hands": tuple(MappingProxyType({pieces[t].letter: n for t, n in enumerate(hands[c]) if n})
                                for c in (WHITE, BLACK))}
 
-    def _key(self) -> str:
-        return " ".join(self.position.fen().split()[:4])
+    def _key(self) -> tuple:
+        """What repetition compares: placement, hands, side to move, castling, e.p. (when a
+        pawn could take) -- the first four fields of the FEN, as a tuple."""
+        return self.position.key()
 
     # -- actions ---------------------------------------------------------------------------
     def legal_actions(self) -> list[Action]:
@@ -445,7 +449,24 @@ class ChessGame(FamilyGame):
         return self._legal_cache
 
     def action_of(self, m: int) -> Action:
-        """The Action of an int move in the current position."""
+        """The Action of an int move in the current position. An Action depends only on the
+        move, the piece that moves and whether a piece stands on the target, so each is made
+        once and kept (Actions are immutable): listing a position's actions is then mostly
+        dictionary lookups."""
+        key = self._action_key(m)
+        a = self._actions.get(key)
+        if a is None:
+            if len(self._actions) >= 20000:
+                self._actions.clear()
+            a = self._actions[key] = self._make_action(m)
+        return a
+
+    def _action_key(self, m: int) -> int:
+        """The move, the code of the piece that moves, whether the target holds a piece."""
+        board = self.position.board
+        return m | board[m & 0xFF] << 32 | (1 << 40 if board[(m >> 8) & 0xFF] else 0)
+
+    def _make_action(self, m: int) -> Action:
         pos = self.position
         v = self.variant
         frm, to, extra, flag = decode(m)
@@ -481,6 +502,7 @@ class ChessGame(FamilyGame):
         self.history.append(action)
         self._keys.append(self._key())
         self._legal_cache = None
+        self._outcome_cache = None
 
     def pop(self) -> Action:
         if not self.history:
@@ -488,14 +510,24 @@ class ChessGame(FamilyGame):
         self.position.pop()
         self._keys.pop()
         self._legal_cache = None
+        self._outcome_cache = None
         self.resigned = None
         return self.history.pop()
 
     def _forget_outcome(self) -> None:
         self._legal_cache = None
+        self._outcome_cache = None
 
     # -- results ---------------------------------------------------------------------------
     def _decide(self) -> Outcome | None:
+        """The chess ending (cached until the game changes: the board, the LEDs and the
+        reconciler all ask after each commit)."""
+        c = self._outcome_cache
+        if c is None:
+            c = self._outcome_cache = (self._decide_now(),)
+        return c[0]
+
+    def _decide_now(self) -> Outcome | None:
         pos = self.position
         v = self.variant
         us = pos.turn

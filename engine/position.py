@@ -549,10 +549,12 @@ class Position:
                 danger, danger_to = self._pins(king_sq, us, occ)
             else:
                 danger = -1  # several protected royals: test every move exactly
-        if out is not None or in_check or danger_to or danger == -1:
+        if in_check or danger_to or danger == -1:
             count = self._gen_general(out, us, protect, in_check, danger, danger_to, -1)
-        else:
+        elif out is None:
             count = self._count_fast(us, king_sq, danger)
+        else:
+            count = self._list_fast(out, us, king_sq, danger)
         if self.castling and not in_check:
             count += self._castling_moves(us, occ, out, protect)
         if drops and any(self.hands[us]):
@@ -642,6 +644,63 @@ class Position:
                         if self._safe(low.bit_length() - 1, ep, us, protect, False, 1 << victim):
                             count += 1
         return count
+
+    def _list_fast(self, out: list, us: int, king_sq: int, danger: int) -> int:
+        """The legal moves into ``out`` in the general steps' order (piece type, from-square,
+        to-square), when the side to move is not in check and at most one royal piece is
+        protected: plain leapers, sliders and the royal piece by their fast generators, every
+        other type (pawns, pinned pieces' types) by _gen_general, type by type."""
+        them = us ^ 1
+        own = self.occ[us]
+        enemy = self.occ[them]
+        occ = own | enemy
+        empty = ~occ & self._mask
+        notown = empty | enemy
+        pbb = self.pbb
+        append = out.append
+        protect = [king_sq] if king_sq >= 0 else []
+        for kind, code, pt, data in self._fast[us]:
+            bb = pbb[code]
+            if not bb:
+                continue
+            if kind == _SLIDE and not bb & danger:
+                lm, lc, masks, caches = pt.lm, pt.lc, pt.slide_mask, pt.slide_cache
+                while bb:
+                    low = bb & -bb
+                    sq = low.bit_length() - 1
+                    bb ^= low
+                    att = caches[sq].get(occ & masks[sq])
+                    if att is None:
+                        att = slide_targets(pt, sq, occ)
+                    targets = (att & notown) | (lm[sq] & empty) | (lc[sq] & enemy)
+                    while targets:
+                        tl = targets & -targets
+                        append(sq | (tl.bit_length() - 1) << 8)
+                        targets ^= tl
+            elif kind == _LEAP and not bb & danger:
+                lm, lc = pt.lm, pt.lc
+                while bb:
+                    low = bb & -bb
+                    sq = low.bit_length() - 1
+                    bb ^= low
+                    targets = (lm[sq] & empty) | (lc[sq] & enemy)
+                    while targets:
+                        tl = targets & -targets
+                        append(sq | (tl.bit_length() - 1) << 8)
+                        targets ^= tl
+            elif kind == _ROYAL and king_sq >= 0 and bb == 1 << king_sq:
+                targets = (pt.lm[king_sq] & empty) | (pt.lc[king_sq] & enemy)
+                base = occ ^ bb
+                attacked = self.attacked
+                while targets:
+                    tl = targets & -targets
+                    targets ^= tl
+                    to = tl.bit_length() - 1
+                    if not attacked(to, them, base | tl, tl):
+                        append(king_sq | to << 8)
+            else:
+                self._gen_general(out, us, protect, False, danger, 0, bb)
+        return len(out)
 
     def _gen_general(self, out: list | None, us: int, protect, in_check: bool, danger: int,
                      danger_to: int, sel: int) -> int:
