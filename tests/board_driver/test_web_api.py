@@ -255,3 +255,19 @@ def test_random_variant_chess_shows_its_dice_and_the_match_schedule(server, toke
 def test_hardware_names_the_simulated_board(server):
     h = server.get("/api/hardware")[1]
     assert h["sensors"] == "sim" and h["leds"] == "sim" and h["link"] is None and h["size"] == "12x8"
+
+
+def test_the_page_loads_from_the_board_alone_in_under_300_kb(server):
+    import re
+    status, html, headers = server.request("GET", "/")
+    assert status == 200 and "text/html" in headers["Content-Type"]
+    refs = re.findall(r'(?:src|href)="([^"]+)"', html)
+    assert refs and all(r.startswith("/static/") or r.startswith("data:") for r in refs), refs   # no CDN
+    total = len(html.encode())
+    for r in refs:
+        if r.startswith("/static/"):
+            status, body, _ = server.request("GET", r)
+            assert status == 200, r
+            total += len(body.encode())
+            assert "https://" not in body and "http://" not in body.replace("http://www.w3.org/2000/svg", ""), r
+    assert total < 300 * 1024, total

@@ -77,14 +77,24 @@ def js(browser, script, *args):
     return browser.execute_script(script, *args)
 
 
+def synced(server, browser):
+    """Wait until the page shows the server's latest snapshot (nothing more will move the layout)."""
+    version = server.wait_state()["version"]
+    wait(browser, lambda: int(js(browser, "return document.body.dataset.version || 0")) >= version, what="the page in step")
+
+
 def piece_on(browser, sq):
     return js(browser, "const e = document.querySelector(`#board [data-square='${arguments[0]}']`); return e ? e.dataset.piece : null;", sq)
 
 
 def click_square(browser, sq):
-    from selenium.webdriver.common.action_chains import ActionChains
-    el = browser.find_element("css selector", f"#board [data-square='{sq}']")
-    ActionChains(browser).move_to_element(el).click().perform()
+    """A mouse click on the middle of a square, where the square is at this moment."""
+    x, y = js(browser, "const e = document.querySelector(`#board [data-square='${arguments[0]}']`);"
+                       "e.scrollIntoView({block: 'nearest'}); const b = e.getBoundingClientRect();"
+                       "return [b.x + b.width / 2, b.y + b.height / 2];", sq)
+    for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
+        browser.execute_cdp_cmd("Input.dispatchMouseEvent", {"type": kind, "x": x, "y": y, "button": "left",
+                                                             "clickCount": 1 if kind != "mouseMoved" else 0})
 
 
 def click(browser, css):
@@ -164,6 +174,7 @@ def test_a_game_played_through_sim_shows_on_the_page(server, browser, token):
     server.sim({"t": 0, "place": "d8"})
     wait(browser, lambda: "In hand" not in text_of(browser, "#status") and piece_on(browser, "d8") == "n")
     # a move made on the page: tap the piece, tap its square (the simulated board's lift + place)
+    synced(server, browser)
     click_square(browser, "k7")
     click_square(browser, "k6")
     wait(browser, lambda: server.wait_state()["moves"][-1:] == ["k7k6"], what="k7k6 made on the page")
@@ -224,3 +235,18 @@ def test_a_design_is_priced_while_it_is_typed(server, browser, token):
     box.send_keys("\b")
     wait(browser, lambda: js(browser, "return document.querySelector('#cost').dataset.price") == "2")
     screenshot(browser, "csipgs-design", prompt=False, show="#cost", colour=(0xF6, 0xF6, 0xF2))
+
+
+def test_a_saved_game_is_stepped_through(server, browser):
+    games = server.get("/api/games")[1]["games"]
+    promo = next(g for g in games if g["variant"] == "orthodox" and g["actions"] == 1)
+    click(browser, "nav button[data-tab='games']")
+    click(browser, f"#gamelist button[data-game='{promo['id']}']")
+    on = "const e = document.querySelector(`#viewboard [data-square='${arguments[0]}']`); return e && e.dataset.piece;"
+    wait(browser, lambda: js(browser, on, "e8") == "N", what="the last position")
+    assert "e8=N" in text_of(browser, "#viewpos")
+    click(browser, "#view-prev")
+    wait(browser, lambda: js(browser, on, "e7") == "P" and js(browser, on, "e8") == "", what="the start")
+    assert js(browser, "return document.querySelector(arguments[0]).getAttribute('href')",
+              f"#gamelist a[href$='{promo['id']}/pgn']") == f"/api/games/{promo['id']}/pgn"
+    click(browser, "nav button[data-tab='play']")

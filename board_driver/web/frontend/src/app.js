@@ -94,6 +94,7 @@ function connect() {
 function render(s) {
   if (s.version < lastVersion && state && s.game === state.game) return;
   lastVersion = s.version;
+  document.body.dataset.version = s.version;
   const paired = s.paired ?? (state ? state.paired : false);
   state = { ...s, paired, password: s.password ?? (state ? state.password : false) };
   document.body.dataset.family = s.family;
