@@ -10,6 +10,7 @@ the game (``game.copy()``), never by popping and re-pushing the live game.
 
 from __future__ import annotations
 
+from engine.contract import ActionKind, Termination
 from engine.variant import PROMOTION_PREFERENCE as PROMOTION_ORDER  # noqa: F401  (re-exported)
 
 from .reconcile import Base, Preferences
@@ -46,7 +47,7 @@ class Bases:
         h = g.history
         if k > 0:
             out = self.outcome()
-            if out is not None and out.reason == "resignation":
+            if out is not None and out.termination is Termination.RESIGNATION:
                 return None
         i = len(h)
         undone = []
@@ -78,7 +79,7 @@ class Bases:
             if last is None:
                 last_side = 0
             else:
-                last_drop = last.kind == "drop"
+                last_drop = last.kind == ActionKind.DROP
                 pm = g.piece_map()
                 color = next((pm[sq][1] for sq in last.places if sq in pm), None)
                 if color is not None:
@@ -110,7 +111,7 @@ class Bases:
         if "end" in self._cache:
             return self._cache["end"]
         b0 = self.base(0)
-        end = next((a for a in b0.actions if a.kind == "end" and a.silent), None)
+        end = next((a for a in b0.actions if a.kind == ActionKind.END and a.silent), None)
         base = None
         if end is not None:
             g = self.game.copy()
@@ -135,13 +136,13 @@ class Bases:
         h = self.game.history
         for idx in range(len(h) - 1, max(-1, len(h) - 8), -1):
             a = h[idx]
-            if a.kind == "buy" and a.piece:
+            if a.kind == ActionKind.BUY and a.piece:
                 letter = a.piece
                 if len(letter) != 1 or not letter.isalpha():
                     pieces = self.game.describe().get("pieces", {}) if hasattr(self.game, "describe") else {}
                     letter = next((k for k, d in pieces.items() if d == a.piece), letter)
                 letter = letter.lower()
-                if any(x.kind == "drop" and x.piece.lower() == letter for x in legal):
+                if any(x.kind == ActionKind.DROP and x.piece.lower() == letter for x in legal):
                     return (letter,)
                 return ()
         return ()

@@ -14,10 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from engine.contract import ActionKind, Termination
 from engine.errors import EngineError, IllegalMoveError
 
 from .errors import BoardDriverError
 from .reconcile import Explanation
+from .reconcile import VerdictStatus as VS
 from .texts import COLOR, option_list
 
 
@@ -65,7 +67,7 @@ def _cmd_help(session, cmd, args) -> list[str]:
 def _cmd_choose(session, cmd, args) -> list[str]:
     t = session.tentative
     v = session.verdict
-    prompt = v if v.status == "prompt" else (t.verdict if t is not None and t.verdict.status == "prompt" else None)
+    prompt = v if v.status == VS.PROMPT else (t.verdict if t is not None and t.verdict.status == VS.PROMPT else None)
     key = " ".join(args).lower()
     if prompt is not None:
         opts = list(prompt.options)
@@ -102,11 +104,11 @@ def _piece_key(game, key: str) -> str:
 
 def _ready_for_silent(session, cmd: str) -> None:
     v = session.verdict
-    if session.recover or v.status == "mismatch":
+    if session.recover or v.status == VS.MISMATCH:
         raise CommandError(f"{cmd}: first make the board match the game (" + session.fix_text(v.fix) + ")")
-    if v.status == "pending":
+    if v.status == VS.PENDING:
         raise CommandError(f"{cmd}: a move is under way on the board: finish it or put the pieces back first")
-    if v.status in ("hold", "prompt"):
+    if v.status in (VS.HOLD, VS.PROMPT):
         chosen = v.chosen
         if chosen is None:
             raise CommandError(f"{cmd}: first answer the prompt: " + option_list(v))
@@ -129,7 +131,7 @@ def _cmd_silent(session, cmd, args) -> list[str]:
             raise CommandError(f"{head}: not possible now in {session.variant_name} ({why})") from None
         raise CommandError(str(exc)) from None
     if head == "setup":
-        if action.kind != "setup":
+        if action.kind != ActionKind.SETUP:
             raise CommandError(f"setup: {text!r} is not an army set-up")
         _ready_for_silent(session, head)
         session._commit(Explanation(0, (action,)), len(session.events))
@@ -146,7 +148,7 @@ def _cmd_silent(session, cmd, args) -> list[str]:
 def _cmd_takeback(session, cmd, args) -> list[str]:
     g = session.game
     out = session.outcome()
-    if out is not None and out.reason == "resignation":
+    if out is not None and out.termination is Termination.RESIGNATION:
         g.unresign()                        # take back the resignation, not a move
         if session.journal is not None:
             session.journal.write({"type": "reopen"}, sync=True)
@@ -162,7 +164,7 @@ def _cmd_takeback(session, cmd, args) -> list[str]:
         session.marks.pop()
         if computer is not None and computer.plays(g.turn) and not all(computer.plays(s) for s in (0, 1)):
             continue                        # the computer's action goes back with the player's before it
-        if a.kind != "end":
+        if a.kind != ActionKind.END:
             break
     if session.journal is not None:
         ply = len(g.history) + len(popped)

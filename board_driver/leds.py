@@ -41,6 +41,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any, Mapping
 
+from engine.contract import ActionKind
 from engine.game import Outcome
 
 from .devices import DARK, FAST, RGB, SLOW, STEADY, LedFrame
@@ -117,8 +118,8 @@ def scene_of(game, outcome: Outcome | None, legal, bought: tuple[str, ...]) -> S
     over; after a design phase, the next player's), ``bought`` the letter of a piece just
     bought."""
     st = game.board_state()
-    drops = frozenset(sq for a in legal if a.kind == "drop" for sq in a.places)
-    purchase = frozenset(sq for a in legal if a.kind == "drop" and a.piece.lower() in bought
+    drops = frozenset(sq for a in legal if a.kind == ActionKind.DROP for sq in a.places)
+    purchase = frozenset(sq for a in legal if a.kind == ActionKind.DROP and a.piece.lower() in bought
                          for sq in a.places) if bought else frozenset()
     territory = st.territory if outcome is not None else None
     return SceneState(st.occupancy, st.last, st.checked, drops, purchase, outcome, st.royals,

@@ -34,6 +34,7 @@ from .journal import GameStore, Journal, JournalError
 from .layout import BoardProfile, Layout
 from .leds import SceneState, render_scene, scene_of
 from .reconcile import Board, Explanation, Fix, Verdict, _fix, reconcile
+from .reconcile import VerdictStatus as VS
 from .settings import Settings
 from .texts import COLOR
 
@@ -74,7 +75,7 @@ class Session:
         self.choice: str | None = None
         self.tentative: _Tentative | None = None
         self.recover = False                # after a takeback command or a new game: wait for the board
-        self.verdict = Verdict("settled")
+        self.verdict = Verdict(VS.SETTLED)
         self.retry_at: int | None = None     # a journal write failed: try the board again then
         self.notices: list[str] = []
         self._mover = 0                     # the side that made the action being announced
@@ -175,8 +176,8 @@ class Session:
             if self.occupancy == b0.occupancy:
                 self.recover = False
                 self.notices.append("The board matches the game again: play on.")
-                return Verdict("settled")
-            return Verdict("mismatch", fix=_fix(b0.occupancy, self.occupancy, b0.files))
+                return Verdict(VS.SETTLED)
+            return Verdict(VS.MISMATCH, fix=_fix(b0.occupancy, self.occupancy, b0.files))
         return reconcile(self.bases.base, board, now, hold_ms=self.settings.hold_ms,
                          prefs=self.bases.prefs(self.choice), end_base=self.bases.end_base)
 
@@ -266,7 +267,7 @@ class Session:
         v = self._verdict(now)
         t = self.tentative
         shown = None
-        if v.status == "mismatch" and t is not None and not self.recover:
+        if v.status == VS.MISMATCH and t is not None and not self.recover:
             # Can the board be explained once the tentative move is applied (the opponent has
             # moved on)? Adopt it only if that explains the board exactly; if it merely makes
             # a move under way possible (or a piece was knocked), keep waiting.
@@ -276,26 +277,26 @@ class Session:
                 mover = self.game.turn
                 popped = self._push_mem(chosen, t.mark)
                 v2 = self._verdict(now)
-                if v2.status in ("commit", "hold", "prompt", "settled"):
+                if v2.status in (VS.COMMIT, VS.HOLD, VS.PROMPT, VS.SETTLED):
                     self._mover = mover
                     self._journal_apply(chosen, popped, t.mark, "replaced", sans)
                     v = v2
                 else:
                     self._undo_mem(chosen, popped)
-                    if v2.status == "pending":
+                    if v2.status == VS.PENDING:
                         shown = v2
         for _ in range(4):
-            if v.status != "commit":
+            if v.status != VS.COMMIT:
                 break
             self._commit(v.options[0], len(self.events))
             v = self._verdict(now)
         for _ in range(64):                 # the computer's silent actions, then its next move shown
-            if self.computer is None or v.status not in ("settled", "mismatch") or not self.computer.step(self):
+            if self.computer is None or v.status not in (VS.SETTLED, VS.MISMATCH) or not self.computer.step(self):
                 break
             v = self._verdict(now)
-        if v.status in ("hold", "prompt"):
+        if v.status in (VS.HOLD, VS.PROMPT):
             self.tentative = _Tentative(v, len(self.events))
-        elif v.status == "settled":
+        elif v.status == VS.SETTLED:
             self.tentative = None
         self.verdict = shown if shown is not None else v
         self._notice_verdict(v)
@@ -334,11 +335,11 @@ class Session:
         v = self.verdict
         recover = v.fix if self.recover else None
         shown = None if self.recover else v
-        if self.outcome() is not None and v.status in ("mismatch", "pending"):
+        if self.outcome() is not None and v.status in (VS.MISMATCH, VS.PENDING):
             shown = None
         prompt_sq = frozenset()
         t = self.tentative
-        if t is not None and v.status != "prompt" and t.verdict.status == "prompt" and t.verdict.default is None:
+        if t is not None and v.status != VS.PROMPT and t.verdict.status == VS.PROMPT and t.verdict.default is None:
             prompt_sq = frozenset(sq for o in t.verdict.options for a in o.actions for sq in a.places)
         hint = self.computer.hint() if self.computer is not None and not self.recover else None
         self.leds, self.led_layers = render_scene(self.layout, self.settings.palette, self.scene_state(),

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from engine.contract import ActionKind
 from engine.errors import EngineError
 
 from .reconcile import Explanation, Fix, Verdict
+from .reconcile import VerdictStatus as VS
 
 COLOR = ("white", "black")
 
@@ -55,7 +57,7 @@ def prompt_text(game, v: Verdict) -> str:
     """The question a prompt asks, with its options and default."""
     opts = v.options
     last = opts[0].physical[-1] if opts[0].physical else None
-    if last is not None and last.kind == "promotion":
+    if last is not None and last.kind == ActionKind.PROMOTION:
         sq = game.geometry.name(next(iter(last.places)))
         head = f"Promotion on {sq}: which piece?"
     elif last is not None and (last.drop or "@" in last.text):
@@ -78,17 +80,17 @@ def pending_json(game, verdict: Verdict, tentative: Verdict | None, recover: boo
     ``tentative`` is the verdict of a move waiting to be applied (a prompt), if any."""
     v = verdict
     name = game.geometry.name
-    if recover or (v.status == "mismatch" and game.outcome() is None):
+    if recover or (v.status == VS.MISMATCH and game.outcome() is None):
         fix = v.fix or Fix()
         return {"type": "mismatch", "text": fix_text(game, fix),
                 "moves": [[name(a), name(b)] for a, b in fix.moves],
                 "clear": [name(s) for s in fix.clear], "fill": [name(s) for s in fix.fill],
-                "prompt": prompt_json(game, tentative) if tentative is not None and tentative.status == "prompt" else None}
-    if v.status == "prompt":
+                "prompt": prompt_json(game, tentative) if tentative is not None and tentative.status == VS.PROMPT else None}
+    if v.status == VS.PROMPT:
         return prompt_json(game, v)
-    if v.status == "hold":
+    if v.status == VS.HOLD:
         return {"type": "hold", "move": v.options[0].label, "until": v.deadline}
-    if v.status == "pending" and game.outcome() is None:
+    if v.status == VS.PENDING and game.outcome() is None:
         return {"type": "move", "text": "a move is under way",
                 "lifted": [name(s) for s in sorted(v.lifted)], "placed": [name(s) for s in sorted(v.placed)],
                 "candidates": sorted({e.label for e in v.partial})}
@@ -117,9 +119,9 @@ def announce(expl: Explanation, popped_actions, mover: int, sans: list[str] | No
 
 def verdict_notice(game, v: Verdict, recover: bool, outcome) -> str | None:
     """The notice a new verdict deserves: a prompt's question, or how to fix the board."""
-    if v.status == "prompt":
+    if v.status == VS.PROMPT:
         return prompt_text(game, v)
-    if v.status == "mismatch" and outcome is None:
+    if v.status == VS.MISMATCH and outcome is None:
         return ("Set the board: " if recover else "The board does not match: ") + fix_text(game, v.fix) + "."
     return None
 

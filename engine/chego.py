@@ -263,7 +263,7 @@ class ChegoGame(FamilyGame):
         killed: tuple = ()
         passes = pos.halfmove
         halfmove = passes + 1                        # the halfmove field counts the passes in a row
-        if action.kind != "pass":
+        if action.kind != ActionKind.PASS:
             t, sq, _, _ = decode(action.code)
             pos.put_code(sq, (t + 1) * 2 + us)
             if t not in self.unlimited:
@@ -284,7 +284,7 @@ class ChegoGame(FamilyGame):
         pos = self.position
         us = pos.turn ^ 1
         pos.set_turn(us, halfmove=passes, fullmove=pos.fullmove - (us == BLACK))
-        if action.kind != "pass":
+        if action.kind != ActionKind.PASS:
             t, sq, _, _ = decode(action.code)
             pos.take_code(sq)
             if t not in self.unlimited:

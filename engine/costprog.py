@@ -64,7 +64,7 @@ from typing import Mapping
 from .betza import parse_betza
 from .csipgs_cost import DesignError, cost_of, split_terms
 from .errors import BetzaError, IllegalMoveError, VariantError
-from .contract import ActionKind
+from .contract import ActionKind, Termination
 from .game import Action, ChessGame, MoveCost, Outcome, find_action
 from .moves import DROP
 from .position import BLACK, WHITE
@@ -500,7 +500,7 @@ class CostProgressiveGame(ChessGame):
 
     def _push(self, action: Action) -> None:
         st = self._state
-        if action.kind == "end":
+        if action.kind == ActionKind.END:
             self._undo.append((st, 0, len(self._keys)))
             self.history.append(action)
             self._close("end")
@@ -519,7 +519,7 @@ class CostProgressiveGame(ChessGame):
         for sq in action.places:
             frozen |= 1 << sq
         pawn = self.variant.pieces[self.variant.piece_index(action.piece)].pawn
-        reset = st.reset or pawn or len(action.lifts) > 1 and action.kind != "castle"
+        reset = st.reset or pawn or len(action.lifts) > 1 and action.kind != ActionKind.CASTLE
         self._state = replace(st, spent=st.spent + action.detail[0], frozen=frozen,
                               moves=st.moves + (action,), reset=reset)
         self._moves_cache = None
@@ -566,7 +566,7 @@ class CostProgressiveGame(ChessGame):
     # -- notation --------------------------------------------------------------------------
     def _san_base(self, action: Action) -> str:
         """SAN without the check suffix, for the current mover."""
-        if action.kind == "end":
+        if action.kind == ActionKind.END:
             return "end"
         self._move_actions()                      # fill the cache before bracketing
         pos = self.position
@@ -583,14 +583,14 @@ class CostProgressiveGame(ChessGame):
         """SAN with the variant's letters; ``+`` when the move checks (and so ends the turn),
         ``#`` when the opponent cannot then meet the check."""
         text = self._san_base(action)
-        if action.kind == "end":
+        if action.kind == ActionKind.END:
             return text
         self.push(action)
         try:
             checked = self._state.ended_by == "check" and not self._state.moves
             o = self.outcome()
             if checked:
-                text += "#" if o is not None and o.reason == "checkmate" else "+"
+                text += "#" if o is not None and o.termination is Termination.CHECKMATE else "+"
         finally:
             self.pop()
         return text
@@ -602,7 +602,7 @@ def turn_sequences(game: CostProgressiveGame) -> int:
     n = 0
     half = game._state.half
     for a in list(game.legal_actions()):
-        if a.kind == "end":
+        if a.kind == ActionKind.END:
             n += 1
             continue
         game.push(a)
@@ -618,7 +618,7 @@ def turn_divide(game: CostProgressiveGame) -> list[tuple[str, int]]:
     out = []
     half = game._state.half
     for a in list(game.legal_actions()):
-        if a.kind == "end":
+        if a.kind == ActionKind.END:
             out.append((a.text, 1))
             continue
         game.push(a)

@@ -61,7 +61,7 @@ from .csipgs_cost import (
     decimal, parse_amount, parse_design,
 )
 from .errors import BetzaError, EngineError, IllegalMoveError, VariantError
-from .contract import ActionKind
+from .contract import ActionKind, Termination
 from .game import (
     Action, ArmySetup, DesignChange, DoubleMove, FamilyGame, Invention, Outcome, Purchase, Transfer,
 )
@@ -608,7 +608,7 @@ class CsipgsGame(FamilyGame):
                     lifts = {frm} | ({q} if first_capture else set()) | ({r} if caps2 >> r & 1 else set())
                     text = f"{g.name(frm)}{g.name(q)},{g.name(q)}{g.name(r)}"
                     kind = "capture" if first_capture or caps2 >> r & 1 else "move"
-                    out.append(Action(text, ActionKind.CAPTURE if kind == "capture" else ActionKind.MOVE,
+                    out.append(Action(text, ActionKind.CAPTURE if kind == ActionKind.CAPTURE else ActionKind.MOVE,
                                       frozenset(lifts), frozenset({r}), -1, letter, DoubleMove(m1, m2)))
             pos.pop()
         return out
@@ -763,7 +763,7 @@ class CsipgsGame(FamilyGame):
         why = self._buy_refusal(design)
         if why is None:
             for a in self.legal_actions():
-                if a.kind == "buy" and a.detail.design == design:
+                if a.kind == ActionKind.BUY and a.detail.design == design:
                     return a
             why = "not allowed now"
         raise IllegalMoveError(f"{text!r}: {why}")
@@ -981,26 +981,26 @@ class CsipgsGame(FamilyGame):
         self.state = st = _copy_state(self.state)
         pos = self.position
         kind = action.kind
-        if kind == "setup":
+        if kind == ActionKind.SETUP:
             self._apply_setup(action)
-        elif kind in ("move", "capture") and action.code >= 0:
+        elif kind in (ActionKind.MOVE, ActionKind.CAPTURE) and action.code >= 0:
             forward = self._forward_only((pos.board[action.code & 0xFF] >> 1) - 1)
             pos.push(action.code)
-            st.moved, st.reset = True, kind == "capture" or forward
+            st.moved, st.reset = True, kind == ActionKind.CAPTURE or forward
             st.phase = "design"
-        elif kind in ("move", "capture"):
+        elif kind in (ActionKind.MOVE, ActionKind.CAPTURE):
             m1, m2 = action.detail
             forward = self._forward_only((pos.board[m1 & 0xFF] >> 1) - 1)
             pos.push(m1)
             pos.push(m2)
             pos.set_turn(st.turn ^ 1)
-            st.moved, st.reset = True, kind == "capture" or forward
+            st.moved, st.reset = True, kind == ActionKind.CAPTURE or forward
             st.phase = "design"
-        elif kind == "drop":
+        elif kind == ActionKind.DROP:
             pos.push(action.code)
             st.moved, st.reset = True, True
             st.phase = "design"
-        elif kind == "buy":
+        elif kind == ActionKind.BUY:
             design, price = action.detail
             st.treasury[st.turn] -= price
             t = self._ensure_type(design)
@@ -1010,20 +1010,20 @@ class CsipgsGame(FamilyGame):
                 st.phase = "design"
             else:
                 self._end_turn()
-        elif kind == "design":
+        elif kind == ActionKind.DESIGN:
             i, design, _ = action.detail
             designs = list(st.designs[st.turn])
             designs[i - 1] = design
             st.designs[st.turn] = tuple(designs)
             self._end_turn()
-        elif kind == "invent":
+        elif kind == ActionKind.INVENT:
             what, name, mine, theirs, family = action.detail
             used = max(mine, theirs)
             st.prices = (st.prices.with_modifier(name, used) if what == "modifier"
                          else st.prices.with_atom(name, used, family))
             st.inventions = st.inventions + ((what, name, mine, theirs, st.turn),)
             self._end_turn()
-        elif kind == "end":
+        elif kind == ActionKind.END:
             self._end_turn()
         else:
             raise IllegalMoveError(f"{action.text!r}: not a csipgs action")
@@ -1150,7 +1150,7 @@ class CsipgsGame(FamilyGame):
     # -- notation ------------------------------------------------------------------------------
     def san(self, action: Action) -> str:
         """Readable notation: Ne4, Rxd5, Nc3-e4 when two can go, N@e4, buy:N, design:3=W ..."""
-        if action.kind not in ("move", "capture"):
+        if action.kind not in (ActionKind.MOVE, ActionKind.CAPTURE):
             return action.text
         g = self.geometry
         pos = self.position
@@ -1163,17 +1163,17 @@ class CsipgsGame(FamilyGame):
             frm, to = action.code & 0xFF, (action.code >> 8) & 0xFF
             others = [a.code & 0xFF for a in self.legal_actions()
                       if a is not action and a.code >= 0 and a.code >> 24 != DROP
-                      and a.kind in ("move", "capture") and (a.code >> 8) & 0xFF == to
+                      and a.kind in (ActionKind.MOVE, ActionKind.CAPTURE) and (a.code >> 8) & 0xFF == to
                       and pos.board[a.code & 0xFF] == pos.board[frm]]
             dis = self._disambiguation(frm, others)
-            text = action.piece.upper() + dis + ("x" if action.kind == "capture" else "") + g.name(to)
+            text = action.piece.upper() + dis + ("x" if action.kind == ActionKind.CAPTURE else "") + g.name(to)
         if self.state.phase == "action" and action in self.legal_actions():
             self.push(action)
             try:
                 them = self.state.turn ^ 1
                 if any(self._attacked(k, self.state.turn) for k in self.position.royal_squares(them)):
                     o = self.outcome()
-                    text += "#" if o is not None and o.reason == "checkmate" else "+"
+                    text += "#" if o is not None and o.termination is Termination.CHECKMATE else "+"
             finally:
                 self.pop()
         return text
