@@ -491,7 +491,7 @@ class CostProgressiveGame(ChessGame):
                 if self._state.frozen >> frm & 1:
                     raise IllegalMoveError(f"{text!r}: the piece on {self.geometry.name(frm)} has "
                                            "already moved this turn")
-                raise IllegalMoveError(f"{text!r} costs {a.detail[0]} points, "
+                raise IllegalMoveError(f"{text!r} costs {a.detail.cost} points, "
                                        f"{self.points_left} left in this turn")
         if self.in_check() and not self._state.moves:
             raise IllegalMoveError(f"{text!r} is not legal in {self.fen()}: the check must be "
@@ -520,7 +520,7 @@ class CostProgressiveGame(ChessGame):
             frozen |= 1 << sq
         pawn = self.variant.pieces[self.variant.piece_index(action.piece)].pawn
         reset = st.reset or pawn or len(action.lifts) > 1 and action.kind != ActionKind.CASTLE
-        self._state = replace(st, spent=st.spent + action.detail[0], frozen=frozen,
+        self._state = replace(st, spent=st.spent + action.detail.cost, frozen=frozen,
                               moves=st.moves + (action,), reset=reset)
         self._moves_cache = None
         self._legal_cache = None

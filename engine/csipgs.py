@@ -984,15 +984,15 @@ class CsipgsGame(FamilyGame):
         if kind == ActionKind.SETUP:
             self._apply_setup(action)
         elif kind in (ActionKind.MOVE, ActionKind.CAPTURE) and action.code >= 0:
-            forward = self._forward_only((pos.board[action.code & 0xFF] >> 1) - 1)
+            forward = self._forward_only((pos.board[decode(action.code)[0]] >> 1) - 1)
             pos.push(action.code)
             st.moved, st.reset = True, kind == ActionKind.CAPTURE or forward
             st.phase = "design"
         elif kind in (ActionKind.MOVE, ActionKind.CAPTURE):
-            m1, m2 = action.detail
-            forward = self._forward_only((pos.board[m1 & 0xFF] >> 1) - 1)
-            pos.push(m1)
-            pos.push(m2)
+            double = action.detail
+            forward = self._forward_only((pos.board[decode(double.first)[0]] >> 1) - 1)
+            pos.push(double.first)
+            pos.push(double.second)
             pos.set_turn(st.turn ^ 1)
             st.moved, st.reset = True, kind == ActionKind.CAPTURE or forward
             st.phase = "design"
@@ -1001,9 +1001,9 @@ class CsipgsGame(FamilyGame):
             st.moved, st.reset = True, True
             st.phase = "design"
         elif kind == ActionKind.BUY:
-            design, price = action.detail
-            st.treasury[st.turn] -= price
-            t = self._ensure_type(design)
+            purchase = action.detail
+            st.treasury[st.turn] -= purchase.price
+            t = self._ensure_type(purchase.design)
             self.position.hands[st.turn][t] += 1
             st.reset = True
             if st.phase == "action":
@@ -1011,17 +1011,17 @@ class CsipgsGame(FamilyGame):
             else:
                 self._end_turn()
         elif kind == ActionKind.DESIGN:
-            i, design, _ = action.detail
+            change = action.detail
             designs = list(st.designs[st.turn])
-            designs[i - 1] = design
+            designs[change.slot - 1] = change.design
             st.designs[st.turn] = tuple(designs)
             self._end_turn()
         elif kind == ActionKind.INVENT:
-            what, name, mine, theirs, family = action.detail
-            used = max(mine, theirs)
-            st.prices = (st.prices.with_modifier(name, used) if what == "modifier"
-                         else st.prices.with_atom(name, used, family))
-            st.inventions = st.inventions + ((what, name, mine, theirs, st.turn),)
+            inv = action.detail
+            used = max(inv.mine, inv.theirs)
+            st.prices = (st.prices.with_modifier(inv.name, used) if inv.what == "modifier"
+                         else st.prices.with_atom(inv.name, used, inv.family))
+            st.inventions = st.inventions + ((inv.what, inv.name, inv.mine, inv.theirs, st.turn),)
             self._end_turn()
         elif kind == ActionKind.END:
             self._end_turn()
@@ -1155,12 +1155,11 @@ class CsipgsGame(FamilyGame):
         g = self.geometry
         pos = self.position
         if action.code < 0:
-            m1, m2 = action.detail
-            frm, to = m1 & 0xFF, (m2 >> 8) & 0xFF
-            mid = (m1 >> 8) & 0xFF
+            frm, mid, _, _ = decode(action.detail.first)
+            to = decode(action.detail.second)[1]
             text = f"{action.piece.upper()}{g.name(frm)}-{g.name(mid)}-{g.name(to)}"
         else:
-            frm, to = action.code & 0xFF, (action.code >> 8) & 0xFF
+            frm, to, _, _ = decode(action.code)
             others = [a.code & 0xFF for a in self.legal_actions()
                       if a is not action and a.code >= 0 and a.code >> 24 != DROP
                       and a.kind in (ActionKind.MOVE, ActionKind.CAPTURE) and (a.code >> 8) & 0xFF == to
