@@ -407,7 +407,8 @@ def cmd_serve(args) -> int:
                 last = source.last.closed if source.last is not None else closed
                 try:
                     opening = replace_game(session, store, req.variant, profile=board.profile, settings=settings,
-                                           occupancy=placed(last), now=clock_ms())
+                                           occupancy=placed(last), players=getattr(req, "players", None),
+                                           now=clock_ms())
                 except LifecycleError as exc:
                     say(f"error: {exc}")            # a bad button or console command: the game goes on
                     continue

@@ -80,7 +80,7 @@ class WebServer:
         self.port = port
         self.static = Path(static)
         self.variants = variants
-        self.info = info or {"computer": []}
+        self.info = info or {"computer": computer_specs()}
         self.hardware = hardware          # () -> dict: the board's devices and link health
         self.loop: asyncio.AbstractEventLoop | None = None
         self.thread: threading.Thread | None = None
@@ -283,6 +283,9 @@ class WebServer:
             if not isinstance(v, str) or not v.strip() or len(v) > 60:
                 raise ApiError(400, f"{side}: a player's name of 1-60 characters")
             players[side] = v.strip()
+            refusal = computer_refusal(v.strip())
+            if refusal:
+                raise ApiError(400, f"{side}: {refusal}")
         fen = body.get("fen")
         if fen is not None and not isinstance(fen, str):
             raise ApiError(400, "fen: a FEN string")
@@ -460,6 +463,25 @@ def _set_cookie(resp: web.Response, token: str) -> None:
 
 
 # -- work done off the session (pure reads of configs and journals) ----------------------------------
+
+def computer_specs() -> list[str]:
+    """The computer players the page offers: the built-in engine, the random mover, and
+    Fairy-Stockfish when it is installed."""
+    from ..players import find_fairy_stockfish
+    return ["builtin", "random"] + (["fsf"] if find_fairy_stockfish() else [])
+
+
+def computer_refusal(name: str) -> str | None:
+    """Why a player's name may not be used from the page (an engine that runs a command)."""
+    from ..players import PlayerError, parse_spec
+    try:
+        spec = parse_spec(name)
+    except PlayerError:
+        return None                 # a person's name
+    if spec.kind == "uci":
+        return "an engine that runs a command is set on the command line (--white/--black), not from the page"
+    return None
+
 
 def list_variants() -> list[dict]:
     from ..config import configs_dir, load_variant

@@ -144,7 +144,8 @@ def play_web(args, store, settings, profile, board_name: str) -> int:
                 players = getattr(req, "players", None)
                 try:
                     session, board = _new_sim_game(req.variant, getattr(req, "fen", None), players, session,
-                                                   store, settings, profile, clock)
+                                                   store, settings, profile, clock,
+                                                   getattr(args, "move_time", 1.0) or 1.0)
                     say(f"New game {session.game_id}: {session.variant_name}. The simulated board is set up.")
                     bridge.notice(f"New game {session.game_id}: {session.variant_name}.")
                 except Exception as exc:        # a bad variant: the game goes on
@@ -157,7 +158,18 @@ def play_web(args, store, settings, profile, board_name: str) -> int:
     return 0
 
 
-def _new_sim_game(variant, fen, players, session, store, settings, profile, clock):
+def attach_computer(session, move_time: float, fsf_path: str | None = None) -> None:
+    """The computer plays the sides whose player is an engine spec; an engine that cannot
+    start is said as a notice (the game goes on with people)."""
+    from ..computer import attach
+    from ..errors import BoardDriverError
+    try:
+        attach(session, seconds=move_time, fsf_path=fsf_path)
+    except BoardDriverError as exc:
+        session.notices.append(f"The computer cannot play: {exc}")
+
+
+def _new_sim_game(variant, fen, players, session, store, settings, profile, clock, move_time: float = 1.0):
     """A new game on the simulated board, set up; the game in progress is left (abandoned if
     unfinished) only once the new one can start."""
     from engine.game import new_game
@@ -178,6 +190,7 @@ def _new_sim_game(variant, fen, players, session, store, settings, profile, cloc
             abandon(store, session.game_id)
         new = start(type(session), store, v.name, profile=profile, settings=settings, occupancy=occ, fen=fen,
                     players=players or session.players, now=clock())
+    attach_computer(new, move_time)
     board = SimulatedBoard(new.layout, clock=clock, closed=new.layout.closed_sensors(new.game.occupancy()),
                            state_file=_state_file(store, new.game_id))
     board._save()

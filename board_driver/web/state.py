@@ -36,6 +36,8 @@ MEANINGS = {
     "draw": "a drawn game",
     "clear": "take the piece off this square",
     "fill": "put a piece on this square",
+    "computer from": "the computer's move: lift this piece",
+    "computer to": "the computer's move: put the piece here",
 }
 
 NOTICE_KEEP = 40

@@ -271,3 +271,21 @@ def test_the_page_loads_from_the_board_alone_in_under_300_kb(server):
             total += len(body.encode())
             assert "https://" not in body and "http://" not in body.replace("http://www.w3.org/2000/svg", ""), r
     assert total < 300 * 1024, total
+
+
+def test_the_computer_is_offered_and_its_move_is_carried_out_on_the_board(server, token):
+    assert {"builtin", "random"} <= set(server.get("/api/variants")[1]["computer"])
+    status, body = server.post("/api/new", {"variant": "orthodox", "black": "uci:/bin/sh"}, token=token)
+    assert status == 400 and "command line" in body["error"]
+    server.new_game(token, "orthodox", white="Ann", black="random")
+    st = server.move("e2", "e4")["state"]
+    assert st["moves"] == ["e2e4"] and st["players"]["black"] == "random"
+    lit = {}
+    for sq, led in st["leds"].items():
+        lit.setdefault(led["layer"], []).append(sq)
+    assert len(lit.get("computer from", [])) == 1 and len(lit.get("computer to", [])) == 1, lit
+    a, b = lit["computer from"][0], lit["computer to"][0]
+    assert a + b in st["legal"]
+    assert st["leds"][a]["meaning"] == "the computer's move: lift this piece"
+    st = server.move(a, b, capture=b in st["pieces"])["state"]
+    assert st["moves"] == ["e2e4", a + b] and st["turn"] == "white"

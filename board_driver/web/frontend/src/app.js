@@ -190,8 +190,7 @@ function renderActions(s) {
   const has = (k) => s.actions.includes(k);
   $('#btn-pass').hidden = !has('pass');
   $('#btn-end').hidden = !has('end');
-  const view = s.view || {};
-  const left = view.points_left;
+  const left = (s.state || {}).points_left;
   $('#btn-end').textContent = left !== undefined ? `End turn (${left} points left)` : 'End turn';
   $('#btn-takeback').disabled = !s.moves.length && !s.result;
   $('#btn-resign').disabled = !!s.result;
@@ -199,16 +198,21 @@ function renderActions(s) {
 
 function money(x) { return x === undefined || x === null ? '–' : String(x); }
 
+// The family's state: the engine's typed view (state) first; the family's own description
+// (view) for what the typed view does not carry (design slots and prices, armies, turn moves).
 function renderFamily(s) {
   const el = $('#family');
   const v = s.view || {};
+  const t = s.state || {};
   let html = '';
   if (s.family === 'csipgs') {
     const me = s.turn;
-    html += `<h3>csipgs – ${esc(v.phase || '')} phase</h3>`;
+    const designOf = (letter) => (v.pieces && v.pieces[letter.toLowerCase()]) || letter;
+    const reserves = t.reserves || {};
+    html += `<h3>csipgs – ${esc(t.phase || v.phase || '')} phase</h3>`;
     html += '<table class="treasury"><tr><th></th><th>treasury</th><th>reserve</th></tr>' + ['white', 'black'].map((c) =>
-      `<tr><th>${c}</th><td data-treasury="${c}">${money(v.treasury && v.treasury[c])}</td><td>` +
-      Object.entries((v.reserve && v.reserve[c]) || {}).map(([d, n]) => `${esc(d)} ×${n}`).join(', ') + '</td></tr>').join('') + '</table>';
+      `<tr><th>${c}</th><td data-treasury="${c}">${money(t.treasuries && t.treasuries[c])}</td><td>` +
+      Object.entries(reserves[c] || {}).filter(([, n]) => n).map(([l, n]) => `${esc(designOf(l))} ×${n}`).join(', ') + '</td></tr>').join('') + '</table>';
     if (v.army) {
       html += `<p>Army spent: white ${money(v.army.spent.white)}, black ${money(v.army.spent.black)}` +
         (v.army.budget !== undefined ? ` of ${money(v.army.budget)}` : '') + '</p>' +
@@ -218,10 +222,11 @@ function renderFamily(s) {
       html += '<div class="buy"><span>Buy:</span>' + s.buy.map((b) =>
         `<button class="buybtn" data-design="${esc(b.design)}">${esc(b.design)} <small>${esc(b.price)} z</small></button>`).join('') + '</div>';
     }
-    const reserve = (v.reserve && v.reserve[me]) || {};
-    if (s.sim && Object.keys(reserve).length) {
-      html += '<div class="reserve"><span>Drop from the reserve:</span>' + Object.entries(reserve).map(([d, n]) =>
-        `<button class="dropbtn" data-design="${esc(d)}">${esc(d)} ×${n}</button>`).join('') + '<small>then tap an empty square</small></div>';
+    const reserve = Object.entries(reserves[me] || {}).filter(([, n]) => n);
+    if (s.sim && reserve.length) {
+      html += '<div class="reserve"><span>Drop from the reserve:</span>' + reserve.map(([l, n]) =>
+        `<button class="dropbtn" data-letter="${esc(l)}" data-design="${esc(designOf(l))}">${esc(designOf(l))} ×${n}</button>`).join('') +
+        '<small>then tap an empty square</small></div>';
     }
     const slots = (v.designs && v.designs[me]) || [];
     const prices = (v.prices && v.prices[me]) || {};
@@ -234,12 +239,12 @@ function renderFamily(s) {
     }
   } else if (s.family === 'chego') {
     html += '<h3>Chego</h3><table><tr><th></th><th>points</th><th>hand</th></tr>' + ['white', 'black'].map((c) =>
-      `<tr><th>${c}</th><td>${money(v.points && v.points[c])}</td><td>` +
-      Object.entries((v.hands && v.hands[c]) || {}).filter(([, n]) => n).map(([l, n]) => `${esc(pieceName(s, c === 'white' ? l.toUpperCase() : l))} ×${n}`).join(', ') +
-      '</td></tr>').join('') + `</table><p>Passes in a row: ${money(v.passes)}</p>`;
+      `<tr><th>${c}</th><td>${money(t.points && t.points[c])}</td><td>` +
+      Object.entries((t.hands && t.hands[c]) || {}).filter(([, n]) => n).map(([l, n]) => `${esc(pieceName(s, c === 'white' ? l.toUpperCase() : l.toLowerCase()))} ×${n}`).join(', ') +
+      '</td></tr>').join('') + `</table><p>Passes in a row: ${money(t.passes)}</p>`;
     if (s.sim) html += '<p><button id="placebtn">Place a piece from the hand</button> <small>then tap an empty square</small></p>';
   } else if (s.family === 'cost-progressive') {
-    html += `<h3>Cost progressive</h3><p>Turn ${money(v.turn_number)}: <b data-points-left>${money(v.points_left)}</b> of ${money(v.turn_budget)} points left` +
+    html += `<h3>Cost progressive</h3><p>Turn ${money(v.turn_number)}: <b data-points-left>${money(t.points_left)}</b> of ${money(t.turn_budget)} points left` +
       (v.turn_moves && v.turn_moves.length ? `; this turn: ${esc(v.turn_moves.join(' '))}` : '') + '</p>';
   }
   if (html === renderFamily.last) return;       // unchanged: keep what is being typed
@@ -354,7 +359,13 @@ async function loadVariants() {
   sel.onchange = describe;
   if (state) sel.value = state.variant;
   describe();
-  $('#nv-computer').hidden = !(r.computer && r.computer.length);
+  const specs = r.computer || [];
+  $('#nv-computer').hidden = !specs.length;
+  for (const side of ['white', 'black']) {
+    const sel = $(`#nv-${side}-who`);
+    sel.innerHTML = '<option value="">a person</option>' + specs.map((c) => `<option value="${esc(c)}">the computer (${esc(c)})</option>`).join('');
+    sel.hidden = !specs.length;
+  }
 }
 
 async function loadSchedule() {
@@ -378,7 +389,8 @@ async function loadHardware() {
 async function newGame(e) {
   e.preventDefault();
   try {
-    await api('/api/new', { variant: $('#nv-variant').value, white: $('#nv-white').value || 'White', black: $('#nv-black').value || 'Black' });
+    const who = (side, dflt) => $(`#nv-${side}-who`).value || $(`#nv-${side}`).value || dflt;
+    await api('/api/new', { variant: $('#nv-variant').value, white: who('white', 'White'), black: who('black', 'Black') });
     say('New game started: set up the board as the LEDs show.');
     showTab('play');
   } catch (err) {
