@@ -43,6 +43,11 @@ MEANINGS = {
 NOTICE_KEEP = 40
 
 
+def _decimal(x) -> str:
+    from engine.csipgs_cost import decimal
+    return decimal(x)
+
+
 def _hex(rgb) -> str:
     return "#%02x%02x%02x" % tuple(rgb)
 
@@ -158,9 +163,10 @@ def snapshot(session, *, sim: bool, version: int, notices: list[dict], extra: di
         "check": [name(sq) for sq in scene.checked],
         "leds": leds,
         "legal": [a.text for a in legal],
-        "actions": sorted({a.kind for a in legal}),
-        "buy": [{"design": a.detail[0], "price": str(a.detail[1]), "letter": a.piece, "command": f"buy {a.detail[0]}"}
-                for a in legal if a.kind == "buy" and isinstance(a.detail, tuple) and len(a.detail) >= 2],
+        "actions": sorted({str(getattr(a.kind, "value", a.kind)) for a in legal}),
+        "buy": [{"design": a.detail.design, "price": _decimal(a.detail.price), "letter": a.piece,
+                 "command": f"buy {a.detail.design}"}
+                for a in legal if a.kind == "buy" and hasattr(a.detail, "design") and hasattr(a.detail, "price")],
         "view": view,
         "catalog": catalog(g, view),
         "notices": notices[-NOTICE_KEEP:],
