@@ -190,6 +190,9 @@ class Zobrist:
 class _ChessBackend:
     """Chess and its variants, on the Position's int moves (the fast path)."""
 
+    outcome_without_moves = False     # mate and stalemate are found from the move list
+    no_captures = False
+
     def __init__(self, game, zobrist: Zobrist, tables: _PieceTables):
         self.game = game
         self.pos = pos = game.position
@@ -374,11 +377,17 @@ def _endgame(pos, t: _PieceTables, mat) -> int:
 class _GameBackend:
     """Any family through the Game interface (csipgs, Chego, Cost Progressive)."""
 
+    outcome_without_moves = True      # game.outcome() finds every end by itself
+
     def __init__(self, game, zobrist: Zobrist, values: _ValueCache):
         self.game = game
         self.z = zobrist
         self.values = values
         self.family = game.family
+        # Chego's captures (a drop that smothers) are rare and costly to list: its leaves are
+        # judged as they stand
+        self.no_captures = game.family == "chego"
+        self._saved: list = []
         self._key_cache: tuple | None = None
 
     def side(self) -> int:
@@ -391,10 +400,19 @@ class _GameBackend:
         return a.text
 
     def push(self, a) -> None:
-        self.game.push(a)
+        g = self.game
+        if self.no_captures:
+            # Chego: push() checks the action against the legal list; the parent's analysis is
+            # kept across the child and put back after pop (the position is then the same), so
+            # each sibling is not analysed again
+            self._saved.append((g._analysis, g._legal))
+        g.push(a)
 
     def pop(self) -> None:
-        self.game.pop()
+        g = self.game
+        g.pop()
+        if self.no_captures:
+            g._analysis, g._legal = self._saved.pop()
 
     @property
     def key(self) -> int:
@@ -805,6 +823,12 @@ class Searcher:
     def _negamax(self, depth: int, alpha: int, beta: int, ply: int, in_turn: int) -> int:
         self._tick()
         b = self.b
+        if depth <= 0 and not in_turn and b.outcome_without_moves:
+            # the game's own outcome needs no move list: a leaf costs no generation
+            term = b.terminal(None, ply, self.root_side)
+            if term is not None:
+                return term
+            return self._quiesce(alpha, beta, ply, 0)
         moves = b.moves()
         term = b.terminal(moves, ply, self.root_side)
         if term is not None:
@@ -917,6 +941,8 @@ class Searcher:
             return stand
         if stand > alpha:
             alpha = stand
+        if b.no_captures:
+            return stand
         side = b.side()
         moves = [m for m in b.moves() if b.is_noisy(m)]
         if not moves:

@@ -165,3 +165,12 @@ def test_match_command_says_what_is_wrong(tmp_path):
     assert r.returncode == 2 and "builtin levels are 1 to 20" in r.stderr
     r = _cli(["match", "--variant", "chego", "--white", "uci:stockfish", "--black", "random"], tmp_path)
     assert r.returncode == 2 and "chess-family" in r.stderr
+
+
+def test_any_uci_engine_plays_orthodox_chess():
+    path = _fsf()
+    v = load_variant("orthodox")
+    with make_player(f"uci:{path}", v) as uci, make_player("builtin:1", v) as builtin:
+        assert uci.uci_variant is None            # plain UCI chess: no variants.ini
+        out, n = play_game(v, builtin, uci, seconds=0.05, max_plies=16)
+    assert "illegal" not in out.reason and n == 16, out.reason

@@ -1,0 +1,75 @@
+"""Benchmark: the built-in search's nodes per second beside the move generator's perft speed, in
+CPU time, per family.
+
+Run by hand:  .venv/bin/python tests/bench/bench_search.py [--seconds S] [--rounds N]
+
+For each variant: perft (leaf nodes a second: perft 3 for the chess family on the Position,
+perft 2 over the family's Game for the others) and the search from the start position and
+from a position a few random turns in (nodes a second, and the depth reached in S seconds of
+CPU time). The two are interleaved round by round and the best round is kept, so other load
+on a shared machine counts as little as it can.
+"""
+
+from __future__ import annotations
+
+import argparse
+import pathlib
+import random
+import sys
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from board_driver.config import load_variant  # noqa: E402
+from engine.game import new_game  # noqa: E402
+from engine.perft import game_perft, perft  # noqa: E402
+from engine.search import Searcher, random_turn  # noqa: E402
+
+VARIANTS = ("orthodox", "tomorrow-1", "tomorrow-4", "courier", "csipgs", "chego", "cost-progressive")
+
+
+def _perft_rate(name: str) -> float:
+    game = new_game(load_variant(name))
+    t0 = time.process_time()
+    if game.family == "chess":
+        n = perft(game.position, 3)
+    else:
+        n = game_perft(game, 2)
+    return n / max(1e-9, time.process_time() - t0)
+
+
+def _search_rate(name: str, seconds: float, plies: int) -> tuple[float, int]:
+    game = new_game(load_variant(name))
+    rng = random.Random(3)
+    for _ in range(plies):
+        if game.outcome() is not None:
+            break
+        for a in random_turn(game, rng):
+            game.push(a)
+    r = Searcher().choose(game, clock=time.process_time, seconds=seconds)
+    return r.nodes / max(1e-9, r.seconds), r.depth
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seconds", type=float, default=1.0)
+    ap.add_argument("--rounds", type=int, default=2)
+    args = ap.parse_args()
+    print(f"{'variant':18} {'perft nodes/s':>14} {'search nodes/s':>15} {'depth':>6} {'(mid-game)':>11} {'depth':>6}")
+    for name in VARIANTS:
+        p = s0 = s1 = 0.0
+        d0 = d1 = 0
+        for _ in range(args.rounds):
+            p = max(p, _perft_rate(name))
+            r0, dd0 = _search_rate(name, args.seconds, 0)
+            r1, dd1 = _search_rate(name, args.seconds, 8)
+            if r0 > s0:
+                s0, d0 = r0, dd0
+            if r1 > s1:
+                s1, d1 = r1, dd1
+        print(f"{name:18} {p:14,.0f} {s0:15,.0f} {d0:6} {s1:11,.0f} {d1:6}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
