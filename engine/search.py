@@ -526,6 +526,7 @@ class _GameBackend:
                     x = int(vals.of(v.pieces[t], v) * 0.9) * n
                     mat[color] += x
                     score += x if color == 0 else -x
+        score += self._royal_room(pos, 0) - self._royal_room(pos, 1)
         if self.family == "csipgs":
             st = g.state
             tre = (float(st.treasury[0]) - float(st.treasury[1])) * 60
@@ -534,6 +535,25 @@ class _GameBackend:
             r = [len(pos.royal_squares(0)), len(pos.royal_squares(1))]
             score += 150 * (r[0] - r[1])
         return score if g.turn == 0 else -score
+
+
+    @staticmethod
+    def _royal_room(pos, color: int) -> int:
+        """Royal safety: a lone royal walled in by its own pieces is one check from a smothered
+        mate (csipgs transfers land next to it), so squares to step to count."""
+        royals = pos.royal_squares(color)
+        if len(royals) != 1:
+            return 0
+        k = royals[0]
+        g = pos.geometry
+        f, r = g.file_of(k), g.rank_of(k)
+        free = 0
+        own = pos.occ[color]
+        for dx in (-1, 0, 1):
+            for dy in (-1, 0, 1):
+                if (dx or dy) and g.on_board(f + dx, r + dy) and not own >> g.square(f + dx, r + dy) & 1:
+                    free += 1
+        return (-90, -40, -10)[free] if free < 3 else 0
 
 
 class _ValueCache:
