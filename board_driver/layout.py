@@ -95,7 +95,8 @@ class BoardProfile:
         if not isinstance(data, Mapping):
             raise ConfigError(f"{source}: a board profile is a mapping, not {type(data).__name__}")
         known = {"name", "description", "files", "ranks", "sensors", "leds", "small_game", "hardware",
-                 "broker", "web"}    # broker: board_driver.club.config; web: board_driver.web.service
+                 "broker", "web", "engines"}    # broker: board_driver.club.config; web: board_driver.web.service;
+        # engines: board_driver.players (engines: {fsf: PATH})
         for k in data:
             if k not in known:
                 raise ConfigError(f"{source}: {k}: unknown key (known: {', '.join(sorted(known))})")

@@ -158,6 +158,20 @@ def find_fairy_stockfish(configured: str | None = None) -> str | None:
     return FSF_DEFAULT if os.access(FSF_DEFAULT, os.X_OK) else None
 
 
+def fsf_path_from_profile(data, source: str = "<board>") -> str | None:
+    """The Fairy-Stockfish path a board profile names (``engines: {fsf: PATH}``), or None;
+    a malformed section is a PlayerError naming the file and key."""
+    engines = data.get("engines") if hasattr(data, "get") else None
+    if engines is None:
+        return None
+    if not hasattr(engines, "get") or set(engines) - {"fsf"}:
+        raise PlayerError(f"{source}: engines: {engines!r}: use a mapping such as {{fsf: /usr/games/fairy-stockfish}}")
+    path = engines.get("fsf")
+    if path is not None and (not isinstance(path, str) or not path):
+        raise PlayerError(f"{source}: engines.fsf: {path!r}: must be the path of the engine")
+    return path
+
+
 class _Position:
     """What python-chess's UCI protocol needs of a board, for a position of any size: the FEN
     to send and the legal moves to check the engine's answer against."""

@@ -435,8 +435,8 @@ def cmd_serve(args) -> int:
 
 def _fsf_path(board) -> str | None:
     """The Fairy-Stockfish binary the board profile names (``engines: {fsf: PATH}``), if any."""
-    engines = getattr(board.profile, "engines", None) or getattr(board, "engines", None) or {}
-    return engines.get("fsf") if isinstance(engines, dict) else None
+    from ..players import fsf_path_from_profile
+    return fsf_path_from_profile(getattr(board, "data", None) or {}, str(getattr(board, "path", "") or "<board>"))
 
 
 def _console(commands: "queue.Queue[str]") -> None:

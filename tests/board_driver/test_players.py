@@ -174,3 +174,14 @@ def test_any_uci_engine_plays_orthodox_chess():
         assert uci.uci_variant is None            # plain UCI chess: no variants.ini
         out, n = play_game(v, builtin, uci, seconds=0.05, max_plies=16)
     assert "illegal" not in out.reason and n == 16, out.reason
+
+
+def test_board_profile_names_the_fairy_stockfish_binary():
+    from board_driver.layout import BoardProfile
+    from board_driver.players import fsf_path_from_profile
+    data = {"name": "x", "engines": {"fsf": "/opt/fsf/fairy-stockfish"}}
+    BoardProfile.from_dict(data, "x.yaml")                      # a known key of a profile
+    assert fsf_path_from_profile(data, "x.yaml") == "/opt/fsf/fairy-stockfish"
+    assert fsf_path_from_profile({}, "x.yaml") is None
+    with pytest.raises(PlayerError, match=r"x.yaml: engines"):
+        fsf_path_from_profile({"engines": {"stockfish": "/x"}}, "x.yaml")
