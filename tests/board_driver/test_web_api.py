@@ -289,3 +289,41 @@ def test_the_computer_is_offered_and_its_move_is_carried_out_on_the_board(server
     assert st["leds"][a]["meaning"] == "the computer's move: lift this piece"
     st = server.move(a, b, capture=b in st["pieces"])["state"]
     assert st["moves"] == ["e2e4", a + b] and st["turn"] == "white"
+
+
+def test_serve_serves_the_page_for_the_board_it_runs(tmp_path):
+    """`serve --web` on the simulated profile: the page reads the real loop's state; /api/sim is
+    the simulator's own and refused there; SIGINT stops both."""
+    import os
+    import signal
+    import select
+    import re
+    import time
+    env = dict(os.environ, FAIRYBOARD_DATA=str(tmp_path / "data"))
+    env.pop("XDG_DATA_HOME", None)
+    proc = subprocess.Popen(CLI + ["serve", "--board", "sim", "--web", "127.0.0.1:0", "--variant", "tomorrow-1"],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+    out = []
+    try:
+        url = None
+        end = time.monotonic() + 30
+        while url is None and time.monotonic() < end:
+            if select.select([proc.stdout], [], [], 0.5)[0]:
+                line = proc.stdout.readline().decode()
+                out.append(line)
+                m = re.search(r"the page is at (http://\S+)", line)
+                url = m and m.group(1).rstrip("/")
+        assert url, "".join(out)
+        s = Server.__new__(Server)
+        s.url = url
+        st = s.wait_state(timeout=20)
+        assert st["variant"] == "tomorrow-1" and st["sim"] is False and st["board"]["files"] == 12
+        assert st["pending"]["type"] == "mismatch" and "put the white rook back on a1" in st["pending"]["text"]
+        assert s.post("/api/sim", {"lift": "e2"})[0] == 409
+        assert s.get("/api/hardware")[1]["sensors"] == "sim"
+        assert s.post("/api/command", {"text": "help"})[0] == 401
+    finally:
+        proc.send_signal(signal.SIGINT)
+        rest = proc.communicate(timeout=20)[0].decode()
+    assert proc.returncode == 0, "".join(out) + rest
+    assert "stopped; the game is saved" in rest
