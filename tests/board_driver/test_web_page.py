@@ -181,6 +181,8 @@ def test_a_game_played_through_sim_shows_on_the_page(server, browser, token):
     wait(browser, lambda: piece_on(browser, "k6") == "p")
     legend = text_of(browser, "#legend")
     assert "camel" in legend and "giraffe" in legend
+    drawn = js(browser, "return [...document.querySelectorAll('#legend .mini')].map(e => getComputedStyle(e).backgroundImage)")
+    assert len(drawn) == 8 and all(d.startswith('url("data:image/svg+xml') for d in drawn), drawn   # every piece drawn
     screenshot(browser, "game-12x8", prompt=False)
 
 

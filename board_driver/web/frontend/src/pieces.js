@@ -49,7 +49,9 @@ export function pieceSvg(letter, color, entry, showLetter) {
 }
 
 export function pieceUrl(letter, color, entry, showLetter) {
-  return `url("data:image/svg+xml,${encodeURIComponent(pieceSvg(letter, color, entry, showLetter))}")`;
+  // encodeURIComponent leaves ' alone: encode it too, so the URL fits in any attribute
+  const data = encodeURIComponent(pieceSvg(letter, color, entry, showLetter)).replace(/'/g, '%27');
+  return `url("data:image/svg+xml,${data}")`;
 }
 
 // CSS rules for chessground's <piece class="white x-piece"> for every catalog letter, plus
