@@ -700,29 +700,31 @@ class Searcher:
                 now = clock()
                 left = max(0.0, deadline - now)
                 # the first action of a turn takes most of the time; the rest are follow-ups
-                multi = game.family == "cost-progressive"
-                share = (left * 0.6 if multi else left) if not actions else left * 0.5
+                if actions:
+                    share = left * 0.5
+                elif game.family == "cost-progressive":
+                    share = left * 0.6
+                elif game.family == "csipgs":
+                    share = left * 0.8          # the design phase follows
+                else:
+                    share = left
                 first, s, d, n = self._search_one(game, clock, now + share, depth)
                 nodes += n
                 if not actions:
                     score, reached = s, d
+                if first.kind == "end" and game.family == "csipgs" and game.state.phase == "design":
+                    # nothing to buy here: the turn may still change a design
+                    design = self._design_change(game)
+                    if design is not None:
+                        try:
+                            first = game.parse(design)
+                        except ValueError:
+                            pass
                 actions.append(first)
                 game.push(first)
                 pushed += 1
                 if game.turn != us or game.outcome() is not None or first.kind == "end":
                     break
-                if game.family == "csipgs" and game.state.phase == "design":
-                    design = self._design_change(game)
-                    if design is not None:
-                        try:
-                            change = game.parse(design)
-                        except ValueError:
-                            change = None
-                        if change is not None:
-                            actions.append(change)
-                            game.push(change)
-                            pushed += 1
-                            break
         finally:
             for _ in range(pushed):
                 game.pop()
@@ -772,7 +774,7 @@ class Searcher:
             # from the moves ordered by the position after them, the best of them the answer
             # if nothing more is found
             try:
-                for s, m in self._rate(root_moves, b.side()):
+                for s, m in self._rate(root_moves, b.side(), timed=len(root_moves) > 16):
                     scores[b.move_id(m)] = s
             except _Timeout:
                 pass
@@ -922,13 +924,14 @@ class Searcher:
             self.tt[key] = (depth, best_score, flag, 0, best_id)
         return best_score
 
-    def _rate(self, moves, side: int):
+    def _rate(self, moves, side: int, timed: bool = True):
         """(score, move) for each move by the position right after it, best first ('end' and
         moves that pass the turn judged from the opponent's side)."""
         b = self.b
         rated = []
         for i, m in enumerate(moves):
-            self._tick()
+            if timed:
+                self._tick()
             b.push(m)
             try:
                 if b.side() == side:
