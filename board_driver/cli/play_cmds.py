@@ -262,7 +262,12 @@ def _play_interactive(args, store, settings, profile, clock) -> int:
         session.prepare()
         _show(session, board, color)
         _demo(session, board, display, clock, color)
-    print(f"Game {session.game_id} saved in {store.path(session.game_id)}; fairyboard play resumes it.")
+    out = session.outcome()
+    if out is None:
+        print(f"Game {session.game_id} saved in {store.path(session.game_id)}; fairyboard play resumes it.")
+    else:
+        print(f"Game {session.game_id} ({out.result}, {out.reason}) saved in {store.path(session.game_id)}; "
+              f"fairyboard games show {session.game_id} shows it.")
     session.close()
     return 0
 
