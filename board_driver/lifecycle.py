@@ -69,8 +69,9 @@ def _session_class():
 def start(cls, store: GameStore, variant_name: str, *, profile: BoardProfile, settings: Settings,
           occupancy: int | None = None, fen: str | None = None, players: dict[str, str] | None = None,
           date: datetime | None = None, now: int = 0, current: bool = True):
-    """A new game, journaled in ``store`` (made its current game when ``current``). ``occupancy`` is what the board shows now (None: the
-    start position); when it differs, the session waits for the board to be set up."""
+    """A new game, journaled in ``store`` (made its current game when ``current``).
+    ``occupancy`` is what the board shows now (None: the start position); when it differs, the
+    session waits for the board to be set up."""
     variant = load_variant(variant_name)
     variant_name = variant.name   # "random" becomes the dice outcome, so a resume replays it
     game = new_game(variant, fen)
@@ -173,8 +174,8 @@ def open_game(store: GameStore, *, profile: BoardProfile, settings: Settings, va
     """The game to play (see the module docstring). ``resume`` is a game id, or ``"current"``
     for the game in progress (which must then be unfinished). ``players`` given for a resumed
     game are journaled as its new names. ``occupancy``: what the board shows, for a new game
-    (an int, or a function of the Variant; None: the start position). ``confirm(question)`` is asked before an unfinished
-    game is left (False: LifecycleError, nothing changed)."""
+    (an int, or a function of the Variant; None: the start position). ``confirm(question)`` is
+    asked before an unfinished game is left (False: LifecycleError, nothing changed)."""
     notes: list[str] = []
     current = store.current()
     if resume == "current":
