@@ -68,8 +68,12 @@ def _replay(rec: GameRecord):
 
 
 def cmd_list(args) -> int:
+    from ..lifecycle import check
     store = GameStore(data_dir())
     recs = store.list()
+    for r in recs:
+        if r.status == "playing":
+            check(r)                # a game in progress is replayed: a move that cannot be played is damage
     if args.json:
         print(json.dumps([{"id": r.id, "date": r.header.get("date"), "variant": r.variant,
                            "players": r.header.get("players"), "result": r.result, "reason": r.reason,

@@ -122,6 +122,9 @@ def test_an_illegal_move_in_a_journal_is_named_by_show_and_the_rest_goes_on(data
     assert code == 1 and f"Damaged: {path}: line {line}: 'e7e2'" in out
     code, out, _ = fb("games", "show", gid, "--json")
     assert json.loads(out)["moves"] == ["e2e4"] and json.loads(out)["status"] == "damaged"
+    code, out, err = fb("games", "list", "--json")
+    (listed,) = json.loads(out)
+    assert listed["status"] == "damaged" and f"line {line}: 'e7e2'" in listed["damage"]
     code, pgn, err = fb("games", "export", gid)
     assert code == 1 and "1. e4" in pgn and '[Result "*"]' in pgn and f"line {line}" in err
     code, out, err = fb("play", "--color", "never", stdin="quit\n")
