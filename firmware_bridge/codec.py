@@ -357,8 +357,8 @@ class Decoder:
                 self._framing += 1
             else:
                 self._message += 1
-            if not self._startup:
-                self._last_error = str(exc)
+            self._last_error = str(exc) + (" (before the first good frame: not counted)"
+                                           if self._startup else "")
         else:
             self._startup = False
             self._frames += 1

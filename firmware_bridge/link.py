@@ -580,6 +580,8 @@ class Link:
     def _on_bytes(self, data: bytes, now: float) -> None:
         self._c.bytes_received += len(data)
         messages = self._decoder.feed(data)
+        if self._listen_until is not None and not messages and self._decoder.stats.last_error:
+            self._last_error = self._decoder.stats.last_error   # noise on a new port: say so
         rejected = self._decoder.stats.rejected
         if rejected != self._rejected_seen:
             self._rejected_seen = rejected
