@@ -425,11 +425,18 @@ class CsipgsGame(FamilyGame):
     def cost(self, design: str, prices: PriceList | None = None) -> Cost:
         """A design's cost under this game's price list (the table plus inventions so far)."""
         prices = prices or self.state.prices
-        key = (prices.key, design)
-        c = self._cost_cache.get(key)
+        # by the price list's identity first: its key sorts and hashes every price
+        fast = self.__dict__.get("_cost_fast")
+        if fast is None or fast[0] is not prices:
+            fast = self._cost_fast = (prices, {})
+        c = fast[1].get(design)
         if c is None:
-            c = cost_of(design, prices, self.variant.geometry)
-            self._cost_cache[key] = c
+            key = (prices.key, design)
+            c = self._cost_cache.get(key)
+            if c is None:
+                c = cost_of(design, prices, self.variant.geometry)
+                self._cost_cache[key] = c
+            fast[1][design] = c
         return c
 
     def _check_designs(self, designs) -> tuple:
@@ -500,11 +507,12 @@ class CsipgsGame(FamilyGame):
                            "pieces": {COLOURS[c]: st.army_count[c] for c in (0, 1)}}
         return out
 
-    def _key(self) -> str:
+    def _key(self) -> tuple:
         st = self.state
-        parts = self.position.fen().split()
-        return "|".join((parts[0], str(st.turn), st.phase, repr(st.treasury), repr(st.designs),
-                         repr(st.inventions)))
+        pos = self.position
+        # the FEN's placement and reserves are the board, the hands and the letters of the types
+        return (tuple(pos.board), tuple(pos.hands[0]), tuple(pos.hands[1]), self._pv.letters, st.turn,
+                st.phase, tuple(st.treasury), tuple(st.designs), st.inventions)
 
     # -- attacks and royal safety -----------------------------------------------------------------
     def _protected(self, color: int, pos: Position | None = None) -> list[int]:
@@ -517,6 +525,13 @@ class CsipgsGame(FamilyGame):
             if p.name.startswith(("doublemove-", "royal-doublemove-")):
                 out.extend(_bits(pos.pbb[(t + 1) * 2 + color]))
         return out
+
+    @staticmethod
+    def _hop_capturers(color: int, pos: Position) -> bool:
+        """Whether ``color`` has a piece on the board that captures by hopping."""
+        T = pos.tables
+        return any(pos.pbb[(t + 1) * 2 + color] and any(cp for _, _, cp in T.pieces[color][t].hops)
+                   for t in range(len(pos.variant.pieces)))
 
     def _attacked(self, sq: int, by: int, pos: Position | None = None) -> bool:
         pos = pos or self.position
@@ -575,9 +590,7 @@ class CsipgsGame(FamilyGame):
         them = us ^ 1
         extra_check = bool(self._protected(us)) and bool(self._doublemovers(them, pos))
         out = []
-        for m in pos.legal_moves():
-            if m >> 24 == DROP:
-                continue
+        for m in pos.legal_moves(drops=False):   # transfers are csipgs's own drops
             if extra_check and not self._safe_after(us, pos, m):
                 continue
             out.append(self.action_of(m))
@@ -626,7 +639,11 @@ class CsipgsGame(FamilyGame):
         targets &= ~(pos.occ[0] | pos.occ[1])
         if not targets:
             return []
-        protected = bool(self._protected(us))
+        # A piece dropped beside an unattacked royal piece only blocks lines, unless the enemy
+        # has a hopper (the piece could become its screen) or a doublemover (it could capture
+        # the piece and go on): only then is each transfer tested.
+        protected = bool(self._protected(us)) and (self._hop_capturers(them, pos) or
+                                                   bool(self._doublemovers(them, pos)))
         out = []
         for t, n in enumerate(pos.hands[us]):
             if not n:
@@ -686,7 +703,21 @@ class CsipgsGame(FamilyGame):
         return out
 
     def action_of(self, m: int) -> Action:
-        """The Action of an int move (a move or a transfer) in the current position."""
+        """The Action of an int move (a move or a transfer) in the current position. It
+        depends only on the move, the piece that moves, whether the target holds a piece and
+        the piece types in play, so each is made once and kept while the types stay."""
+        pv = self._pv
+        cache = self.__dict__.get("_action_cache")
+        if cache is None or cache[0] is not pv:
+            cache = self._action_cache = (pv, {})
+        board = self.position.board
+        key = m if m >> 24 == DROP else m | board[m & 0xFF] << 32 | (1 << 40 if board[(m >> 8) & 0xFF] else 0)
+        a = cache[1].get(key)
+        if a is None:
+            a = cache[1][key] = self._make_action(m)
+        return a
+
+    def _make_action(self, m: int) -> Action:
         pos = self.position
         pv = self._pv
         frm, to, _, flag = decode(m)
@@ -1136,6 +1167,9 @@ class CsipgsGame(FamilyGame):
             return next((c for c in (us, us ^ 1) if not pos.royal_squares(c)), None)
 
         def has_actions() -> bool:
+            if decisive_only and not (self._protected(us) and self._doublemovers(us ^ 1, pos)) \
+                    and pos.count_legal(drops=False):
+                return True          # a move is an action: no need to list them all
             actions = self._generate()
             if not decisive_only:
                 self._legal_cache = actions
