@@ -148,5 +148,9 @@ class Bases:
         return ()
 
     def prefs(self, choice: str | None) -> Preferences:
-        return Preferences(promotion=self.game.variant.promotion_order, drop=self.bought(self.droppable()),
-                           choice=choice)
+        key = ("prefs", choice)
+        p = self._cache.get(key)
+        if p is None:
+            p = self._cache[key] = Preferences(promotion=self.game.variant.promotion_order,
+                                               drop=self.bought(self.droppable()), choice=choice)
+        return p

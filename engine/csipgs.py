@@ -520,10 +520,16 @@ class CsipgsGame(FamilyGame):
         return royals if len(royals) == 1 else []
 
     def _doublemovers(self, color: int, pos: Position) -> list[int]:
+        v = pos.variant
+        types = _DOUBLEMOVE_TYPES.get(id(v))
+        if types is None or types[0] is not v:
+            if len(_DOUBLEMOVE_TYPES) >= 64:
+                _DOUBLEMOVE_TYPES.clear()
+            types = _DOUBLEMOVE_TYPES[id(v)] = (v, tuple(
+                t for t, p in enumerate(v.pieces) if p.name.startswith(("doublemove-", "royal-doublemove-"))))
         out = []
-        for t, p in enumerate(pos.variant.pieces):
-            if p.name.startswith(("doublemove-", "royal-doublemove-")):
-                out.extend(_bits(pos.pbb[(t + 1) * 2 + color]))
+        for t in types[1]:
+            out.extend(_bits(pos.pbb[(t + 1) * 2 + color]))
         return out
 
     @staticmethod
@@ -674,6 +680,12 @@ class CsipgsGame(FamilyGame):
                     f"a purchase needs fewer than {self.rules.max_pieces}")
         if design is None:
             return None
+        return self._design_refusal(design)
+
+    def _design_refusal(self, design: str) -> str | None:
+        """Why this design may not be bought, when buying is allowed now (see _buy_refusal)."""
+        st = self.state
+        us = st.turn
         if design not in st.designs[us]:
             return f"{design!r} is not one of {COLOURS[us]}'s designs ({', '.join(st.designs[us])})"
         c = self.cost(design)
@@ -694,7 +706,7 @@ class CsipgsGame(FamilyGame):
             if d in seen:
                 continue
             seen.add(d)
-            if self._buy_refusal(d) is None:
+            if self._design_refusal(d) is None:
                 try:
                     letter = self.letter_for(d)
                 except IllegalMoveError:     # all 26 letters name pieces in play
@@ -1216,6 +1228,9 @@ class CsipgsGame(FamilyGame):
 def _copy_state(st: _State) -> _State:
     return dataclasses.replace(st, treasury=list(st.treasury), designs=list(st.designs),
                                army_spent=list(st.army_spent), army_count=list(st.army_count))
+
+
+_DOUBLEMOVE_TYPES: dict[int, tuple] = {}   # id(variant) -> (variant, doublemove type indexes)
 
 
 def _bits(bb: int):

@@ -81,9 +81,10 @@ class Position:
         return f"Position.from_fen({self.variant!r}, {self.fen()!r})"
 
     def copy(self) -> Position:
+        """An independent copy (the board, bitboards, hands and move stack copied; the variant's
+        tables and plans shared)."""
         other = Position.__new__(Position)
-        for name in Position.__slots__:
-            setattr(other, name, getattr(self, name))
+        _copy_slots(self, other)
         other.board = self.board[:]
         other.pbb = self.pbb[:]
         other.occ = self.occ[:]
@@ -1115,6 +1116,17 @@ class Position:
             self.fullmove += 1
         self.turn ^= 1
 
+
+def _slot_copier(cls):
+    """A function assigning every slot of ``cls`` from one instance to another, written out
+    (a loop of getattr/setattr costs several times more)."""
+    lines = ["def copy_slots(src, dst):"] + [f"    dst.{n} = src.{n}" for n in cls.__slots__]
+    namespace: dict = {}
+    exec("\n".join(lines), namespace)
+    return namespace["copy_slots"]
+
+
+_copy_slots = _slot_copier(Position)
 
 _DERIVED: dict[int, tuple] = {}
 

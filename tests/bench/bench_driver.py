@@ -7,7 +7,10 @@ frame is ready (debouncing set to 0 ms: the occupancy is stable when the frame a
 
 * ``lift``   -- a piece with the most legal moves is picked up: reconcile, targets shown;
 * ``commit`` -- the last event of a legal action: reconcile, engine push, journal write and
-  fsync, next position's legal actions, check and game end, the new scene.
+  fsync, next position's legal actions, check and game end, the new scene. A move that could
+  still go on is held for hold_ms and committed by the clock: that tick is timed too (the
+  frame's time plus the tick's). Actions that end in a prompt wait for the player and are
+  left out; the ``n`` column says how many of the samples committed.
 
 The journal goes to real storage (a folder in the system's temp folder, or --journal-dir;
 --ram puts it on /dev/shm), written and fsynced as the service does. Each case is measured
@@ -126,10 +129,25 @@ def measure(variant, prefix, kind, samples, journal_dir, rng):
         frames = list(frame_after(s, steps, closed, 1000))
         for f in frames[:-1]:
             s.on_frame(f)
+        n0 = len(g.history)
         c0, t0 = time.thread_time(), time.perf_counter()
         s.on_frame(frames[-1])
         _ = s.leds
-        times.append(((time.perf_counter() - t0) * 1000, (time.thread_time() - c0) * 1000))
+        wall, cpu = time.perf_counter() - t0, time.thread_time() - c0
+        if kind == "commit" and len(g.history) == n0:
+            # not committed yet: a move that could go on (a capture, a slide) is held for
+            # hold_ms, then committed by the clock; a prompt waits for the player (not timed)
+            deadline = s.next_deadline()
+            if deadline is not None:
+                c0, t0 = time.thread_time(), time.perf_counter()
+                s.tick(deadline)
+                _ = s.leds
+                wall += time.perf_counter() - t0
+                cpu += time.thread_time() - c0
+            if len(g.history) == n0:
+                s.close()
+                continue
+        times.append((wall * 1000, cpu * 1000))
         s.close()
     return times
 
@@ -181,7 +199,7 @@ def main(argv=None) -> int:
         print(f"journal in {jdir} ({filesystem_of(jdir)}), fsynced; {args.samples} samples each; times in ms")
         print("wall: elapsed time (includes being preempted by other processes); cpu: this thread's own time")
         print(f"{'variant':28} {'position':8} {'actions':>7}   {'lift p50/p99 wall':>17} {'(cpu)':>11}"
-              f"   {'commit p50/p99 wall':>19} {'(cpu)':>11}")
+              f"   {'commit p50/p99 wall':>19} {'(cpu)':>11} {'n':>4}")
         for name in names:
             typical, busiest = positions(name)
             for label, prefix in (("typical", typical), ("busiest", busiest)):
@@ -203,7 +221,8 @@ def main(argv=None) -> int:
                     if kind == "commit" and pct(cpu, 99) > worst_commit:
                         worst_commit, worst_commit_case = pct(cpu, 99), f"{name} {label}"
                     row.append(f"  {pct(wall, 50):{w - 9}.2f} /{pct(wall, 99):6.2f} "
-                               f"({pct(cpu, 50):4.2f}/{pct(cpu, 99):4.2f})")
+                               f"({pct(cpu, 50):4.2f}/{pct(cpu, 99):4.2f})" +
+                               (f" {len(ts):4}" if kind == "commit" else ""))
                 print(" ".join(row), flush=True)
         fd = fsync_cost(jdir)
     shm = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
