@@ -61,7 +61,7 @@ def wait_port(port: int, timeout: float = 10.0) -> None:
 class Broker:
     """A broker process on 127.0.0.1:``port``; ``users`` maps user names to passwords."""
 
-    def __init__(self, folder: Path, users: dict[str, str], *, prefer: str | None = None) -> None:
+    def __init__(self, folder: Path, users: dict[str, str], *, prefer: str | None = None, tls: bool = False) -> None:
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
         self.users = dict(users)
@@ -72,6 +72,8 @@ class Broker:
         else:
             self.kind = "amqtt"
         self.secured = self.kind == "mosquitto"
+        self.tls = tls
+        self.ca: Path | None = None
         self.proc: subprocess.Popen | None = None
         self._write_config()
 
@@ -83,8 +85,9 @@ class Broker:
             os.chmod(pw, 0o600)
             subprocess.run([MOSQUITTO_PASSWD, "-U", str(pw)], check=True, capture_output=True)
             (self.folder / "acl").write_text(ACL)
+            tls = self._certificates() if self.tls else ""
             (self.folder / "mosquitto.conf").write_text(
-                f"listener {self.port} 127.0.0.1\n"
+                f"listener {self.port} 127.0.0.1\n{tls}"
                 f"allow_anonymous false\n"
                 f"password_file {pw}\n"
                 f"acl_file {self.folder / 'acl'}\n"
@@ -103,6 +106,22 @@ class Broker:
                 "topic-check:\n  enabled: false\n")
             exe = Path(sys.executable).with_name("amqtt")
             self.cmd = [str(exe) if exe.exists() else "amqtt", "-c", str(self.folder / "amqtt.yaml")]
+
+    def _certificates(self) -> str:
+        """A test CA and a server certificate for 127.0.0.1 (openssl); the listener's TLS lines."""
+        d = self.folder
+
+        def run(*args):
+            subprocess.run(["openssl", *args], check=True, capture_output=True, cwd=d)
+        run("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-days", "2",
+            "-subj", "/CN=fairyboard test CA")
+        run("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", "server.key", "-out", "server.csr",
+            "-subj", "/CN=127.0.0.1")
+        (d / "san.ext").write_text("subjectAltName=IP:127.0.0.1\n")
+        run("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+            "-out", "server.pem", "-days", "2", "-extfile", "san.ext")
+        self.ca = d / "ca.pem"
+        return f"cafile {d / 'ca.pem'}\ncertfile {d / 'server.pem'}\nkeyfile {d / 'server.key'}\n"
 
     def available(self) -> bool:
         return self.kind == "mosquitto" or shutil.which(self.cmd[0]) is not None or Path(self.cmd[0]).exists()
@@ -210,14 +229,15 @@ class SimBoard:
     """A board's data folder: games written through the real journal, published by the real
     publisher (when started)."""
 
-    def __init__(self, folder: Path, name: str, port: int, password: str | None, *, window: int = 100) -> None:
+    def __init__(self, folder: Path, name: str, port: int, password: str | None, *, window: int = 100,
+                 tls=None) -> None:
         from board_driver.club.config import BrokerConfig
         from board_driver.journal import GameStore
         self.name = name
         self.folder = Path(folder)
         self.store = GameStore(self.folder)
         self.cfg = BrokerConfig(host="127.0.0.1", name=name, port=port, username=name, password=password,
-                                keepalive=5)
+                                keepalive=5, tls=tls)
         self.window = window
         self.pub = None
         self.journal = None

@@ -97,3 +97,60 @@ def test_serve_rejects_a_bad_broker_section(tmp_path):
     assert p.returncode == 2
     assert "broker.name" in p.stderr and "'b/1'" in p.stderr
     assert not (tmp_path / "d" / "games").exists()      # nothing started
+
+
+def test_tls_broker(tmp_path):
+    """Boards and recorder over TLS (a test CA, the profile's tls: {ca: FILE}, the recorder's
+    --ca): the game arrives; a board that does not trust the broker's certificate sends nothing."""
+    import shutil
+
+    import pytest
+
+    from board_driver.club.config import broker_of
+    from board_driver.club.publisher import Publisher
+    from board_driver.hardware.backends import load_board
+    from clubtools import MOSQUITTO, MOSQUITTO_PASSWD, OPERA, Broker, SimBoard
+    if not (MOSQUITTO and MOSQUITTO_PASSWD and shutil.which("openssl")):
+        pytest.skip("needs mosquitto and openssl")
+    broker = Broker(tmp_path / "broker", {"recorder": "pw-rec", "b1": "pw-b1", "b2": "pw-b2"},
+                    prefer="mosquitto", tls=True).start()
+    try:
+        profile = tmp_path / "board.yaml"
+        profile.write_text(yaml.safe_dump({"name": "sim", "broker": {
+            "host": "127.0.0.1", "port": broker.port, "name": "b1", "password": "pw-b1",
+            "tls": {"ca": str(broker.ca)}}}))
+        board = load_board(str(profile))
+        cfg = broker_of(board.data, str(board.path))
+        (tmp_path / "rec.pass").write_text("pw-rec\n")
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        rec = _cli("recorder", "--broker", f"127.0.0.1:{broker.port}", "--ca", str(broker.ca),
+                   "--password-file", str(tmp_path / "rec.pass"), "--db", str(tmp_path / "club.sqlite"), env=env)
+        b1 = SimBoard(tmp_path / "b1", "b1", broker.port, "pw-b1", tls=cfg.tls)
+        b2 = SimBoard(tmp_path / "b2", "b2", broker.port, "pw-b2")       # plain MQTT to a TLS port
+        try:
+            b1.start()
+            b2.start()
+            gid = b1.new_game()
+            b2.new_game()
+            for i, m in enumerate(OPERA[:6], 1):
+                b1.move(m, i)
+                b2.move(m, i)
+            assert b1.pub.wait_idle(15)
+            from board_driver.club.store import RecorderStore
+            ro = None
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline:
+                if (tmp_path / "club.sqlite").exists():
+                    ro = ro or RecorderStore(tmp_path / "club.sqlite", readonly=True)
+                    if len(ro.journal_lines("b1", gid)) == len(b1.lines()):
+                        break
+                time.sleep(0.2)
+            assert ro is not None and ro.journal_lines("b1", gid) == b1.lines()
+            assert [g["board"] for g in ro.games()] == ["b1"] and b2.pub.pending() == len(b2.lines())
+        finally:
+            b1.stop()
+            b2.stop()
+            rec.send_signal(signal.SIGTERM)
+            rec.communicate(timeout=10)
+    finally:
+        broker.stop()
