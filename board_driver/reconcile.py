@@ -66,6 +66,23 @@ def _mask(squares) -> int:
     return m
 
 
+_MASKS: dict[int, tuple] = {}   # id(action) -> (action, lifts mask, places mask, sources)
+
+
+def _action_masks(a) -> tuple[int, int, int]:
+    """An action's lifts and places as bitboards, and its source squares. Games hand out the
+    same Action object for the same move again and again: the masks are kept per object."""
+    hit = _MASKS.get(id(a))
+    if hit is not None and hit[0] is a:
+        return hit[1]
+    lm, pm = _mask(a.lifts), _mask(a.places)
+    out = (lm, pm, 0 if a.kind in _FROM_OUTSIDE else lm & ~pm)
+    if len(_MASKS) >= 50000:
+        _MASKS.clear()
+    _MASKS[id(a)] = (a, out)
+    return out
+
+
 @dataclass(frozen=True, slots=True)
 class Base:
     """A confirmed game state the board may be explained from (a snapshot: no engine calls)."""
@@ -88,11 +105,12 @@ class Base:
 
     def __post_init__(self) -> None:
         if not self.masks:
-            object.__setattr__(self, "masks", tuple((_mask(a.lifts), _mask(a.places)) for a in self.actions))
-            # the squares a moving piece comes from: one of them must be empty before the piece
-            # can be set down (a promotion piece or a dropped one comes from outside the board)
-            object.__setattr__(self, "sources", tuple(
-                0 if a.kind in _FROM_OUTSIDE else lm & ~pm for a, (lm, pm) in zip(self.actions, self.masks)))
+            # (lifts mask, places mask, source squares) per action; the source squares: one of
+            # them must be empty before the piece can be set down (a promotion piece or a
+            # dropped one comes from outside the board)
+            per = [_action_masks(a) for a in self.actions]
+            object.__setattr__(self, "masks", tuple((lm, pm) for lm, pm, _ in per))
+            object.__setattr__(self, "sources", tuple(src for _, _, src in per))
 
 
 @dataclass(frozen=True, slots=True)

@@ -269,9 +269,23 @@ class Design:
         return "doublemove" in self.prefixes
 
 
+_DESIGNS: dict[str, Design] = {}
+
+
 def parse_design(text: str) -> Design:
     """``"royal-WF"`` -> Design(prefixes {royal}, betza "WF"); Betza errors point at the bad
-    character of the whole text."""
+    character of the whole text. (Designs are immutable: each text is parsed once.)"""
+    if isinstance(text, str):
+        hit = _DESIGNS.get(text)
+        if hit is not None:
+            return hit
+    design = _parse_design(text)
+    if len(_DESIGNS) < 4096:
+        _DESIGNS[text] = design
+    return design
+
+
+def _parse_design(text: str) -> Design:
     if not isinstance(text, str) or not text.strip():
         raise DesignError(f"empty design {text!r}")
     raw = text.strip()
