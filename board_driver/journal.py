@@ -22,8 +22,8 @@ are written without (they survive a killed process, and losing the last few in a
 only means the board is read afresh). A torn last line (a write cut short) is ignored and
 cut off before the next append.
 
-Observers (:func:`add_observer`, for every journal; ``on_record`` of a :class:`Journal` or a
-:class:`GameStore`, for theirs) are told of each record once it is on disk (after the
+Observers (:func:`add_observer`, for every journal or for one data folder's; ``on_record`` of a
+:class:`Journal` or a :class:`GameStore`, for theirs) are told of each record once it is on disk (after the
 ``fsync`` that covers it): ``observer(game_id, seq, record)``, ``seq`` being the record's line
 index in the file (the header is 0). They run on the writer's thread, so they must be quick;
 an observer that raises is logged and ignored, never the journal.
@@ -64,20 +64,19 @@ class DataFolderBusy(JournalError):
     """Another process holds the data folder's lock."""
 
 
-_observers: list[OnRecord] = []
+_observers: list[tuple[OnRecord, Path | None]] = []
 
 
-def add_observer(fn: OnRecord) -> None:
-    """Call ``fn(game_id, seq, record)`` for every record of every journal once it is fsynced."""
-    if fn not in _observers:
-        _observers.append(fn)
+def add_observer(fn: OnRecord, root: Path | None = None) -> None:
+    """Call ``fn(game_id, seq, record)`` for every record of every journal once it is fsynced;
+    with ``root``, only for the games of that data folder (``root/games/*.jsonl``)."""
+    key = (fn, Path(root).resolve() if root is not None else None)
+    if key not in _observers:
+        _observers.append(key)
 
 
 def remove_observer(fn: OnRecord) -> None:
-    try:
-        _observers.remove(fn)
-    except ValueError:
-        pass
+    _observers[:] = [o for o in _observers if o[0] != fn]
 
 
 def data_dir() -> Path:
@@ -144,6 +143,7 @@ class Journal:
         self._count = lines                 # whole lines in the file: the next record's seq
         self._torn = False                  # a failed write could not be cut off yet
         self._unsynced: list[tuple[int, dict]] = []
+        self._root: Path | None = None      # the data folder, for observers of one folder
 
     def _repair(self) -> int:
         """Make the file end with a whole line; returns the number of lines.
@@ -222,7 +222,11 @@ class Journal:
 
     def _notify(self) -> None:
         pending, self._unsynced = self._unsynced, []
-        observers = ([self.on_record] if self.on_record is not None else []) + list(_observers)
+        observers = [self.on_record] if self.on_record is not None else []
+        if _observers:
+            if self._root is None:
+                self._root = self.path.resolve().parent.parent
+            observers += [fn for fn, root in _observers if root is None or root == self._root]
         for fn in observers:
             for seq, record in pending:
                 try:

@@ -105,7 +105,7 @@ class Publisher:
     def start(self) -> "Publisher":
         import paho.mqtt.client as mqtt
         self.cursor_dir.mkdir(parents=True, exist_ok=True)
-        journal_mod.add_observer(self._observe)
+        journal_mod.add_observer(self._observe, self.data)     # this board's data folder only
         self._scan()
         c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=self.client_id, clean_session=True,
                         protocol=mqtt.MQTTv311)

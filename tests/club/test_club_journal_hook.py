@@ -38,3 +38,25 @@ def test_observer_sees_records_after_fsync_numbered_by_line(tmp_path):
     finally:
         journal.remove_observer(obs)
         journal.remove_observer(broken)
+
+
+def test_an_observer_of_one_data_folder_hears_only_its_games(tmp_path):
+    """Two boards' folders in one process (the benchmark's boards), games with the same id:
+    each folder's observer hears its own records only."""
+    from datetime import datetime
+    when = datetime(2026, 1, 1, 12, 0, 0).astimezone()
+    heard = {"a": [], "b": []}
+    obs = {k: (lambda gid, seq, rec, k=k: heard[k].append((gid, seq, rec["type"]))) for k in heard}
+    for k in heard:
+        journal.add_observer(obs[k], tmp_path / k)
+    try:
+        ga, ja = GameStore(tmp_path / "a").create("orthodox", "x", now=when)
+        gb, jb = GameStore(tmp_path / "b").create("orthodox", "x", now=when)
+        assert ga == gb                                        # the same id in both folders
+        ja.write({"type": "push", "ply": 1, "action": "e2e4", "w": 0}, sync=True)
+        ja.close()
+        jb.close()
+        assert heard == {"a": [(ga, 0, "game"), (ga, 1, "push")], "b": [(gb, 0, "game")]}
+    finally:
+        for fn in obs.values():
+            journal.remove_observer(fn)
