@@ -244,19 +244,17 @@ class Session:
         """Readable names of the actions, computed in the position they are played from."""
         if expl.depth or not self.san_notices:
             return [a.text for a in expl.actions]
-        g = self.game
+        g = self.game                       # the live game is read, never pushed: later actions on a copy
         out = []
-        pushed = 0
         try:
-            for a in expl.actions:
+            for i, a in enumerate(expl.actions):
                 out.append(g.san(a) if not a.silent else a.text)
-                g.push(a)
-                pushed += 1
+                if i + 1 < len(expl.actions):
+                    if g is self.game:
+                        g = g.copy()
+                    g.push(a)
         except EngineError:
             pass
-        finally:
-            for _ in range(pushed):
-                g.pop()
         return out
 
     def _announce(self, expl: Explanation, popped, sans: list[str] | None) -> None:
