@@ -73,10 +73,12 @@ class Termination(TextEnum):
     RESIGNATION = "resignation"
     TERRITORY = "territory"                     # Chego: both players passed, points counted
     NO_ROYAL_IN_ARMY = "no royal piece in army"  # Army csipgs: an army was set up without one
+    ADJUDICATED = "adjudicated"                 # a match ended a game that went on too long
+    OTHER = "other"                             # any other reason (a match's forfeit ...)
 
     @classmethod
     def of(cls, reason: str) -> Termination:
-        """The termination an outcome's ``reason`` text names."""
+        """The termination an outcome's ``reason`` text names (OTHER when none does)."""
         try:
             return cls(reason)
         except ValueError:
@@ -85,7 +87,9 @@ class Termination(TextEnum):
             return cls.TERRITORY
         if "army" in reason and "royal" in reason:
             return cls.NO_ROYAL_IN_ARMY
-        raise ValueError(f"{reason!r} names no termination")
+        if reason.startswith("adjudicated"):
+            return cls.ADJUDICATED
+        return cls.OTHER
 
 
 def _frozen_map(m: Mapping | None) -> Mapping:
