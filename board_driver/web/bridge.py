@@ -33,6 +33,7 @@ from .state import NOTICE_KEEP, snapshot
 
 PAIR_SECONDS = 30
 PAIR_COLOR = (255, 255, 255)
+MAX_WAITING = 3                     # pairings lit at once (a watcher cannot light the whole board)
 
 
 class WebNewGame(NewGameRequest):
@@ -279,6 +280,11 @@ class WebBridge:
         squares = [sq for sq in sorted(pm) if session.occupancy >> sq & 1 and layout.physical(sq) >= 0]
         if not squares:
             raise PairingError("pairing needs a piece on the board: put one on any square, then ask again")
+        with self._lock:
+            waiting = sum(1 for p in self._pairings.values() if p.state == "waiting")
+        if waiting >= MAX_WAITING:
+            raise PairingError(f"{waiting} pairings are already waiting: lift and put back a lit piece, "
+                               f"or ask again when they ran out ({PAIR_SECONDS} s)")
         sq = secrets.choice(squares)
         p = Pairing(secrets.token_urlsafe(12), g.geometry.name(sq), layout.physical(sq), layout.sensor_of(sq),
                     time.monotonic() + PAIR_SECONDS)

@@ -56,7 +56,7 @@ async def guard(request: web.Request, handler):
     if request.method not in ("GET", "HEAD", "OPTIONS"):
         site = request.headers.get("Sec-Fetch-Site")
         origin = request.headers.get("Origin")
-        if site == "cross-site" or (origin and origin != "null" and urlsplit(origin).netloc != request.host):
+        if site == "cross-site" or (origin is not None and urlsplit(origin).netloc != request.host):
             raise ApiError(403, "cross-site request refused: use the board's own page")
         if request.path.startswith("/api/") and request.content_type != "application/json":
             raise ApiError(415, "send the body as JSON (Content-Type: application/json)")

@@ -234,6 +234,9 @@ def test_a_board_profile_password_logs_in(tmp_path):
         status, body = s.post("/api/login", {"password": "open sesame"})
         assert status == 200
         assert s.post("/api/command", {"text": "help"}, token=body["token"])[0] == 200
+        squares = {s.post("/api/pair")[1]["square"] for _ in range(3)}     # a watcher asking again and again
+        status, body = s.post("/api/pair")
+        assert len(squares) >= 1 and status == 400 and "already waiting" in body["error"]
     finally:
         s.stop()
 
