@@ -10,6 +10,7 @@ from engine.errors import EngineError, SquareError
 from engine.game import new_game
 from engine.geometry import FILE_LETTERS
 
+from ..commands import lookup
 from ..config import load_variant
 from ..console import parse_physical, render_board, status_lines
 from ..errors import BoardDriverError
@@ -231,17 +232,18 @@ def _play_interactive(args, store, settings, profile, clock) -> int:
         text = line.strip()
         if not text:
             continue
-        if text.lower() in ("quit", "exit", "q"):
+        own = lookup(text.split()[0])
+        own = own.name if own is not None and own.handler is None else None    # the console's own commands
+        if own == "quit":
             break
         clock.advance_to(clock() + 1000)
         try:
             ops = parse_physical(text)
             if ops is None:
-                low = text.split()[0].lower()
-                if low in ("board", "show"):
+                if own == "board":
                     _show(session, board, color)
                     continue
-                if low == "moves":
+                if own == "moves":
                     print(" ".join(a.text for a in session.game.history) or "(no moves yet)")
                     continue
                 for reply in session.command(text, clock()):
