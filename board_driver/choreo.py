@@ -14,6 +14,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+from engine.contract import ActionKind
 from engine.game import Action
 
 from .events import Ev
@@ -52,7 +53,7 @@ class Choreographer:
         if action.silent:
             out.append(Ev(t, "input", action.text))
             return out, t
-        if action.kind == "setup":
+        if action.kind == ActionKind.SETUP:
             # an army is typed in, then set up piece by piece
             out.append(Ev(t, "input", "setup " + action.text))
             for sq in sorted(action.places, key=lambda s: self.rng.random()):
@@ -94,7 +95,7 @@ class Choreographer:
         same = [b for b in game.legal_actions() if b.lifts == action.lifts and b.places == action.places]
         if len(same) <= 1:
             return None
-        if action.kind == "promotion":
+        if action.kind == ActionKind.PROMOTION:
             key = action.promotion
             letters = {b.promotion for b in same}
             default = next((p for p in game.variant.promotion_order if p in letters), None)
@@ -112,7 +113,7 @@ class Choreographer:
         g = game.geometry
         movers = lifts - places
         victims = lifts & places
-        if action.kind == "castle" and len(movers) == 2 and len(places) == 2:
+        if action.kind == ActionKind.CASTLE and len(movers) == 2 and len(places) == 2:
             pm = game.piece_map()
             king = next((s for s in movers if game.variant.pieces[game.variant.piece_index(pm[s][0])].castles), None)
             if king is not None:
@@ -126,7 +127,7 @@ class Choreographer:
                 for o in orders:
                     if self._valid(o, occ):
                         return o
-        if len(movers) == 1 and len(places - victims) <= 1 and action.kind != "drop":
+        if len(movers) == 1 and len(places - victims) <= 1 and action.kind != ActionKind.DROP:
             frm = next(iter(movers))
             to = next(iter(places))
             steps: list[tuple[str, object]] = []
@@ -143,7 +144,7 @@ class Choreographer:
             steps.append(("place", to))
             if self._valid(steps, occ):
                 return steps
-        if action.kind == "drop" or not movers:
+        if action.kind == ActionKind.DROP or not movers:
             to = sorted(places)
             kills = sorted(lifts)
             rng.shuffle(kills)
