@@ -330,3 +330,15 @@ def test_serve_serves_the_page_for_the_board_it_runs(tmp_path):
         rest = proc.communicate(timeout=20)[0].decode()
     assert proc.returncode == 0, "".join(out) + rest
     assert "stopped; the game is saved" in rest
+
+
+def test_cost_progressive_shows_the_points_left_and_ends_a_turn(server, token):
+    st = server.new_game(token, "cost-progressive")        # move n has n movement points
+    assert st["state"]["points_left"] == 1 and st["state"]["turn_budget"] == 1
+    st = server.move("e2", "e4")["state"]                    # a pawn costs 1: the turn is over
+    st = server.move("e7", "e5")["state"]
+    assert st["turn"] == "white" and st["state"]["turn_budget"] == 2
+    st = server.move("d2", "d3")["state"]
+    assert st["turn"] == "white" and st["state"]["points_left"] == 1 and "end" in st["actions"]
+    status, body = server.post("/api/command", {"text": "end"}, token=token)
+    assert status == 200 and body["state"]["turn"] == "black" and body["state"]["moves"][-1] == "end"
