@@ -148,6 +148,7 @@ class LinkHealth:
     occupancy_frames: int
     occupancy_lost: int
     occupancy_duplicates: int
+    occupancy_stale: int
     resyncs: int
     reconnects: int
     heartbeat_timeouts: int
@@ -199,6 +200,7 @@ class _Counters:
     occupancy_frames: int = 0
     occupancy_lost: int = 0
     occupancy_duplicates: int = 0
+    occupancy_stale: int = 0
     syncs: int = 0          # handshakes completed; all but the first are resyncs
     attaches: int = 0       # ports opened; all but the first are reconnects
     heartbeat_timeouts: int = 0
@@ -254,6 +256,7 @@ class Link:
         self._led_sent_at = 0.0
         self._listen_until: float | None = None
         self._want_occupancy = False
+        self._awaiting_state = True     # until the answer to the REQUEST OCCUPANCY sent at sync
         self._occupancy_requested_at: float | None = None
         self._ping_token = 0
         self._last_error: str | None = None
@@ -432,6 +435,7 @@ class Link:
                 crc_errors=s.crc_errors, framing_errors=s.framing_errors,
                 message_errors=s.message_errors, occupancy_frames=c.occupancy_frames,
                 occupancy_lost=c.occupancy_lost, occupancy_duplicates=c.occupancy_duplicates,
+                occupancy_stale=c.occupancy_stale,
                 resyncs=max(0, c.syncs - 1), reconnects=max(0, c.attaches - 1),
                 heartbeat_timeouts=c.heartbeat_timeouts, board_resets=c.board_resets,
                 board_errors=c.board_errors, board_rx_errors=c.board_rx_errors,
@@ -511,6 +515,7 @@ class Link:
         self._last_seq = None
         self._last_rx_at = now
         self._want_occupancy = False
+        self._awaiting_state = True
         self._occupancy_requested_at = None
         # Write nothing yet: the board may still be booting, and 0x03 would be its Ctrl-C.
         self._listen_until = now + self._timings.listen_first
@@ -609,6 +614,8 @@ class Link:
             self._on_hello(msg, now)
         elif isinstance(msg, Heartbeat):
             self._c.board_rx_errors = msg.rx_errors
+            if self._awaiting_state and self._state is LinkState.READY:
+                self._request_occupancy(now)   # the answer to the sync's request went missing
             last = self._last_seq
             if last is not None and 0 < (msg.occupancy_seq - last) % _SEQ_MOD < _SEQ_MOD // 2:
                 # The board sent occupancy frames we never got: ask for the current one.
@@ -637,6 +644,14 @@ class Link:
             self._deliver(msg, now)
 
     def _on_occupancy(self, msg: Occupancy, now: float) -> None:
+        if self._awaiting_state:
+            if msg.reason is not OccupancyReason.REQUESTED or self._state is not LinkState.READY:
+                # Written before this host synchronised (the board's USB hands over what it
+                # kept while no host had the port), or overtaken by the answer on its way:
+                # the answer to the sync's REQUEST OCCUPANCY is the state. Not a loss.
+                self._c.occupancy_stale += 1
+                return
+            self._awaiting_state = False
         last = self._last_seq
         if last is not None:
             step = (msg.seq - last) % _SEQ_MOD
@@ -676,6 +691,7 @@ class Link:
             self._led_refused = False
             self._send_led(now)
         self._occupancy_requested_at = None
+        self._awaiting_state = True
         self._request_occupancy(now)
         if self._port is not None:
             self._set_state(LinkState.READY, "board reset" if reset else f"hello from {self._port_name}", now)

@@ -81,9 +81,11 @@ def test_handshake_over_a_udev_style_name(board):
     health = r.link.health()
     assert health.port == str(board.directory / "ttyFAIRY0")
     assert (health.crc_errors, health.framing_errors, health.reconnects, health.resyncs) == (0, 0, 0, 0)
-    boot, first = r.occupancies()[:2]
-    assert boot.reason is OccupancyReason.REFRESH and boot.seq == 0  # written at boot, before the host
-    assert first.reason is OccupancyReason.REQUESTED and first.closed == set()
+    # the boot frames waited in the USB FIFO: the Hello is used, the boot OCCUPANCY is not
+    # delivered (stale by the time a host reads it), the answer to the sync's request is
+    (first,) = r.occupancies()
+    assert first.reason is OccupancyReason.REQUESTED and first.closed == set() and first.seq == 1
+    assert health.occupancy_stale == 1 and health.occupancy_lost == 0
     r.close()
 
 
@@ -525,6 +527,9 @@ def test_what_the_board_wrote_before_the_host_came_is_not_a_link_problem(board):
     h = r.link.health()
     assert h.startup_discarded >= 1          # the cut-off frame was there ...
     assert (h.crc_errors, h.framing_errors, h.message_errors) == (0, 0, 0)   # ... and is no error
+    # the old OCCUPANCY frames in the FIFO are neither the state nor losses
+    assert h.occupancy_stale >= 1 and h.occupancy_lost == 0
+    assert r.occupancies()[0].reason is OccupancyReason.REQUESTED
     r.close()
 
 
@@ -538,3 +543,23 @@ def test_a_refused_led_frame_is_not_sent_again_and_again(rig):
     rig.link.send_leds(scene((0, GREEN)))     # the next frame goes as usual
     rig.advance(10)
     assert rig.link.health().leds_acked
+
+
+def test_a_lost_answer_to_the_sync_request_is_asked_for_again(rig):
+    board = rig.board
+    dropped = []
+
+    def lose_first_answer(data):
+        msgs = Decoder().feed(data)
+        if not dropped and any(isinstance(m, Occupancy) and m.reason is OccupancyReason.REQUESTED for m in msgs):
+            dropped.append(msgs)
+            return b""
+        return data
+    board.cable.to_host = lose_first_answer
+    board.set_closed({33})
+    board.boot(0x2222)                        # the board resets with a piece on it
+    start = len(rig.occupancies())
+    took = rig.until(lambda: len(rig.occupancies()) > start, max_ms=2000)
+    assert dropped and took <= 1100           # asked again at the next heartbeat
+    assert rig.occupancies()[-1].closed == {33}
+    assert rig.link.health().occupancy_lost == 0
