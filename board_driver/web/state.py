@@ -110,9 +110,9 @@ def dice_of(variant_name: str) -> list[int] | None:
 def _legal(session) -> list:
     if session.outcome() is not None:
         return []
-    base = getattr(session, "_base", None)
+    bases = getattr(session, "bases", None)      # the session's cached reconciler inputs
     try:
-        b0 = base(0) if callable(base) else None
+        b0 = bases.base(0) if bases is not None else None
         if b0 is not None:
             return list(b0.actions)
     except (EngineError, AttributeError, TypeError):
