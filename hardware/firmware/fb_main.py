@@ -42,4 +42,9 @@ def main():
         # host re-sends its LED state. (Never the REPL: it would take the host's frames.)
         if fw is not None:
             fw.report_crash(exc)
+        else:
+            # failed while starting (a missing or mismatched .mpy?): say so as text, and wait
+            # a moment so that a boot loop does not re-enumerate the USB port non-stop
+            print("fairyboard: start-up failed:", repr(exc))
+            time.sleep_ms(2000)
         machine.reset()

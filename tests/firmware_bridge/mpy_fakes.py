@@ -153,6 +153,9 @@ class FakeTime(FakeTicks):
     def sleep_us(self, us: int) -> None:
         pass
 
+    def sleep_ms(self, ms: int) -> None:
+        self.advance(ms)
+
     def ticks_cpu(self) -> int:
         return self.now & 0xFFFF
 
@@ -227,7 +230,7 @@ def boot(monkeypatch, *, main: Path = FIRMWARE_DIR / "main.py", usb: FakeUsb | N
     micropython = types.ModuleType("micropython")
     micropython.kbd_intr = lambda c: (log.append(("kbd_intr", c)), usb.kbd_intr(c))[-1]
     ticks_mod = types.ModuleType("time")
-    for name in ("ticks_ms", "ticks_diff", "sleep_us", "ticks_cpu"):
+    for name in ("ticks_ms", "ticks_diff", "sleep_us", "sleep_ms", "ticks_cpu"):
         setattr(ticks_mod, name, getattr(ticks, name))
     machine_mod = types.ModuleType("machine")
     machine_mod.Pin, machine_mod.WDT, machine_mod.reset = machine.Pin, machine.WDT, machine.reset

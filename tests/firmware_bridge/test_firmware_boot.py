@@ -159,3 +159,16 @@ def test_a_stalled_host_costs_frames_never_the_scan_and_the_state_catches_up(mon
     occ = [m for m in msgs if isinstance(m, Occupancy)]
     assert [o.seq for o in occ] == list(range(occ[0].seq, occ[0].seq + len(occ)))   # no seq skipped
     assert occ[-1].closed == {17}               # the owed occupancy: the state now
+
+
+def test_a_failure_while_starting_is_said_and_the_board_resets_after_a_pause(monkeypatch):
+    import bridge_fakes
+
+    def no_strip(self, pin, n, bpp=3, timing=1):
+        raise ImportError("no module named 'fb_core'")
+    monkeypatch.setattr(bridge_fakes.FakeNeopixel, "NeoPixel", no_strip)
+    got = boot(monkeypatch)
+    assert got.outcome == "reset" and ("WDT", 5000) in got.log
+    assert b"start-up failed" in bytes(got.usb.to_host) + bytes(got.usb.fifo)
+    waited = got.ticks.ticks_diff(got.ticks.now, bridge_fakes.FakeTicks().now)
+    assert waited >= 2000                                         # not a tight boot loop
