@@ -99,6 +99,23 @@ def catalog(game, view: dict) -> list[dict]:
     return out
 
 
+def computer_move(session) -> dict | None:
+    """The computer's move the player is to carry out on the board: its action and, in words,
+    what to do (None when the computer has nothing to show)."""
+    comp = getattr(session, "computer", None)
+    if comp is None or session.recover:
+        return None
+    hint = comp.hint()
+    if hint is None:
+        return None
+    from ..computer import describe_move
+    try:
+        text = describe_move(session, hint)
+    except (EngineError, ValueError, KeyError):
+        text = hint.text
+    return {"move": hint.text, "text": text}
+
+
 def dice_of(variant_name: str) -> list[int] | None:
     """Random Variant Chess: the three dice of a ``random-A-B-C`` game, else None."""
     parts = variant_name.split("-")
@@ -172,6 +189,7 @@ def snapshot(session, *, sim: bool, version: int, notices: list[dict], extra: di
         "notices": notices[-NOTICE_KEEP:],
         "sim": sim,
         "dice": dice_of(session.variant_name),
+        "computer": computer_move(session),
     })
     if extra:
         out.update(extra)

@@ -290,8 +290,9 @@ def test_the_computer_is_offered_and_its_move_is_carried_out_on_the_board(server
     a, b = lit["computer from"][0], lit["computer to"][0]
     assert a + b in st["legal"]
     assert st["leds"][a]["meaning"] == "the computer's move: lift this piece"
+    assert st["computer"]["move"] == a + b and f"from {a} to {b}" in st["computer"]["text"]
     st = server.move(a, b, capture=b in st["pieces"])["state"]
-    assert st["moves"] == ["e2e4", a + b] and st["turn"] == "white"
+    assert st["moves"] == ["e2e4", a + b] and st["turn"] == "white" and st["computer"] is None
 
 
 def test_serve_serves_the_page_for_the_board_it_runs(tmp_path):

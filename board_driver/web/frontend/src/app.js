@@ -155,9 +155,15 @@ function pieceName(s, letter) {
 function renderPrompt(s) {
   const el = $('#prompt');
   const p = s.pending;
-  if (!p) { el.hidden = true; el.innerHTML = ''; return; }
+  const comp = s.computer ? `<p class="computer">${esc(s.computer.text)}</p>` : '';
+  if (!p) {
+    el.hidden = !comp;
+    el.innerHTML = comp;
+    el.className = 'prompt computer';
+    return;
+  }
   el.hidden = false;
-  let html = '';
+  let html = comp;
   const prompt = p.type === 'prompt' ? p : (p.type === 'mismatch' ? p.prompt : null);
   if (p.type === 'mismatch') html += `<p class="fix"><b>Fix the board:</b> ${esc(p.text)}</p>`;
   if (p.type === 'move') {
