@@ -1,7 +1,8 @@
 // Builds the page into ../static: app.js (one ES module bundle), app.css and index.html.
 // The built files are committed: the package ships them and CI has no npm.
 import * as esbuild from 'esbuild';
-import { copyFileSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 
 const out = new URL('../static/', import.meta.url).pathname;
 await esbuild.build({
@@ -20,7 +21,12 @@ await esbuild.build({
   minify: true,
   outdir: out,
 });
-copyFileSync('src/index.html', out + 'index.html');
+// index.html names the built files with a hash of their content, so a phone never keeps a
+// stale copy after an upgrade
+const hash = (f) => createHash('sha256').update(readFileSync(out + f)).digest('hex').slice(0, 12);
+writeFileSync(out + 'index.html', readFileSync('src/index.html', 'utf8')
+  .replace('/static/app.js', `/static/app.js?v=${hash('app.js')}`)
+  .replace('/static/app.css', `/static/app.css?v=${hash('app.css')}`));
 let total = 0;
 for (const f of ['index.html', 'app.js', 'app.css']) total += statSync(out + f).size;
 console.log(`built ${out}: ${total} bytes`);
