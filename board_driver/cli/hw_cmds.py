@@ -269,7 +269,8 @@ def cmd_selftest(args) -> int:
             h = hw.serial.health()
             findings["link"] = {k: (v if isinstance(v, (int, float, str, bool, type(None))) else str(v))
                                 for k, v in ((name, getattr(h, name)) for name in h.__dataclass_fields__)}
-            for name in ("crc_errors", "framing_errors", "occupancy_lost", "board_errors", "heartbeat_timeouts"):
+            for name in ("crc_errors", "framing_errors", "message_errors", "occupancy_lost", "board_errors",
+                         "heartbeat_timeouts", "leds_refused"):
                 if getattr(h, name):
                     problems.append(f"link: {name} = {getattr(h, name)}")
     finally:
