@@ -13,9 +13,11 @@ SAFE_MODE = 28
 # Watchdog: the board resets if the main loop stalls this long (ms; RP2040 max 8388).
 WATCHDOG_MS = 5000
 # Wait after pulling a column low, before reading the rows (us). The slow edge is a row
-# rising through its pull-up once the column lets go; with the internal pull-ups (50-80 kohm)
-# and long wires raise this, or better fit 10 kohm external pull-ups (hardware/WIRING.md).
-SETTLE_US = 5
+# rising back through its pull-up once the previous column lets go: with the internal pull-ups
+# (50-80 kohm) and a board's worth of wire (100-200 pF) that takes about 8 us, so too short a
+# wait shows a phantom piece on the next column. 20 us covers it; with 10 kohm external
+# pull-ups (hardware/WIRING.md) the rise takes under 2 us. A scan costs 12 x SETTLE_US.
+SETTLE_US = 20
 # LED current budget (mA): every frame is scaled down to draw at most this from the LED
 # supply (60 mA per LED at full white, 1 mA dark). Match it to the fuse and supply
 # (hardware/BOM.md: 2 A fuse, 5 V 3 A supply -> 1500 mA).

@@ -150,8 +150,15 @@ class FakeMachine:
     IN, OUT = _PinFactory.IN, _PinFactory.OUT
     PULL_UP, PULL_DOWN = _PinFactory.PULL_UP, _PinFactory.PULL_DOWN
 
-    def __init__(self, closed: Callable[[], Container[int]], columns=fb_pins.COLUMNS, rows=fb_pins.ROWS) -> None:
+    def __init__(self, closed: Callable[[], Container[int]], columns=fb_pins.COLUMNS, rows=fb_pins.ROWS,
+                 rise_us: float = 0.0) -> None:
         self.pins: dict[int, FakePin] = {}
+        # The slow edge of the Pico's scan: a row pulled low through a column that has since
+        # gone high again rises back only through its pull-up (50-80 kohm internal), taking
+        # rise_us; read sooner it still reads low (a phantom on the next column).
+        self.rise_us = rise_us
+        self.now_us = 0.0
+        self._released: dict[int, float] = {}    # column -> when it last went high
         self.Pin = _PinFactory(self)
         self._closed = closed
         self._columns = {g: c for c, g in enumerate(columns)}
@@ -166,18 +173,27 @@ class FakeMachine:
             if pin.mode == self.OUT and pin.out == 0:
                 self._low_columns.add(col)
             else:
+                if col in self._low_columns:
+                    self._released[col] = self.now_us
                 self._low_columns.discard(col)
+
+    def delay_us(self, us: float) -> None:
+        """Time passes (the firmware's settle wait)."""
+        self.now_us += us
 
     def level(self, pin: FakePin) -> int:
         """What an input pin reads: pulled low through a closed switch and a low column."""
         self.reads += 1
         row = self._rows.get(pin.gpio)
-        if row is not None and self._low_columns:
+        if row is not None and (self._low_columns or self.rise_us):
             closed = self._closed()
             base = row * len(self._columns)
             for col in self._low_columns:
                 if base + col in closed:
                     return 0
+            for col, since in self._released.items():
+                if self.now_us - since < self.rise_us and base + col in closed:
+                    return 0                       # still rising through the pull-up
         if pin.pull == self.PULL_UP:
             return 1
         if pin.pull == self.PULL_DOWN:

@@ -423,3 +423,16 @@ def test_every_firmware_file_is_installed_compiled_by_the_readme():
             assert " main.py " in cp + " "           # MicroPython runs main.py only as source
         else:
             assert f"{path.stem}.mpy" in cp, path.name
+
+
+def test_too_short_a_settle_on_the_pico_shows_a_phantom_on_the_next_file():
+    # rank wires rise back through the pull-ups slowly once a file wire lets go
+    # about 8 us with the internal pull-ups and a board's worth of wire
+    closed = {40}                                                       # e4
+    for settle_us, expected in ((5, {40, 41}), (fb_pins.SETTLE_US, {40})):
+        machine = FakeMachine(lambda: closed, rise_us=8)
+        fw = fb_core.build(machine, FakeNeopixel(), fb_pins, MemoryIO(), FakeTicks(), 1,
+                           settle=lambda us=settle_us: machine.delay_us(us))
+        fw.matrix.scan(fw.raw)
+        got = {i for i in range(96) if fw.raw[i >> 3] >> (i & 7) & 1}
+        assert got == expected, settle_us
