@@ -520,10 +520,11 @@ class _GameBackend:
             x = val + bonus[sq]
             mat[c & 1] += val
             score += x if c & 1 == 0 else -x
+        hand = 0.7 if self.family == "csipgs" else 0.9   # a reserve piece helps once transferred
         for color in (0, 1):
             for t, n in enumerate(pos.hands[color]):
                 if n:
-                    x = int(vals.of(v.pieces[t], v) * 0.9) * n
+                    x = int(vals.of(v.pieces[t], v) * hand) * n
                     mat[color] += x
                     score += x if color == 0 else -x
         score += self._royal_room(pos, 0) - self._royal_room(pos, 1)
@@ -935,7 +936,10 @@ class Searcher:
             b.push(m)
             try:
                 if b.side() == side:
-                    s = b.evaluate()
+                    # csipgs judges the coming action phase already in the design phase: a
+                    # stalemate or mate the action gives is seen here
+                    term = b.terminal(None, 1, self.root_side) if b.outcome_without_moves else None
+                    s = term if term is not None else b.evaluate()
                 else:
                     term = b.terminal(b.moves(), 1, self.root_side)
                     s = -(term if term is not None else b.evaluate())
