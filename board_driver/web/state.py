@@ -99,6 +99,15 @@ def catalog(game, view: dict) -> list[dict]:
     return out
 
 
+def army_rules(game) -> dict | None:
+    """Army csipgs: the budget and the number of pieces each army has (None in other games)."""
+    army = getattr(getattr(game, "rules", None), "army", None)
+    if army is None:
+        return None
+    return {"budget": _decimal(army.budget), "pieces": army.pieces, "setup": army.setup,
+            "second_row": army.second_row, "second_row_max": _decimal(army.second_row_max)}
+
+
 def computer_move(session) -> dict | None:
     """The computer's move the player is to carry out on the board: its action and, in words,
     what to do (None when the computer has nothing to show)."""
@@ -190,6 +199,7 @@ def snapshot(session, *, sim: bool, version: int, notices: list[dict], extra: di
         "sim": sim,
         "dice": dice_of(session.variant_name),
         "computer": computer_move(session),
+        "army": army_rules(g),
     })
     if extra:
         out.update(extra)

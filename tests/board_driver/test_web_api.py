@@ -216,6 +216,12 @@ def test_csipgs_offers_only_affordable_purchases(server, token):
     assert status == 400 and "costs 9" in body["error"]
 
 
+def test_army_csipgs_shows_its_budget(server, token):
+    st = server.new_game(token, "csipgs-army")
+    assert st["army"]["budget"] == "52" and st["army"]["pieces"] == 16
+    assert st["view"]["army"]["spent"] == {"white": "0", "black": "0"} and st["state"]["phase"] == "setup"
+
+
 def test_new_game_refuses_unknown_variants_and_bad_names(server, token):
     assert server.post("/api/new", {"variant": "nonsense"}, token=token)[0] == 400
     assert server.post("/api/new", {"variant": "orthodox", "white": ""}, token=token)[0] == 400

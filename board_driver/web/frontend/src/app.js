@@ -220,8 +220,11 @@ function renderFamily(s) {
       `<tr><th>${c}</th><td data-treasury="${c}">${money(t.treasuries && t.treasuries[c])}</td><td>` +
       Object.entries(reserves[c] || {}).filter(([, n]) => n).map(([l, n]) => `${esc(designOf(l))} ×${n}`).join(', ') + '</td></tr>').join('') + '</table>';
     if (v.army) {
-      html += `<p>Army spent: white ${money(v.army.spent.white)}, black ${money(v.army.spent.black)}` +
-        (v.army.budget !== undefined ? ` of ${money(v.army.budget)}` : '') + '</p>' +
+      const budget = s.army ? Number(s.army.budget) : null;
+      const left = (c) => (budget === null ? '' : `, ${Math.round((budget - Number(v.army.spent[c])) * 100) / 100} left`);
+      html += `<p data-army-budget="${esc(s.army ? s.army.budget : '')}">Army budget ${money(s.army && s.army.budget)} zorkmids for ` +
+        `${money(s.army && s.army.pieces)} pieces: white spent ${money(v.army.spent.white)}${left('white')}, ` +
+        `black spent ${money(v.army.spent.black)}${left('black')}</p>` +
         '<form id="armyform" class="row"><input id="army" placeholder="royal-WF@e1,BR@d1,…" autocomplete="off"><button>Set up army</button></form>';
     }
     if (s.buy.length) {
