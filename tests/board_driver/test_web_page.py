@@ -103,6 +103,20 @@ def click(browser, css):
     el.click()
 
 
+def drag(browser, a, b):
+    """Press on square ``a``, move the mouse in steps to ``b``, release (a drag and drop)."""
+    where = ("const e = document.querySelector(`#board [data-square='${arguments[0]}']`);"
+             "const b = e.getBoundingClientRect(); return [b.x + b.width / 2, b.y + b.height / 2];")
+    (x0, y0), (x1, y1) = js(browser, where, a), js(browser, where, b)
+    cdp = browser.execute_cdp_cmd
+    cdp("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x0, "y": y0})
+    cdp("Input.dispatchMouseEvent", {"type": "mousePressed", "x": x0, "y": y0, "button": "left", "clickCount": 1})
+    for i in range(1, 9):
+        cdp("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x0 + (x1 - x0) * i / 8, "y": y0 + (y1 - y0) * i / 8,
+                                         "button": "left", "buttons": 1})
+    cdp("Input.dispatchMouseEvent", {"type": "mouseReleased", "x": x1, "y": y1, "button": "left", "clickCount": 1})
+
+
 def text_of(browser, css):
     return js(browser, "const e = document.querySelector(arguments[0]); return e && !e.hidden ? e.textContent : '';", css)
 
@@ -179,6 +193,11 @@ def test_a_game_played_through_sim_shows_on_the_page(server, browser, token):
     click_square(browser, "k6")
     wait(browser, lambda: server.wait_state()["moves"][-1:] == ["k7k6"], what="k7k6 made on the page")
     wait(browser, lambda: piece_on(browser, "k6") == "p")
+    # and one dragged: the knight from d1 to c3 (lift d1, place c3)
+    synced(server, browser)
+    drag(browser, "d1", "c3")
+    wait(browser, lambda: server.wait_state()["moves"][-1:] == ["d1c3"], what="d1c3 dragged on the page")
+    wait(browser, lambda: piece_on(browser, "c3") == "N" and piece_on(browser, "d1") == "")
     legend = text_of(browser, "#legend")
     assert "camel" in legend and "giraffe" in legend
     drawn = js(browser, "return [...document.querySelectorAll('#legend .mini')].map(e => getComputedStyle(e).backgroundImage)")
