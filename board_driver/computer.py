@@ -18,7 +18,7 @@ from __future__ import annotations
 from engine.game import Action
 from engine.moves import CASTLE, DROP
 
-from .players import Player, PlayerError, is_spec, make_player, parse_spec
+from .players import Player, PlayerError, make_player, parse_spec
 from .reconcile import Explanation
 from .texts import COLOR
 
@@ -41,7 +41,7 @@ class Computer:
         try:
             for side, key in enumerate(COLOR):
                 name = (names or {}).get(key) or ""
-                if is_spec(name):
+                if looks_like_spec(name):
                     players[side] = make_player(parse_spec(name), variant, fsf_path=fsf_path)
         except PlayerError:
             for p in players.values():
@@ -210,6 +210,26 @@ def _piece_title(game, letter: str) -> str:
         return next(p.name for p in pv.pieces if p.letter == letter.lower()).replace("-", " ")
     except Exception:
         return letter.upper()
+
+
+def looks_like_spec(name: str) -> bool:
+    """A player's name written as an engine spec (``builtin:99`` too, which is then refused
+    rather than taken for a person)."""
+    head = (name or "").split(":", 1)[0].strip().lower()
+    return head in ("builtin", "random", "fsf", "uci", "computer") and (head == name.strip().lower() or ":" in name)
+
+
+def check_players(names: dict, variant) -> None:
+    """PlayerError when a player's engine spec is wrong or cannot play ``variant`` (before a
+    game is created for it)."""
+    from .players import can_play
+    for key in COLOR:
+        name = (names or {}).get(key) or ""
+        if looks_like_spec(name):
+            spec = parse_spec(name)
+            why = can_play(spec, variant)
+            if why is not None:
+                raise PlayerError(f"--{key} {name}: {why}")
 
 
 def attach(session, *, seconds: float = 1.0, fsf_path: str | None = None) -> Computer | None:

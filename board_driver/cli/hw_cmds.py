@@ -381,6 +381,10 @@ def cmd_serve(args) -> int:
             first = source.read(0.2)
         closed = first.closed if first is not None else frozenset()
         players = {k: v for k, v in (("white", args.white), ("black", args.black)) if v} or None
+        if players and (args.new or args.variant):
+            from ..computer import check_players
+            from ..config import load_variant
+            check_players(players, load_variant(args.variant or "orthodox"))   # before a game is created
         opening = open_game(store, profile=board.profile, settings=settings, variant=args.variant,
                             new=args.new, resume=args.resume, players=players, occupancy=placed(closed),
                             now=clock_ms())

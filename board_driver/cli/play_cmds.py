@@ -16,7 +16,7 @@ from ..console import parse_physical, render_board, status_lines
 from ..errors import BoardDriverError
 from ..events import parse_events, play_events
 from ..journal import GameStore, data_dir, load_any
-from ..computer import attach, carry_out
+from ..computer import attach, carry_out, check_players
 from ..lifecycle import open_game, replace_game
 from ..runner import Display, pump, settle
 from ..session import CommandError, NewGameRequest, Session
@@ -92,6 +92,9 @@ def _open_session(args, store: GameStore, settings, profile, clock: VirtualClock
     confirm = None
     if not own and not args.yes and sys.stdin.isatty() and args.resume is None:
         confirm = _ask
+    if new_wanted or args.white or args.black:
+        # an engine that cannot play the variant is refused before a game is created for it
+        check_players({"white": args.white, "black": args.black}, load_variant(args.variant or "orthodox"))
     opening = open_game(store, profile=profile, settings=settings, variant=args.variant, new=bool(args.new),
                         resume=args.resume, fen=args.fen, players=_players(args, args.resume is None),
                         occupancy=start_occ, now=clock(), own=own and args.resume is None, confirm=confirm)

@@ -185,3 +185,13 @@ def test_board_profile_names_the_fairy_stockfish_binary():
     assert fsf_path_from_profile({}, "x.yaml") is None
     with pytest.raises(PlayerError, match=r"x.yaml: engines"):
         fsf_path_from_profile({"engines": {"stockfish": "/x"}}, "x.yaml")
+
+
+def test_play_refuses_an_engine_that_cannot_play_before_creating_a_game(tmp_path):
+    events = tmp_path / "none.jsonl"
+    events.write_text("")
+    r = _cli(["play", "--variant", "tomorrow-1", "--black", "fsf", "--events", str(events)], tmp_path / "data")
+    assert r.returncode == 2 and "--black fsf" in r.stderr and "giraffe" in r.stderr
+    r = _cli(["play", "--black", "builtin:99", "--events", str(events)], tmp_path / "data")
+    assert r.returncode == 2 and "builtin levels are 1 to 20" in r.stderr
+    assert not list((tmp_path / "data").glob("games/*.jsonl"))
