@@ -166,6 +166,8 @@ def _cmd_takeback(session, cmd, args) -> list[str]:
             continue                        # the computer's action goes back with the player's before it
         if a.kind != ActionKind.END:
             break
+    if session.marks:
+        session.marks[-1] = len(session.events)     # events before the takeback are no evidence now
     if session.journal is not None:
         ply = len(g.history) + len(popped)
         for a in popped:

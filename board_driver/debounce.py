@@ -60,9 +60,12 @@ class Debouncer:
         """The events whose new state has held for ``settle_ms`` by time ``t``."""
         if not self._since:
             return []
-        due = sorted((since, sq) for sq, since in self._since.items() if t - since >= self.settle_ms)
+        # changes seen at the same moment (a board read afresh): lifts first -- a piece leaves
+        # before it arrives
+        due = sorted((since, self.raw >> sq & 1, sq) for sq, since in self._since.items()
+                     if t - since >= self.settle_ms)
         out = []
-        for since, sq in due:
+        for since, _, sq in due:
             del self._since[sq]
             placed = bool(self.raw >> sq & 1)
             self.stable ^= 1 << sq

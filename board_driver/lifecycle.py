@@ -355,19 +355,19 @@ def resume(cls, store: GameStore, game_id: str, *, profile: BoardProfile, settin
             elif t == "pop":
                 game.pop()
                 s.marks.pop()
+                if s.marks:
+                    s.marks[-1] = len(s.events)     # events before a takeback are no evidence after it
             elif t == "resign":
                 game.resign(COLOR.index(r["color"]))
             elif t == "reopen":
                 game.unresign()
             elif t == "event":
                 sq = variant.geometry.parse(r["sq"])
-                s.events.append(SquareEvent(ANCIENT, sq, bool(r["placed"])))
                 occ = int(r["occ"], 16)
-                s.occ_after.append(occ)
+                s.events.append(SquareEvent(ANCIENT, sq, bool(r["placed"])), occ)
             elif t == "board":
                 occ = int(r["occ"], 16)
-                s.events.clear()
-                s.occ_after.clear()
+                s.events.reset()
                 s.marks[:] = [0] * len(s.marks)
         except (KeyError, ValueError, EngineError) as exc:
             journal.close()

@@ -51,7 +51,7 @@ from engine.contract import TextEnum
 from engine.game import Action
 from engine.geometry import bits
 
-from .debounce import SquareEvent
+from .evidence import EventLog
 
 # -- inputs --------------------------------------------------------------------------------
 
@@ -115,14 +115,10 @@ class Base:
 
 @dataclass(frozen=True, slots=True)
 class Board:
-    """What the board shows: the debounced occupancy and the events that led to it.
-
-    ``occ_after[i]`` is the occupancy right after ``events[i]``.
-    """
+    """What the board shows: the debounced occupancy and the log of the events that led to it."""
 
     occupancy: int
-    events: Sequence[SquareEvent] = ()
-    occ_after: Sequence[int] = ()
+    log: EventLog = field(default_factory=EventLog)
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,37 +236,41 @@ class Verdict:
 
 def window(board: Board, base: Base) -> tuple[int, int, int]:
     """(lifted mask, placed mask, time of the last event) over the events since the base was
-    last seen on the board."""
-    events, occs = board.events, board.occ_after
-    start = base.start
-    for i in range(len(occs) - 1, start - 1, -1):
-        if occs[i] == base.occupancy:
-            start = i + 1
-            break
-    lifted = placed = 0
-    last_t = -1
-    for i in range(start, len(events)):
-        e = events[i]
-        if e.placed:
-            placed |= 1 << e.square
-        else:
-            lifted |= 1 << e.square
-        last_t = e.t
-    return lifted, placed, last_t
+    last seen on the board (and not before it was confirmed). Bounded cost: see evidence.py."""
+    log = board.log
+    start = _wstart(board, base)
+    lifted, placed = log.touched_since(start)
+    return lifted, placed, (log.last_t if start < len(log) else -1)
+
+
+def _wstart(board: Board, base: Base) -> int:
+    return max(base.start, board.log.last_seen(base.occupancy) + 1)
 
 
 def _touched_since(board: Board, index: int) -> tuple[int, int]:
-    lifted = placed = 0
-    for e in board.events[index:]:
-        if e.placed:
-            placed |= 1 << e.square
-        else:
-            lifted |= 1 << e.square
-    return lifted, placed
+    return board.log.touched_since(index)
 
 
-def _scan(base: Base, occ: int, lifted: int):
-    """Exact and partial actions of one base."""
+def _in_order(log: EventLog | None, start: int, src: int, pm: int) -> bool:
+    """Was every square of ``pm`` last filled after a source of the move (``src``) was first
+    emptied (since event ``start``)? A piece cannot arrive before it leaves: a piece set down
+    on the target first (a victim set aside there) and the mover lifted afterwards is not
+    this move."""
+    if log is None or not src:
+        return True
+    firsts = [f for f in (log.first_lift_since(s, start) for s in bits(src)) if f >= 0]
+    if not firsts:
+        return True
+    first = min(firsts)
+    return all(log.last_place(d) > first for d in bits(pm))
+
+
+def _scan(base: Base, occ: int, lifted: int, weak_lifted: int = 0, weak: list[int] | None = None,
+          log: EventLog | None = None, start: int = 0):
+    """Exact and partial actions of one base. A capture's target must have been lifted
+    (``lifted``); with ``weak`` given, exact fits whose targets were lifted only as far as
+    ``weak_lifted`` shows (earlier in the same position, before the board showed it again)
+    go there: they are asked about, never taken."""
     b = base.occupancy
     changed = occ ^ b
     filled = occ & ~b
@@ -283,9 +283,11 @@ def _scan(base: Base, occ: int, lifted: int):
         if not lm and not pm:
             continue
         if (b & ~lm) | pm == occ:
-            if (lm & pm) & ~lifted == 0:
+            if (lm & pm) & ~lifted == 0 and _in_order(log, start, base.sources[i], pm):
                 exact.append(i)
                 continue
+            if weak is not None and (lm & pm) & ~weak_lifted == 0 and _in_order(log, base.start, base.sources[i], pm):
+                weak.append(i)
         if changed & ~(lm | pm) == 0 and filled & ~pm == 0 and emptied & ~lm == 0:
             src = base.sources[i]
             if filled and src and not src & emptied:
@@ -346,6 +348,14 @@ def reconcile(bases: Callable[[int], Base | None], board: Board, now: int, *,
     ``bases(k)`` returns the state with ``k`` physical actions taken back (``k`` = 0, 1, 2),
     or None; ``end_base()`` returns the state after an implicit end of a multi-move turn, or
     None. Both are called lazily, only when the nearer explanations fail.
+
+    Evidence for a capture (its target lifted) counts only from events since the current
+    position was confirmed: a piece knocked over in an earlier position, or before a
+    takeback, is no evidence in this one. When the board fits a capture whose target was
+    lifted only before the board showed the position again, or fits a replacement of the
+    last action while the opponent's move on the piece just moved may be under way, two
+    explanations remain: the verdict asks (a prompt without a default, once the board has
+    been still for ``hold_ms``) and takes neither.
     """
     b0 = bases(0)
     occ = board.occupancy
@@ -356,10 +366,13 @@ def reconcile(bases: Callable[[int], Base | None], board: Board, now: int, *,
 
     # 1. from the current state
     lifted, placed, last_t = window(board, b0)
-    ex, pa = _scan(b0, occ, lifted)
+    since0, placed0 = board.log.touched_since(b0.start)   # every lift (place) since the position was confirmed
+    weak0: list[int] = []
+    ex, pa = _scan(b0, occ, lifted, since0, weak0, log=board.log, start=_wstart(board, b0))
     exact = [(b0, i) for i in ex]
     partial = [(b0, i) for i in pa]
     ambiguous_steps: list[tuple[Base, int]] = []
+    ask: list[tuple[Base, int]] = [(b0, i) for i in weak0]
 
     b1 = None
     # Taking back or replacing the last action needs a piece of the side that made it picked up.
@@ -372,18 +385,23 @@ def reconcile(bases: Callable[[int], Base | None], board: Board, now: int, *,
             last_places = _mask(b1.undone[0][0].places) if b1.undone else 0
             if any(b0.masks[i][0] & last_places for _, i in exact):
                 l1, p1, t1 = window(board, b1)
-                ex1, _ = _scan(b1, occ, l1)
+                ex1, _ = _scan(b1, occ, l1 & since0, log=board.log, start=_wstart(board, b1))
                 ambiguous_steps = [(b1, i) for i in _continuations(board, b1, ex1)]
     else:
         # 2. an implicit end of a multi-move turn, then the opponent's action
         eb = end_base() if end_base is not None else None
         if eb is not None:
-            ex_e, pa_e = _scan(eb, occ, lifted)
-            exact += [(eb, i) for i in ex_e]
+            ex_e, pa_e = _scan(eb, occ, lifted, log=board.log, start=_wstart(board, b0))
+            if ex_e and pa and not exact:
+                # the opponent's capture after an implicit end, or a capture of theirs under way
+                # (its victim lifted first, the capturer lifted and put back): ask
+                ask += [(eb, i) for i in ex_e]
+            else:
+                exact += [(eb, i) for i in ex_e]
             partial += [(eb, i) for i in pa_e]
         # 3. takebacks and replacements (a replacement's exact fit beats a move under way:
         #    the replaced move's capture looks like a piece in hand from the current state)
-        if not exact and own_touched:
+        if not exact and (own_touched or since0 & b0.last_side):
             b1 = bases(1)
             if b1 is not None:
                 l1, p1, t1 = window(board, b1)
@@ -395,11 +413,22 @@ def reconcile(bases: Callable[[int], Base | None], board: Board, now: int, *,
                         partial.append((b1, -1))
                     else:
                         return _finish([Explanation(1, ())], [], lifted_sq, placed_sq, now, t1, hold_ms, prefs, None)
-                if b1.replaceable:
-                    ex1, pa1 = _scan(b1, occ, l1)
-                    exact += [(b1, i) for i in _continuations(board, b1, ex1)]
+                if b1.replaceable and own_touched:
+                    # a capture in the replacement needs its target lifted in this position
+                    ex1, pa1 = _scan(b1, occ, l1 & since0, log=board.log, start=_wstart(board, b1))
+                    repl = [(b1, i) for i in _continuations(board, b1, ex1)]
                     partial += [(b1, i) for i in _continuations(board, b1, pa1)]
-                    if exact:
+                    slid = [(b, i) for b, i in repl if _slid_on(b1, i, placed0)]
+                    if repl and pa and not slid:
+                        # ... or the opponent is taking the piece just moved (the victim lifted
+                        # first, the capturer lifted and put back): ask, do not choose. (A piece
+                        # set down on the way from its stop to the new target slid on: no doubt.)
+                        ask += repl
+                    elif slid:
+                        exact += slid
+                        last_t = t1
+                    elif repl:
+                        exact += repl
                         last_t = t1
                 if not exact and occ == b1.before_last:
                     b2 = bases(2)
@@ -414,18 +443,78 @@ def reconcile(bases: Callable[[int], Base | None], board: Board, now: int, *,
 
     options = [expl(b, i) for b, i in ambiguous_steps] + [expl(b, i) for b, i in exact]
     partials = [expl(b, i) for b, i in partial]
+    if not options and ask:
+        return _ask([expl(b, i) for b, i in ask], partials, lifted_sq, placed_sq, now, board.log.last_t,
+                    hold_ms, prefs, _fix(b0.occupancy, occ, b0.files))
     if not options:
         if partials:
             return Verdict("pending", partial=tuple(partials), lifted=lifted_sq, placed=placed_sq,
                            fix=_fix(b0.occupancy, occ, b0.files))
         return Verdict("mismatch", fix=_fix(b0.occupancy, occ, b0.files), lifted=lifted_sq, placed=placed_sq)
     extendable = bool(partials) or any(_extendable(b, i) for b, i in exact if not b.prefix)
+    if not extendable and any(b is not b0 for b, _ in exact):
+        # the opponent's move (after an implicit end) or a replacement that lifted a piece the side
+        # to move could capture: maybe a victim set aside for a moment -- held, never instant
+        victims = _victims(b0)
+        extendable = any(b is not b0 and b.masks[i][0] & victims for b, i in exact)
     if ambiguous_steps:
         extendable = False
     return _finish(options, partials, lifted_sq, placed_sq, now, last_t, hold_ms, prefs,
                    True if extendable else None, steps=bool(ambiguous_steps))
 
 
+def _victims(base: Base) -> int:
+    """Squares the side to move could capture on."""
+    v = 0
+    for lm, pm in base.masks:
+        v |= lm & pm
+    return v
+
+
+def _slid_on(b1: Base, index: int, placed: int) -> bool:
+    """Was the piece of the replaced action (from s to d) set down again on a square strictly
+    between d and the new action's single target c, on the line from s through d (``placed``:
+    the squares set down since)? Then it slid on from its stop."""
+    if not b1.undone:
+        return False
+    last = b1.undone[0][0]
+    lm, pm = b1.masks[index]
+    src = _mask(last.lifts) & ~_mask(last.places)
+    dst = _mask(last.places) & ~_mask(last.lifts)
+    if src.bit_count() != 1 or dst.bit_count() != 1 or not lm & src or pm.bit_count() != 1:
+        return False
+    f = b1.files
+    (sf, sr), (df, dr), (cf, cr) = (_coords(x.bit_length() - 1, f) for x in (src, dst, pm))
+    n = max(abs(cf - sf), abs(cr - sr))
+    step = ((cf > sf) - (cf < sf), (cr > sr) - (cr < sr))
+    if (cf - sf, cr - sr) != (step[0] * n, step[1] * n):
+        return False                # not a line
+    k = max(abs(df - sf), abs(dr - sr))
+    if (df - sf, dr - sr) != (step[0] * k, step[1] * k) or not 0 < k < n:
+        return False                # the stop is not on the way
+    return any(placed >> ((sr + j * step[1]) * f + sf + j * step[0]) & 1 for j in range(k + 1, n))
+
+
+def _ask(options: list[Explanation], partials: list[Explanation], lifted_sq, placed_sq, now: int,
+         last_t: int, hold_ms: int, prefs: Preferences, fix: Fix) -> Verdict:
+    """Two readings remain: a complete action, or a move still under way (a piece in hand, a
+    capture whose victim was lifted first). Until the board has been still for ``hold_ms``: a
+    move under way. Then a prompt. Its default (the one action, or the first of a promotion's
+    pieces) is never taken by itself: only when the player chooses, or when the board moves on
+    in a way nothing but it explains (the opponent moved on: the action was made). If the
+    piece was in hand, setting it down explains the board without it; putting pieces back
+    settles it."""
+    if prefs.choice is not None:
+        picked = [o for o in options if prefs.choice in o.keys()]
+        if picked:
+            options = picked
+    if now - last_t < hold_ms:
+        return Verdict("pending", partial=tuple(options) + tuple(partials), lifted=lifted_sq, placed=placed_sq,
+                       fix=fix, deadline=last_t + hold_ms)
+    options = _order(options, prefs, False)
+    default = 0 if len(options) == 1 or _has_default(options, prefs, False) else None
+    return Verdict("prompt", options=tuple(options), default=default, partial=tuple(partials),
+                   lifted=lifted_sq, placed=placed_sq)
 
 
 def _continuations(board: Board, b1: Base, indexes: list[int]) -> list[int]:

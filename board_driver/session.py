@@ -29,6 +29,7 @@ from . import commands, lifecycle, texts
 from .bases import PROMOTION_ORDER, Bases
 from .commands import CommandError, NewGameRequest
 from .debounce import Debouncer, SquareEvent
+from .evidence import EventLog
 from .devices import LedFrame, RawFrame
 from .journal import GameStore, Journal, JournalError
 from .layout import BoardProfile, Layout
@@ -69,8 +70,7 @@ class Session:
         occ = game.occupancy() if occupancy is None else occupancy
         self.debouncer = Debouncer(settings.debounce_ms, occ)
         self.occupancy = occ
-        self.events: list[SquareEvent] = []
-        self.occ_after: list[int] = []
+        self.events = EventLog()            # the debounced board events, indexed (evidence.py)
         self.marks: list[int] = [0] * len(game.history)   # per history entry: event index where its window starts
         self.choice: str | None = None
         self.tentative: _Tentative | None = None
@@ -146,8 +146,7 @@ class Session:
             self.occupancy |= 1 << e.square
         else:
             self.occupancy &= ~(1 << e.square)
-        self.events.append(e)
-        self.occ_after.append(self.occupancy)
+        self.events.append(e, self.occupancy)
         if self.journal is not None:
             self.journal.write({"type": "event", "t": e.t, "sq": self.game.geometry.name(e.square),
                                 "placed": e.placed, "occ": format(self.occupancy, "x")}, sync=False)
@@ -171,7 +170,7 @@ class Session:
 
     def _verdict(self, now: int) -> Verdict:
         b0 = self.bases.base(0)
-        board = Board(self.occupancy, self.events, self.occ_after)
+        board = Board(self.occupancy, self.events)
         if self.recover:
             if self.occupancy == b0.occupancy:
                 self.recover = False
@@ -192,6 +191,8 @@ class Session:
         for a in expl.actions:
             g.push(a)
             self.marks.append(start)
+        if not expl.actions and self.marks:
+            self.marks[-1] = max(self.marks[-1], start)   # a takeback: this position is confirmed anew
         self._invalidate()
         return popped
 

@@ -1,0 +1,102 @@
+"""The board events a session has seen, indexed so that the reconciler's questions cost the
+same for the millionth event as for the first (pure).
+
+The reconciler asks three things of the event log: since which event has the board not shown
+a given occupancy (``last_seen``), which squares were lifted or placed since an event
+(``touched_since``), and when the last event happened. A flickering sensor or a long game
+must not make these grow: the log keeps, per square, the index of its last lift and of its
+last place (and its lifts, for "the first lift since"), and per occupancy the index of the
+last event that left the board showing it -- never the events themselves -- so every question
+is answered in time bounded by the number of squares (a binary search for the first lift).
+``forget_before`` drops what no window needs any more.
+
+Event indexes are counted from the first event of the game (``len(log)`` is the index the
+next event will get); a session marks positions with them.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+
+from .debounce import SquareEvent
+
+
+class EventLog:
+    """Debounced board events, as indexes (see the module docstring)."""
+
+    __slots__ = ("n", "last_t", "_lift", "_place", "_seen", "_lifts", "_prune_at")
+
+    def __init__(self) -> None:
+        self.n = 0                        # events so far
+        self.last_t = -1                  # time of the last event
+        self._lift: dict[int, int] = {}   # square -> index of its last lift
+        self._place: dict[int, int] = {}  # square -> index of its last place
+        self._seen: dict[int, int] = {}   # occupancy -> index of the last event after which the board showed it
+        self._lifts: dict[int, list[int]] = {}   # square -> indexes of its lifts (old ones forgotten)
+        self._prune_at = 4096
+
+    def __len__(self) -> int:
+        return self.n
+
+    def append(self, event: SquareEvent, occupancy: int) -> None:
+        """Record ``event``, after which the board shows ``occupancy``."""
+        i = self.n
+        if event.placed:
+            self._place[event.square] = i
+        else:
+            self._lift[event.square] = i
+            self._lifts.setdefault(event.square, []).append(i)
+        self._seen[occupancy] = i
+        self.n = i + 1
+        self.last_t = event.t
+
+    def last_seen(self, occupancy: int) -> int:
+        """Index of the last event after which the board showed ``occupancy`` (-1: never)."""
+        return self._seen.get(occupancy, -1)
+
+    def last_lift(self, square: int) -> int:
+        """Index of the last lift from ``square`` (-1: none)."""
+        return self._lift.get(square, -1)
+
+    def first_lift_since(self, square: int, index: int) -> int:
+        """Index of the first lift from ``square`` at ``index`` or later (-1: none)."""
+        lifts = self._lifts.get(square)
+        if not lifts or lifts[-1] < index:
+            return -1
+        return lifts[bisect_left(lifts, index)]
+
+    def last_place(self, square: int) -> int:
+        """Index of the last place on ``square`` (-1: none)."""
+        return self._place.get(square, -1)
+
+    def touched_since(self, index: int) -> tuple[int, int]:
+        """(lifted, placed) square masks of the events from ``index`` on."""
+        lifted = placed = 0
+        if index < self.n:
+            for sq, i in self._lift.items():
+                if i >= index:
+                    lifted |= 1 << sq
+            for sq, i in self._place.items():
+                if i >= index:
+                    placed |= 1 << sq
+        return lifted, placed
+
+    def forget_before(self, index: int) -> None:
+        """Drop what no window starting at ``index`` or later needs (bounded memory in a long
+        game: the occupancies seen only before ``index``). Amortised: it runs only when the
+        table has doubled since the last time."""
+        if len(self._seen) + sum(len(v) for v in self._lifts.values()) < self._prune_at:
+            return
+        self._seen = {occ: i for occ, i in self._seen.items() if i >= index - 1}
+        for sq, lifts in self._lifts.items():
+            self._lifts[sq] = lifts[bisect_left(lifts, index):] or lifts[-1:]
+        self._prune_at = max(4096, 2 * (len(self._seen) + sum(len(v) for v in self._lifts.values())))
+
+    def reset(self) -> None:
+        """Forget everything (a new board record: the game starts over from what it shows)."""
+        self._lift.clear()
+        self._place.clear()
+        self._seen.clear()
+        self._lifts.clear()
+        self.n = 0
+        self.last_t = -1
