@@ -124,7 +124,17 @@ def _cmd_silent(session, cmd, args) -> list[str]:
     if out is not None:
         raise CommandError(f"{head}: the game is over ({out.result}, {out.reason})")
     try:
-        action = g.parse(text)
+        try:
+            action = g.parse(text)
+        except IllegalMoveError:
+            v = session.verdict
+            if v.status not in ("hold", "prompt") or v.chosen is None or session.recover:
+                raise
+            # the action follows the held or defaulted move (a purchase after the move that ends
+            # the action phase): the player has moved on, so that move is made first
+            session._commit(v.chosen, len(session.events))
+            session._update(session.now)
+            action = g.parse(text)
     except IllegalMoveError as exc:
         why = g.why_not(head.lower()) if not any(a.kind == head for a in session.bases.base(0).actions) else ""
         if why:

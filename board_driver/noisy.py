@@ -148,9 +148,11 @@ class NoiseMaker:
                 segs[-1].also = before
                 t += self.ch.think()
                 evs, t, _ = self._action(game, a, t, last, plain=True)
+                shown = self._shown_on_the_way(game, a, evs)
                 game.push(a)
                 played.append(a.text)
                 add(evs, "action")
+                segs[-1].transients = shown
                 t += self.ch.think()
             if not a.silent:
                 prev = a
@@ -293,6 +295,7 @@ class Outcome:
     pushes: int = 0                 # actions pushed (committed), replacements included
     transient: int = 0              # pushes of actions not in the game played at that ply (later replaced)
     cause: str = ""                 # the kind of segment where the record first fell behind or went wrong
+    refused: list = field(default_factory=list)   # events the board or the session refused
 
 
 def _prefix(h: tuple[str, ...], of: tuple[str, ...]) -> bool:
@@ -320,6 +323,7 @@ def run_noisy(ng: NoisyGame, *, settings=None, profile=None) -> Outcome:
     board = SimulatedBoard(s.layout, clock=clock, closed=s.layout.closed_sensors(game.occupancy()))
     hist = game.history
     allowed: dict[int, set[str]] = {}
+    refused: list[str] = []
     seen = 0
     pushes = transient = 0
     wrong_at = -1
@@ -349,8 +353,8 @@ def run_noisy(ng: NoisyGame, *, settings=None, profile=None) -> Outcome:
                 else:
                     pump(s, board, None, ev.t)
                     s.command(ev.arg, ev.t)
-            except (SimulatorError, CommandError, ValueError):
-                pass
+            except (SimulatorError, CommandError, ValueError) as exc:
+                refused.append(f"{ev.t} {ev.kind} {ev.arg}: {exc}")
             pump(s, board, None, ev.t)
             watch(seg.expected)
         # the players think before the next segment: time runs on to just before it
@@ -379,4 +383,4 @@ def run_noisy(ng: NoisyGame, *, settings=None, profile=None) -> Outcome:
         verdict = "stopped"
         k = next((k for k, seg in enumerate(ng.segments) if len(seg.expected) > len(rec)), 0)
         cause = ng.segments[k].kind if ng.segments[k].kind != "action" or k == 0 else ng.segments[k - 1].kind + ">action"
-    return Outcome(verdict, rec, ng.actions, wrong_at, pushes, transient, cause)
+    return Outcome(verdict, rec, ng.actions, wrong_at, pushes, transient, cause, refused)

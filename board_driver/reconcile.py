@@ -385,7 +385,7 @@ def reconcile(bases: Callable[[int], Base | None], board: Board, now: int, *,
             last_places = _mask(b1.undone[0][0].places) if b1.undone else 0
             if any(b0.masks[i][0] & last_places for _, i in exact):
                 l1, p1, t1 = window(board, b1)
-                ex1, _ = _scan(b1, occ, l1 & since0, log=board.log, start=_wstart(board, b1))
+                ex1, _ = _scan(b1, occ, l1 & lifted, log=board.log, start=_wstart(board, b1))
                 ambiguous_steps = [(b1, i) for i in _continuations(board, b1, ex1)]
     else:
         # 2. an implicit end of a multi-move turn, then the opponent's action
@@ -414,8 +414,9 @@ def reconcile(bases: Callable[[int], Base | None], board: Board, now: int, *,
                     else:
                         return _finish([Explanation(1, ())], [], lifted_sq, placed_sq, now, t1, hold_ms, prefs, None)
                 if b1.replaceable and own_touched:
-                    # a capture in the replacement needs its target lifted in this position
-                    ex1, pa1 = _scan(b1, occ, l1 & since0, log=board.log, start=_wstart(board, b1))
+                    # a capture in the replacement needs its target lifted since the board last showed
+                    # the current position (a piece knocked and put back is no evidence)
+                    ex1, pa1 = _scan(b1, occ, l1 & lifted, log=board.log, start=_wstart(board, b1))
                     repl = [(b1, i) for i in _continuations(board, b1, ex1)]
                     partial += [(b1, i) for i in _continuations(board, b1, pa1)]
                     slid = [(b, i) for b, i in repl if _slid_on(b1, i, placed0)]
@@ -452,11 +453,15 @@ def reconcile(bases: Callable[[int], Base | None], board: Board, now: int, *,
                            fix=_fix(b0.occupancy, occ, b0.files))
         return Verdict("mismatch", fix=_fix(b0.occupancy, occ, b0.files), lifted=lifted_sq, placed=placed_sq)
     extendable = bool(partials) or any(_extendable(b, i) for b, i in exact if not b.prefix)
-    if not extendable and any(b is not b0 for b, _ in exact):
+    if any(b is not b0 for b, _ in exact) and board.log.last_t + hold_ms > now:
         # the opponent's move (after an implicit end) or a replacement that lifted a piece the side
-        # to move could capture: maybe a victim set aside for a moment -- held, never instant
-        victims = _victims(b0)
-        extendable = any(b is not b0 and b.masks[i][0] & victims for b, i in exact)
+        # to move could capture: maybe a victim set aside for a moment. Not even tentative until
+        # the board has been still for the quiet time (a tentative move would be adopted by the
+        # capture that follows: the victim set aside would become a move).
+        if b0.occupancy & ~occ & _victims(b0):
+            return Verdict("pending", partial=tuple(options) + tuple(partials), lifted=lifted_sq,
+                           placed=placed_sq, fix=_fix(b0.occupancy, occ, b0.files),
+                           deadline=board.log.last_t + hold_ms)
     if ambiguous_steps:
         extendable = False
     return _finish(options, partials, lifted_sq, placed_sq, now, last_t, hold_ms, prefs,
