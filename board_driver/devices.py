@@ -40,9 +40,10 @@ class RawFrame:
 
     t: int
     closed: frozenset[int]
+    gap: bool = False       # the first frame after a time nobody watched (the link came back): read afresh
 
     def __repr__(self) -> str:
-        return f"RawFrame({self.t!r}, frozenset({sorted(self.closed)!r}))"
+        return f"RawFrame({self.t!r}, frozenset({sorted(self.closed)!r})" + (", gap=True)" if self.gap else ")")
 
 
 @dataclass(frozen=True, slots=True)

@@ -88,6 +88,10 @@ def play_events(session: Session, board: SimulatedBoard, clock: VirtualClock, ev
     event number. With ``strict`` they raise instead.
     """
     warnings: list[dict] = []
+    board.queue.clear()
+    session.read_board(board.current())     # the board is read before the first event (a resumed game)
+    if display is not None:
+        display.update(session)
     for i, ev in enumerate(events, 1):
         clock.advance_to(ev.t)
         pump(session, board, display, ev.t)

@@ -24,11 +24,12 @@ from .debounce import SquareEvent
 class EventLog:
     """Debounced board events, as indexes (see the module docstring)."""
 
-    __slots__ = ("n", "last_t", "_lift", "_place", "_seen", "_lifts", "_prune_at")
+    __slots__ = ("n", "last_t", "gap_at", "_lift", "_place", "_seen", "_lifts", "_prune_at")
 
     def __init__(self) -> None:
         self.n = 0                        # events so far
         self.last_t = -1                  # time of the last event
+        self.gap_at = -1                  # index of the first event of the last unwatched change
         self._lift: dict[int, int] = {}   # square -> index of its last lift
         self._place: dict[int, int] = {}  # square -> index of its last place
         self._seen: dict[int, int] = {}   # occupancy -> index of the last event after which the board showed it
@@ -49,6 +50,15 @@ class EventLog:
         self._seen[occupancy] = i
         self.n = i + 1
         self.last_t = event.t
+
+    def mark_gap(self) -> None:
+        """The next events are what changed while nobody watched (a board read afresh): their
+        order is unknown and any square may have been lifted and put back meanwhile."""
+        self.gap_at = self.n
+
+    def unwatched_since(self, index: int) -> bool:
+        """Is an unwatched change among the events from ``index`` on?"""
+        return self.gap_at >= index
 
     def last_seen(self, occupancy: int) -> int:
         """Index of the last event after which the board showed ``occupancy`` (-1: never)."""
@@ -98,5 +108,6 @@ class EventLog:
         self._place.clear()
         self._seen.clear()
         self._lifts.clear()
+        self.gap_at = -1
         self.n = 0
         self.last_t = -1

@@ -269,8 +269,8 @@ def _scan(base: Base, occ: int, lifted: int, weak_lifted: int = 0, weak: list[in
           log: EventLog | None = None, start: int = 0):
     """Exact and partial actions of one base. A capture's target must have been lifted
     (``lifted``); with ``weak`` given, exact fits whose targets were lifted only as far as
-    ``weak_lifted`` shows (earlier in the same position, before the board showed it again)
-    go there: they are asked about, never taken."""
+    ``weak_lifted`` shows (earlier in the same position, before the board showed it again;
+    -1: nobody watched, every square and any order) go there: they are asked about, never taken."""
     b = base.occupancy
     changed = occ ^ b
     filled = occ & ~b
@@ -286,7 +286,8 @@ def _scan(base: Base, occ: int, lifted: int, weak_lifted: int = 0, weak: list[in
             if (lm & pm) & ~lifted == 0 and _in_order(log, start, base.sources[i], pm):
                 exact.append(i)
                 continue
-            if weak is not None and (lm & pm) & ~weak_lifted == 0 and _in_order(log, base.start, base.sources[i], pm):
+            if weak is not None and (lm & pm) & ~weak_lifted == 0 and (
+                    weak_lifted == -1 or _in_order(log, base.start, base.sources[i], pm)):
                 weak.append(i)
         if changed & ~(lm | pm) == 0 and filled & ~pm == 0 and emptied & ~lm == 0:
             src = base.sources[i]
@@ -367,6 +368,8 @@ def reconcile(bases: Callable[[int], Base | None], board: Board, now: int, *,
     # 1. from the current state
     lifted, placed, last_t = window(board, b0)
     since0, placed0 = board.log.touched_since(b0.start)   # every lift (place) since the position was confirmed
+    if board.log.unwatched_since(b0.start):
+        since0 = -1     # nobody watched for a while: any square may have been lifted (asked about, never taken)
     weak0: list[int] = []
     ex, pa = _scan(b0, occ, lifted, since0, weak0, log=board.log, start=_wstart(board, b0))
     exact = [(b0, i) for i in ex]
@@ -552,6 +555,8 @@ def _knock_like(base: Base) -> bool:
 def _undone_touched(board: Board, base: Base) -> bool:
     """A takeback needs the taken-back pieces picked up and the removed ones put back."""
     for action, index in base.undone:
+        if board.log.unwatched_since(index):
+            continue                    # nobody watched: the board alone says it
         lifted, placed = _touched_since(board, index)
         if _mask(action.places) & ~lifted or _mask(action.lifts) & ~placed:
             return False

@@ -40,15 +40,21 @@ class WatchedSource:
         self.up = True                  # the board answered when it was opened
         self.last: RawFrame | None = None
         self.lost = 0                   # how many times the link was lost
+        self.gap = False                # the link came back: the next frame is a fresh read
         notices = getattr(source, "notices", None)
         if notices is not None:
             notices.clear()             # the start-up handshake is not news
 
     def read(self, timeout: float) -> RawFrame | None:
         frame = self.source.read(timeout)
-        if frame is not None:
-            self.last = frame
         self._watch()
+        if frame is not None:
+            if self.gap:
+                # the first frame since the link came back: the board is read afresh, and what
+                # changed meanwhile is explained from the game (unwatched.py)
+                frame = RawFrame(frame.t, frame.closed, gap=True)
+                self.gap = False
+            self.last = frame
         return frame
 
     def _watch(self) -> None:
@@ -63,6 +69,7 @@ class WatchedSource:
             port = getattr(msg, "port", None) or "the board"
             if ready and not self.up:
                 self.up = True
+                self.gap = True
                 self.log.info("board link back on %s: %s; play goes on", port, msg.reason)
             elif not ready and self.up:
                 self.up = False

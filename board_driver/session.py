@@ -116,6 +116,9 @@ class Session:
     # -- inputs -----------------------------------------------------------------------------------
     def on_frame(self, frame: RawFrame) -> None:
         """A raw sensor frame (closed sensor indexes) seen at ``frame.t``."""
+        if frame.gap:
+            self.read_board(frame)      # the first frame after the link came back
+            return
         self.now = max(self.now, frame.t)
         occ = self.layout.occupancy(frame.closed)
         self._step(self.debouncer.feed(frame.t, occ))
@@ -141,7 +144,14 @@ class Session:
         ds = [d for d in (self.debouncer.deadline(), self.verdict.deadline, self.retry_at) if d is not None]
         return min(ds) if ds else None
 
-    def _on_event(self, e: SquareEvent) -> None:
+    def read_board(self, frame: RawFrame) -> None:
+        """The board read afresh (a start, a resume, a reconnect): what changed while nobody
+        watched is explained from the journaled position (unwatched.py)."""
+        from .unwatched import read_board
+        read_board(self, self.layout.occupancy(frame.closed), frame.t)
+        self._render()
+
+    def _on_event(self, e: SquareEvent, update: bool = True) -> None:
         if e.placed:
             self.occupancy |= 1 << e.square
         else:
@@ -150,7 +160,8 @@ class Session:
         if self.journal is not None:
             self.journal.write({"type": "event", "t": e.t, "sq": self.game.geometry.name(e.square),
                                 "placed": e.placed, "occ": format(self.occupancy, "x")}, sync=False)
-        self._update(e.t, render_leds=False)
+        if update:
+            self._update(e.t, render_leds=False)
 
     # -- game state the reconciler reads (see :mod:`.bases`) ------------------------------------------
     def prepare(self) -> None:

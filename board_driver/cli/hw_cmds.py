@@ -400,7 +400,7 @@ def cmd_serve(args) -> int:
         for line in dice_lines(session.variant_name):
             say(line)
         if first is not None:
-            session.on_frame(first)
+            session.read_board(first)               # what changed while the service was down
         while True:
             if web is not None:
                 bridge.attach(session, sink=sink)

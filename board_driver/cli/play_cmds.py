@@ -220,8 +220,8 @@ def _play_interactive(args, store, settings, profile, clock) -> int:
         for line in dice_lines(session.variant_name):
             print(line)
     pump(session, board, display, clock())
-    board.queue.append(board.current())
-    pump(session, board, display, clock())
+    session.read_board(board.current())           # what changed while the program was not running
+    display.update(session)
     settle(session, display)
     _show(session, board, color)
     _demo(session, board, display, clock, color)

@@ -1,0 +1,101 @@
+"""What happened while nobody watched: the board read afresh at a start, a resume or a
+reconnect, explained from the journaled position.
+
+The changes since the last debounced occupancy arrive all at once, with no order and no
+lifts and places in between: a capture made meanwhile leaves its victim's square occupied
+(only the capturer's source emptied), and a move and its reply may both have been made.
+:func:`read_board` records the changes as board events marked *unwatched* (lifts first: a
+piece leaves before it arrives; evidence.py notes the gap) and asks the reconciler, which
+counts every square as possibly lifted while the gap is in its window: one action with no
+doubt is applied; a capture (the victim's square looks untouched, as it would with the
+capturer in the hand) is a prompt whose default is taken when the board moves on. When no
+single action explains the board, :func:`sequences` tries two physical actions (with the
+silent end of a multi-move turn between them): one sequence is applied, several are shown
+on the LEDs and asked about, none is a mismatch whose fix the LEDs show.
+"""
+
+from __future__ import annotations
+
+from engine.geometry import bits
+
+from .debounce import SquareEvent
+from .reconcile import Explanation, Verdict
+
+MAX_PHYSICAL = 2
+
+
+def _effect(occ: int, action) -> int:
+    for sq in action.lifts:
+        occ &= ~(1 << sq)
+    for sq in action.places:
+        occ |= 1 << sq
+    return occ
+
+
+def sequences(game, occupancy: int, physical: int = MAX_PHYSICAL) -> list[tuple]:
+    """Sequences of legal actions from ``game``'s state, with 2..``physical`` physical actions
+    (silent ones between them free: an end of turn), that leave ``occupancy`` on the board.
+    The game is left as it was."""
+    out: list[tuple] = []
+    seen: set[tuple[str, ...]] = set()
+
+    def walk(g, occ: int, path: list, phys: int, silent_run: int) -> None:
+        if occ == occupancy and phys >= 2:
+            key = tuple(a.text for a in path)
+            if key not in seen:
+                seen.add(key)
+                out.append(tuple(path))
+            return
+        if phys >= physical or g.outcome() is not None:
+            return
+        for a in g.legal_actions():
+            if a.silent:
+                if silent_run or a.kind != "end":
+                    continue
+            nxt = _effect(occ, a)
+            if not a.silent and phys + 1 == physical and nxt != occupancy:
+                continue
+            g.push(a)
+            try:
+                path.append(a)
+                walk(g, nxt, path, phys + (0 if a.silent else 1), 1 if a.silent else 0)
+                path.pop()
+            finally:
+                g.pop()
+
+    walk(game, game.occupancy(), [], 0, 0)
+    return out
+
+
+def read_board(session, occupancy: int, now: int) -> None:
+    """``occupancy`` is what the board shows now, read afresh after a time nobody watched."""
+    from .session import _Tentative
+
+    session.now = max(session.now, now)
+    session.debouncer.reset(occupancy)
+    was = session.occupancy
+    if occupancy == was:
+        session._update(session.now)
+        return
+    session.events.mark_gap()
+    for sq in bits(was & ~occupancy):
+        session._on_event(SquareEvent(now, sq, False), update=False)
+    for sq in bits(occupancy & ~was):
+        session._on_event(SquareEvent(now, sq, True), update=False)
+    session._update(session.now)
+    v = session.verdict
+    if v.status not in ("mismatch", "pending") or session.recover or session.outcome() is not None:
+        return
+    if v.status == "pending" and v.deadline is not None:
+        return                          # a capture to ask about (reconcile.py's ask)
+    found = sequences(session.game, occupancy)
+    if len(found) == 1:
+        session._commit(Explanation(0, found[0]), len(session.events))
+        session._update(session.now)
+    elif found:
+        prompt = Verdict("prompt", options=tuple(Explanation(0, s) for s in found), default=None,
+                         fix=v.fix, lifted=v.lifted, placed=v.placed)
+        session.tentative = _Tentative(prompt, len(session.events))
+        session.verdict = prompt
+        session._notice_verdict(prompt)
+        session._render()

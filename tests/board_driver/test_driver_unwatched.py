@@ -1,0 +1,143 @@
+"""What happened while nobody watched: the board is read at every start, resume and reconnect,
+and the new occupancy is explained by legal actions from the journaled position."""
+
+import pytest
+
+from board_driver.devices import RawFrame
+from board_driver.events import Ev, play_events
+from board_driver.runner import Display, pump
+from board_driver.service import WatchedSource
+from board_driver.session import Session
+from board_driver.settings import load_profile, load_settings
+
+from drivertools import Table
+
+
+def _down(t: Table, *steps: str) -> None:
+    """Pieces moved on the board while the program is not running (no frame is seen)."""
+    for step in steps:
+        kind, sq = step.split()
+        getattr(t.board, kind)(sq)
+    t.board.queue.clear()
+
+
+def _restart(t: Table) -> Table:
+    """A new session from the journal; it reads the board before anything else."""
+    t.session.close()
+    t.session = Session.resume(t.store, t.session.game_id, profile=load_profile("sim"), settings=load_settings(),
+                               now=t.clock())
+    t.display = Display(t.board)
+    t.session.read_board(t.board.current())
+    t.display.update(t.session)
+    return t.settle()
+
+
+def test_a_move_made_while_down_is_recognised(tmp_path):
+    t = Table(data=tmp_path)
+    t.move("e2", "e4")
+    _down(t, "lift e7", "place e5")
+    _restart(t)
+    assert t.moves == ["e2e4", "e7e5"] and t.pending is None
+
+
+def test_a_capture_made_while_down_is_asked_about_and_taken_when_the_game_goes_on(tmp_path):
+    t = Table(data=tmp_path)
+    t.move("e2", "e4").move("d7", "d5")
+    _down(t, "lift d5", "lift e4", "place d5")    # exd5: the board shows only e4 emptied
+    _restart(t)
+    assert t.moves == ["e2e4", "d7d5"]
+    p = t.pending
+    assert p["type"] == "prompt" and p["options"] == ["e4d5"] and p["default"] == "e4d5"
+    assert t.led("d5") == "prompt"
+    t.move("g8", "f6").settle()                  # Black moves on: the capture was made
+    assert t.moves == ["e2e4", "d7d5", "e4d5", "g8f6"] and t.pending is None
+
+
+def test_the_capturer_in_the_hand_at_the_restart_is_a_move_when_it_is_set_down(tmp_path):
+    t = Table(data=tmp_path)
+    t.move("e2", "e4").move("d7", "d5")
+    _down(t, "lift e4")                           # White was holding the pawn
+    _restart(t)
+    t.place("e5").settle()
+    assert t.moves == ["e2e4", "d7d5", "e4e5"] and t.pending is None
+
+
+def test_two_captures_that_explain_the_board_are_shown_and_asked(tmp_path):
+    t = Table(data=tmp_path, fen="3rk3/8/8/8/b7/8/8/3QK3 w - - 0 1")
+    _down(t, "lift a4", "lift d1", "place a4")    # Qxa4 or Qxd8: the board shows only d1 emptied
+    _restart(t)
+    p = t.pending
+    assert t.moves == [] and p["type"] == "prompt" and sorted(p["options"]) == ["d1a4", "d1d8"]
+    assert p["default"] is None
+    assert t.led("a4") == "prompt" and t.led("d8") == "prompt"
+    t.say("choose d1a4")
+    assert t.moves == ["d1a4"]
+
+
+def test_a_move_and_its_reply_made_while_down_are_both_recognised(tmp_path):
+    t = Table(data=tmp_path)
+    t.move("e2", "e4")
+    _down(t, "lift e7", "place e5", "lift g1", "place f3")
+    _restart(t)
+    assert t.moves == ["e2e4", "e7e5", "g1f3"] and t.pending is None
+
+
+def test_sequences_that_both_explain_the_board_are_asked(tmp_path):
+    t = Table(data=tmp_path)
+    t.move("e2", "e4")
+    # d7-d6 and d6-d5, or d7-d5 and ... : Black's d-pawn on d5 and White's knight on f3
+    _down(t, "lift d7", "place d5", "lift g1", "place f3", "lift b8", "place c6")
+    _restart(t)
+    assert t.moves == ["e2e4"]
+    assert t.pending["type"] == "mismatch"        # three moves: nothing is guessed, the LEDs show the fix
+
+
+def test_play_events_on_a_resumed_game_reads_the_board_before_the_first_event(tmp_path):
+    t = Table(data=tmp_path)
+    t.move("e2", "e4")
+    _down(t, "lift c7", "place c5")               # Black moved while the program was down
+    t.session.close()
+    s = Session.resume(t.store, t.session.game_id, profile=load_profile("sim"), settings=load_settings(),
+                       now=t.clock())
+    start = t.clock() + 1000
+    play_events(s, t.board, t.clock, [Ev(start, "lift", "g1"), Ev(start + 300, "place", "f3")])
+    assert [a.text for a in s.game.history] == ["e2e4", "c7c5", "g1f3"]
+    assert s.pending() is None
+
+
+class _Link:
+    """A sensor source whose link drops and comes back (the serial backend's notices)."""
+
+    def __init__(self):
+        from collections import deque
+        self.frames, self.notices = deque(), deque()
+
+    def read(self, timeout):
+        return self.frames.popleft() if self.frames else None
+
+
+class _State:
+    def __init__(self, value):
+        self.value = value
+
+
+class _Notice:
+    def __init__(self, ready):
+        self.state, self.port, self.reason = _State("ready" if ready else "lost"), "ttyACM0", "test"
+
+
+def test_the_first_frame_after_a_reconnect_is_read_afresh(tmp_path):
+    t = Table(data=tmp_path)
+    t.move("e2", "e4").move("d7", "d5")
+    link = _Link()
+    src = WatchedSource(link)
+    link.notices.append(_Notice(False))           # the cable out ...
+    assert src.read(0) is None and not src.up
+    _down(t, "lift d5", "lift e4", "place d5")    # ... exd5 meanwhile ...
+    link.notices.append(_Notice(True))            # ... and back
+    link.frames.append(RawFrame(t.clock() + 100, frozenset(t.board.closed)))
+    frame = src.read(0)
+    assert frame.gap
+    t.session.on_frame(frame)
+    t.wait(1000)
+    assert t.pending["type"] == "prompt" and t.pending["options"] == ["e4d5"]
