@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from engine.geometry import Geometry
 
@@ -41,7 +41,12 @@ class Ev:
 
 def parse_events(lines: Iterable[str], geometry: Geometry, source: str = "events") -> list[Ev]:
     """Validate every line; EventFileError names the first bad one."""
-    out: list[Ev] = []
+    return list(iter_events(lines, geometry, source))
+
+
+def iter_events(lines: Iterable[str], geometry: Geometry, source: str = "events") -> Iterator[Ev]:
+    """The events of ``lines``, one at a time (a file is streamed, never held whole);
+    EventFileError names the first bad line when it is reached."""
     last_t = 0
     for n, raw in enumerate(lines, 1):
         text = raw.strip()
@@ -75,12 +80,11 @@ def parse_events(lines: Iterable[str], geometry: Geometry, source: str = "events
             except ValueError as exc:
                 raise EventFileError(f"{where}: {exc}") from None
             arg = arg.strip().lower()
-        out.append(Ev(t, kind, arg.strip()))
+        yield Ev(t, kind, arg.strip())
         last_t = t
-    return out
 
 
-def play_events(session: Session, board: SimulatedBoard, clock: VirtualClock, events: list[Ev],
+def play_events(session: Session, board: SimulatedBoard, clock: VirtualClock, events: Iterable[Ev],
                 display: Display | None = None, *, strict: bool = False) -> list[dict]:
     """Play a script in virtual time, then let time run on until the board settled.
 

@@ -160,6 +160,9 @@ class Session:
         if self.journal is not None:
             self.journal.write({"type": "event", "t": e.t, "sq": self.game.geometry.name(e.square),
                                 "placed": e.placed, "occ": format(self.occupancy, "x")}, sync=False)
+        if self.events.n % 4096 == 0:
+            # bounded memory in a long game: what no window can start before any more
+            self.events.forget_before(min(self.marks[-8:], default=0))
         if update:
             self._update(e.t, render_leds=False)
 

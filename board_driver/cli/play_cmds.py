@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 from engine.errors import EngineError, SquareError
@@ -14,7 +16,7 @@ from ..commands import lookup
 from ..config import load_variant
 from ..console import parse_physical, render_board, status_lines
 from ..errors import BoardDriverError
-from ..events import parse_events, play_events
+from ..events import iter_events, play_events
 from ..journal import GameStore, data_dir, load_any
 from ..computer import attach, carry_out, check_players
 from ..lifecycle import open_game, replace_game
@@ -135,20 +137,35 @@ def cmd_play(args) -> int:
 
 
 def _play_events(args, store, settings, profile, clock) -> int:
+    # the file is read twice, line by line, never whole: checked before any game is created,
+    # then played (standard input is spooled to a temporary file first)
+    spool = None
     if args.events == "-":
-        lines = sys.stdin.read().splitlines()
+        spool = tempfile.TemporaryFile("w+", encoding="utf-8")
+        shutil.copyfileobj(sys.stdin, spool)
         source = "<stdin>"
     else:
         try:
-            lines = Path(args.events).read_text(encoding="utf-8").splitlines()
+            Path(args.events).open(encoding="utf-8").close()
         except OSError as exc:
             raise BoardDriverError(f"--events {args.events}: cannot read: {exc.strerror or exc}") from None
         source = args.events
+
+    def lines():
+        if spool is not None:
+            spool.seek(0)
+            yield from spool
+        else:
+            with open(args.events, encoding="utf-8") as f:
+                yield from f
     name = args.variant
     if name is None:
         gid = store.current() if args.resume == "current" else args.resume
         name = load_any(store.path(gid)).variant if gid and store.path(gid).exists() else "orthodox"
-    events = parse_events(lines, load_variant(name).geometry, source)   # before any game is created
+    geometry = load_variant(name).geometry
+    for _ in iter_events(lines(), geometry, source):    # every line checked before any game is created
+        pass
+    events = iter_events(lines(), geometry, source)
     session, board, resumed = _open_session(args, store, settings, profile, clock, own=True)
     display = Display(board)
     session.san_notices = not args.json
