@@ -55,6 +55,7 @@ class Recorder:
         self._asked: dict[tuple[str, str], tuple[int, float]] = {}   # game -> (from, when) last request
         self._due_lock = threading.Lock()
         self.connected = threading.Event()
+        self._gen = 0                     # the connection a message came on: acknowledged on that one only
         self.stored = 0
         self.requests = 0
         self.on_stored: Callable[[list[tuple[str, str, int, float]]], None] | None = None   # benchmarks
@@ -98,6 +99,7 @@ class Recorder:
         if reason_code.is_failure:
             self.log(f"recorder: the broker {self.cfg.host}:{self.cfg.port} refused the recorder: {reason_code}")
             return
+        self._gen += 1
         client.subscribe([(t, 1) for t in topics.subscriptions(self.cfg.prefix)])
         self.connected.set()
         self.log(f"recorder: connected to {self.cfg.host}:{self.cfg.port}")
@@ -109,7 +111,7 @@ class Recorder:
         self.connected.clear()
 
     def _on_message(self, client, userdata, msg) -> None:
-        self._in.put(("msg", msg.topic, msg.payload, msg.mid, msg.qos))
+        self._in.put(("msg", msg.topic, msg.payload, msg.mid, msg.qos, self._gen))
 
     # -- the writer -------------------------------------------------------------------------
     def _write_loop(self) -> None:
@@ -146,8 +148,9 @@ class Recorder:
             if item[0] == "reconnected":
                 reconnected = True
                 continue
-            _, topic, payload, mid, qos = item
-            acks.append((mid, qos))
+            _, topic, payload, mid, qos, gen = item
+            if gen == self._gen:          # after a reconnection the broker sends it again anyway
+                acks.append((mid, qos))
             parsed = topics.parse(self.cfg.prefix, topic)
             if parsed is None:
                 continue
