@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -142,8 +143,11 @@ def test_tls_broker(tmp_path):
             while time.monotonic() < deadline:
                 if (tmp_path / "club.sqlite").exists():
                     ro = ro or RecorderStore(tmp_path / "club.sqlite", readonly=True)
-                    if len(ro.journal_lines("b1", gid)) == len(b1.lines()):
-                        break
+                    try:
+                        if len(ro.journal_lines("b1", gid)) == len(b1.lines()):
+                            break
+                    except sqlite3.OperationalError:       # the file is there, its tables not yet
+                        pass
                 time.sleep(0.2)
             assert ro is not None and ro.journal_lines("b1", gid) == b1.lines()
             assert [g["board"] for g in ro.games()] == ["b1"] and b2.pub.pending() == len(b2.lines())
