@@ -128,18 +128,19 @@ def config_dir() -> Path:
     return Path(os.environ.get("FAIRYBOARD_CONFIG_DIR") or "/etc/fairyboard")
 
 
-def cmd_calibrate(args) -> int:
-    from ..calibrate import Wizard, previous_readings, profile_data, write_profile
-    from ..hardware.backends import load_board, open_hardware
+def calibration_plan(board, out: str | None, square_names=(), diode_names=(), diodes: bool = False):
+    """Where a calibration of ``board`` writes (``out``, else the board's own file, never a
+    shipped profile) and what it walks: (out, squares or None for all, previous readings,
+    rectangle squares). Refuses the simulated board and bad squares with a clear message."""
+    from ..calibrate import previous_readings
+    from ..config import configs_dir, read_yaml
     from engine.geometry import Geometry
 
-    board = load_board(args.board)
     if board.hardware.sensor_backend == "sim":
         raise BoardDriverError(f"{board.path}: the simulated board needs no calibration "
                                f"(give --board gpio-12x8, pico-serial or your board's file)")
-    from ..config import configs_dir
-    if args.out:
-        out = Path(args.out)
+    if out:
+        out = Path(out)
     elif board.path.resolve().parent == (configs_dir() / "boards").resolve():
         out = config_dir() / "board.yaml"          # never overwrite a shipped profile
     else:
@@ -148,17 +149,16 @@ def cmd_calibrate(args) -> int:
     squares = None
     previous = None
     try:
-        rectangles = list(range(geo.size)) if args.diodes else [geo.parse(s) for s in args.diode]
+        rectangles = list(range(geo.size)) if diodes else [geo.parse(s) for s in diode_names]
     except ValueError as exc:
         raise ConfigError(f"--diode: {exc}") from None
-    if args.square:
+    if square_names:
         try:
-            squares = [geo.parse(s) for s in args.square]
+            squares = [geo.parse(s) for s in square_names]
         except ValueError as exc:
             raise ConfigError(f"--square: {exc}") from None
         source_data = board.data
         if out.exists() and out != board.path:
-            from ..config import read_yaml
             source_data = read_yaml(out)
         previous, _ = previous_readings(source_data, str(out), geo.files, geo.ranks)
         if len(previous) < geo.size - len(squares):
@@ -166,24 +166,39 @@ def cmd_calibrate(args) -> int:
                                    f"{len(previous)} of {geo.size} squares")
     elif rectangles:
         # the rectangle test on a calibrated board: no walk, the readings in the file are used
-        from ..config import read_yaml
         source_data = read_yaml(out) if out.exists() else board.data
         kept, _ = previous_readings(source_data, str(out), geo.files, geo.ranks)
         if len(kept) == geo.size:
             squares, previous = [], kept
+    return out, squares, previous, rectangles
+
+
+def write_calibration(board, cal, out: Path) -> None:
+    """The calibrated profile written to ``out`` (the profile the calibration started from)."""
+    from ..calibrate import profile_data, write_profile
+    data = profile_data(board.data, cal, when=datetime.now().isoformat(timespec="seconds"))
+    write_profile(out, data, cal)
+
+
+def cmd_calibrate(args) -> int:
+    from ..calibrate import Wizard
+    from ..hardware.backends import load_board, open_hardware
+
+    board = load_board(args.board)
+    out, squares, previous, rectangles = calibration_plan(board, args.out, args.square, args.diode, args.diodes)
+    p = board.profile
     hw = open_hardware(board)
     try:
         leds = None if args.no_leds else hw.leds
         if leds is not None and not hasattr(leds, "show_chain"):
             leds = None
         ui = ConsolePrompter()
-        wizard = Wizard(hw.source, ui, files=geo.files, ranks=geo.ranks, leds=leds,
-                        led_order=board.profile.led_order, settle=args.settle, square_timeout=args.timeout)
+        wizard = Wizard(hw.source, ui, files=p.files, ranks=p.ranks, leds=leds,
+                        led_order=p.led_order, settle=args.settle, square_timeout=args.timeout)
         cal = wizard.run(squares, previous=previous, check_leds=leds is not None, rectangles=rectangles)
     finally:
         hw.close()
-    data = profile_data(board.data, cal, when=datetime.now().isoformat(timespec="seconds"))
-    write_profile(out, data, cal)
+    write_calibration(board, cal, out)
     for line in cal.report():
         print(line)
     print(f"Written to {out}.")
@@ -193,106 +208,32 @@ def cmd_calibrate(args) -> int:
 # --- selftest -----------------------------------------------------------------------------------
 
 def cmd_selftest(args) -> int:
-    from ..devices import DARK, LedFrame
     from ..hardware.backends import load_board, open_hardware
+    from ..selftest import config_findings, device_findings, report_lines
 
-    findings: dict = {"problems": []}
-    problems = findings["problems"]
     try:
         board = load_board(args.board)
     except ConfigError as exc:             # a broken profile is the selftest's first finding
-        problems.append(f"config: {exc}")
         if args.json:
-            print(json.dumps(findings))
+            print(json.dumps({"problems": [f"config: {exc}"]}))
         else:
             print(f"PROBLEM: config: {exc}")
             print("selftest: 1 problem(s)")
         return 1
-    hw_cfg = board.hardware
-    p = board.profile
-    findings["config"] = {
-        "file": str(board.path), "board": p.name, "size": f"{p.files}x{p.ranks}",
-        "sensors": hw_cfg.sensor_backend, "leds": hw_cfg.led_backend,
-        "led_order": f"{p.led_order.order} from {p.led_order.first}",
-        "calibrated": bool(p.sensor_map) or "calibration" in (board.data.get("hardware") or {}),
-        "buttons": [b.pin for b in hw_cfg.buttons.buttons] if hw_cfg.buttons else [],
-    }
-    cal = (board.data.get("hardware") or {}).get("calibration") or {}
-    for text in cal.get("problems") or []:
-        if str(text).startswith("REPAIR"):
-            problems.append(f"calibration: {text}")
+    findings = config_findings(board)
     hw = open_hardware(board)
     try:
-        frames, changes, closed = 0, {}, frozenset()
-        end = time.monotonic() + args.seconds
-        first = None
-        while time.monotonic() < end:
-            f = hw.source.read(min(0.1, max(0.0, end - time.monotonic())))
-            if f is None:
-                continue
-            frames += 1
-            if first is None:
-                first = closed = f.closed
-            for s in f.closed ^ closed:
-                changes[s] = changes.get(s, 0) + 1
-            closed = f.closed
-        from engine.geometry import Geometry
-        geo = Geometry(p.files, p.ranks)
-        smap = p.sensor_map or tuple(range(p.size))
-
-        def sname(s: int) -> str:
-            return geo.name(smap[s]) if 0 <= s < len(smap) else f"sensor {s}"
-        flicker = sorted(s for s, n in changes.items() if n >= 4)
-        findings["sensors"] = {"frames": frames, "seconds": args.seconds,
-                               "closed": [sname(s) for s in sorted(closed)],
-                               "flickering": [sname(s) for s in flicker]}
-        if frames == 0 and hw_cfg.sensor_backend != "sim":      # the simulator speaks only when moved
-            problems.append(f"sensors: no frame in {args.seconds} s")
-        if flicker:
-            problems.append("sensors: flickering " + ", ".join(sname(s) for s in flicker))
-        if hw.leds is not None and not args.no_leds:
-            n = p.size
-            shown = []
-            for name, c in (("red", (255, 0, 0)), ("green", (0, 255, 0)), ("blue", (0, 0, 255)),
-                            ("white", (255, 255, 255))):
-                hw.leds.show(LedFrame((c,) * n, (0,) * n))
-                shown.append(name)
-                time.sleep(0.4)
-            corners = {0: (255, 0, 0), p.files - 1: (0, 255, 0), n - p.files: (0, 0, 255), n - 1: (255, 255, 255)}
-            hw.leds.show(LedFrame(tuple(corners.get(i, DARK) for i in range(n)), (0,) * n))
-            shown.append("corners a1 red, " + f"{geo.name(p.files - 1)} green, {geo.name(n - p.files)} blue, "
-                         f"{geo.name(n - 1)} white")
-            time.sleep(0.8)
-            hw.leds.show(LedFrame.dark(n))
-            findings["leds"] = shown
-        if hw.serial is not None:
-            h = hw.serial.health()
-            findings["link"] = {k: (v if isinstance(v, (int, float, str, bool, type(None))) else str(v))
-                                for k, v in ((name, getattr(h, name)) for name in h.__dataclass_fields__)}
-            for name in ("crc_errors", "framing_errors", "message_errors", "occupancy_lost", "board_errors",
-                         "heartbeat_timeouts", "leds_refused"):
-                if getattr(h, name):
-                    problems.append(f"link: {name} = {getattr(h, name)}")
+        device_findings(findings, board.profile, source=hw.source,
+                        leds=None if args.no_leds else hw.leds, serial=hw.serial, seconds=args.seconds,
+                        sensor_backend=board.hardware.sensor_backend)
     finally:
         hw.close()
     if args.json:
         print(json.dumps(findings))
     else:
-        c = findings["config"]
-        print(f"config: {c['file']}: board {c['board']} {c['size']}, sensors {c['sensors']}, LEDs {c['leds']} "
-              f"({c['led_order']}), {'calibrated' if c['calibrated'] else 'NOT calibrated'}"
-              + (f", buttons on GPIO {', '.join(map(str, c['buttons']))}" if c["buttons"] else ""))
-        s = findings["sensors"]
-        print(f"sensors: {s['frames']} frames in {s['seconds']} s; closed now: {', '.join(s['closed']) or 'none'}"
-              + (f"; flickering: {', '.join(s['flickering'])}" if s["flickering"] else ""))
-        if "leds" in findings:
-            print("LEDs: shown " + "; ".join(findings["leds"]) + " (look: every LED should have lit)")
-        if "link" in findings:
-            print("link: " + ", ".join(f"{k} {v}" for k, v in findings["link"].items()))
-        for prob in problems:
-            print(f"PROBLEM: {prob}")
-        print("selftest: " + ("all fine" if not problems else f"{len(problems)} problem(s)"))
-    return 1 if problems else 0
+        for line in report_lines(findings):
+            print(line)
+    return 1 if findings["problems"] else 0
 
 
 # --- serve --------------------------------------------------------------------------------------
@@ -374,6 +315,8 @@ def cmd_serve(args) -> int:
                                     password=web_cfg.password, data_root=store.root, say=say,
                                     hardware=lambda: hardware_info(board, hw))
             sink, loop_source, on_update = OverlaySink(sink), WebSource(source, bridge, wakeable=False), bridge.on_update
+            from ..web.tools import HardwareTools
+            web.tools = HardwareTools(board, hw, source, sink)    # selftest and calibration from the page
             say = (lambda line, _say=say: (_say(line), bridge.notice(line)))
         first = None
         deadline = time.monotonic() + 5

@@ -73,7 +73,7 @@ class WebServer:
 
     def __init__(self, bridge: WebBridge, store: GameStore, *, host: str = "127.0.0.1", port: int = 8080,
                  variants: list[dict] | None = None, static: Path = STATIC, info: dict | None = None,
-                 hardware=None):
+                 hardware=None, tools=None):
         self.bridge = bridge
         self.store = store
         self.host = host
@@ -82,6 +82,9 @@ class WebServer:
         self.variants = variants
         self.info = info or {"computer": computer_specs()}
         self.hardware = hardware          # () -> dict: the board's devices and link health
+        self.tools = tools                # the selftest and the calibration (web/tools.py)
+        self.calibration = None           # the WebPrompter of the calibration begun last
+        self.last_selftest: dict | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
         self.thread: threading.Thread | None = None
         self._runner: web.AppRunner | None = None
@@ -104,6 +107,11 @@ class WebServer:
         r.add_get("/api/cost", self.cost)
         r.add_get("/api/schedule", self.schedule)
         r.add_get("/api/hardware", self.hardware_info)
+        r.add_post("/api/hardware/selftest", self.selftest)
+        r.add_get("/api/calibrate", self.calibrate_status)
+        r.add_post("/api/calibrate/start", self.calibrate_start)
+        r.add_post("/api/calibrate/answer", self.calibrate_answer)
+        r.add_post("/api/calibrate/stop", self.calibrate_stop)
         r.add_get("/api/games", self.games)
         r.add_get("/api/games/{id}", self.game)
         r.add_get("/api/games/{id}/pgn", self.pgn)
@@ -168,7 +176,14 @@ class WebServer:
         return f"http://{host}:{self.port}/"
 
     # -- helpers ---------------------------------------------------------------------------------
+    def _calibrating(self) -> bool:
+        c = self.calibration
+        return c is not None and c.state == "running"
+
     async def _ask(self, fn, timeout: float = 10.0, *, changes: bool = True):
+        if self._calibrating():
+            raise ApiError(409, "the board is being calibrated: the game waits until the calibration ends "
+                                "or is stopped (GET /api/calibrate)")
         try:
             return await asyncio.wait_for(asyncio.wrap_future(self.bridge.call(fn, changes=changes)), timeout)
         except asyncio.TimeoutError:
@@ -224,10 +239,14 @@ class WebServer:
 
     def _push(self, snap: dict) -> None:
         """Called in the board loop's thread: send the snapshot to every open socket."""
+        self._send({"type": "state", "state": snap})
+
+    def _send(self, message: dict) -> None:
+        """Send a message to every open socket (from any thread)."""
         loop = self.loop
         if loop is None or not self._sockets:
             return
-        text = json.dumps({"type": "state", "state": snap}, separators=(",", ":"))
+        text = json.dumps(message, separators=(",", ":"))
 
         async def send() -> None:
             for ws in list(self._sockets):
@@ -392,7 +411,108 @@ class WebServer:
         if self.hardware is None:
             return _json({"board": None})
         loop = asyncio.get_running_loop()
-        return _json(await loop.run_in_executor(None, self.hardware))
+        info = dict(await loop.run_in_executor(None, self.hardware))
+        info["selftest"] = self.last_selftest
+        info["calibration"] = self._calibration_status()
+        return _json(info)
+
+    # -- the Board tab's tools (web/tools.py) ---------------------------------------------------------
+    def _tools(self):
+        if self.tools is None:
+            raise ApiError(409, "this server has no board to test")
+        return self.tools
+
+    async def selftest(self, request: web.Request) -> web.Response:
+        self._require(request)
+        tools = self._tools()
+        body = await self._body(request)
+        if not isinstance(body, dict):
+            raise ApiError(400, 'send {"seconds": S, "leds": true}')
+        seconds = body.get("seconds", 2)
+        if not isinstance(seconds, (int, float)) or isinstance(seconds, bool) or not 0.2 <= seconds <= 10:
+            raise ApiError(400, "seconds: how long to watch the sensors, 0.2 to 10")
+        leds = body.get("leds", True)
+        if not isinstance(leds, bool):
+            raise ApiError(400, "leds: true (show the LED test patterns) or false")
+        findings = await self._ask(lambda s: tools.selftest(s, float(seconds), leds), timeout=seconds + 20)
+        findings = dict(findings, ok=not findings["problems"])
+        self.last_selftest = findings
+        return _json(findings)
+
+    def _calibration_status(self) -> dict:
+        refusal = self.tools.calibration_refusal() if self.tools is not None else "this server has no board"
+        if self.calibration is None:
+            out = {"state": "idle", "question": None, "squares": [], "lines": [], "report": [], "written": None,
+                   "ok": None, "error": None}
+        else:
+            out = self.calibration.status()
+        out["refused"] = refusal
+        return out
+
+    async def calibrate_status(self, request: web.Request) -> web.Response:
+        return _json(self._calibration_status())
+
+    async def calibrate_start(self, request: web.Request) -> web.Response:
+        from .tools import WebPrompter
+        self._require(request)
+        tools = self._tools()
+        refusal = tools.calibration_refusal()
+        if refusal:
+            raise ApiError(409, refusal)
+        if self._calibrating():
+            raise ApiError(409, "a calibration is already running: answer it, or stop it first")
+        body = await self._body(request)
+        if not isinstance(body, dict):
+            raise ApiError(400, 'send {"squares": ["e4"], "leds": true} ({} walks the whole board)')
+        squares = body.get("squares") or []
+        if not isinstance(squares, list) or not all(isinstance(q, str) and q.strip() for q in squares) \
+                or len(squares) > 400:
+            raise ApiError(400, 'squares: a list of square names, e.g. ["e4", "d5"] (none: the whole board)')
+        leds = body.get("leds", True)
+        if not isinstance(leds, bool):
+            raise ApiError(400, "leds: true (light the squares) or false (name them only)")
+        opts = {}
+        for key, default, low, high in (("settle", 0.3, 0.02, 5.0), ("timeout", 30.0, 1.0, 600.0)):
+            v = body.get(key, default)
+            if not isinstance(v, (int, float)) or isinstance(v, bool) or not low <= v <= high:
+                raise ApiError(400, f"{key}: seconds, {low} to {high}")
+            opts[key] = float(v)
+        loop = asyncio.get_running_loop()
+        plan = await loop.run_in_executor(None, tools.plan, [q.strip().lower() for q in squares])
+        prompter = WebPrompter(on_change=lambda status: self._send({"type": "calibrate", "calibrate": status}))
+        await self._ask(lambda s: None)             # the loop answers: it is running
+        self.calibration = prompter
+
+        def run(session) -> None:
+            self.bridge.notice("Calibration started from the page: the game waits until it ends.")
+            tools.calibrate(session, prompter, plan, leds=leds, **opts)
+        self.bridge.call(run)
+        return _json({"ok": True, "calibrate": self._calibration_status()})
+
+    async def calibrate_answer(self, request: web.Request) -> web.Response:
+        self._require(request)
+        body = await self._body(request)
+        text = body.get("text") if isinstance(body, dict) else None
+        if not isinstance(text, str) or len(text) > 100:
+            raise ApiError(400, 'send {"text": ANSWER} ("" for Enter)')
+        c = self.calibration
+        if not self._calibrating():
+            raise ApiError(409, "no calibration is running (POST /api/calibrate/start)")
+        if not c.answer(text):
+            raise ApiError(409, "the calibration asks nothing now: it waits for the board (see GET /api/calibrate)")
+        await asyncio.sleep(0.05)                   # the wizard takes the answer
+        return _json({"ok": True, "calibrate": self._calibration_status()})
+
+    async def calibrate_stop(self, request: web.Request) -> web.Response:
+        self._require(request)
+        c = self.calibration
+        if not self._calibrating():
+            raise ApiError(409, "no calibration is running")
+        c.stop()
+        end = time.monotonic() + 5
+        while c.state == "running" and time.monotonic() < end:
+            await asyncio.sleep(0.05)
+        return _json({"ok": True, "calibrate": self._calibration_status()})
 
     # -- games ---------------------------------------------------------------------------------------
     async def games(self, request: web.Request) -> web.Response:

@@ -85,13 +85,13 @@ def parse_listen(text: str, what: str = "--web") -> tuple[str, int]:
 
 
 def start_web(listen: str, *, store, commands, sim: bool, password: str | None, data_root: Path | None,
-              say=print, hardware=None):
+              say=print, hardware=None, tools=None):
     """Start the server; returns (bridge, server). ``hardware()`` answers ``GET /api/hardware``."""
     from .server import WebServer
     host, port = parse_listen(listen)
     tokens = TokenStore(Path(data_root) / "web-tokens.json" if data_root is not None else None)
     bridge = WebBridge(commands=commands, tokens=tokens, password=password, sim=sim)
-    server = WebServer(bridge, store, host=host, port=port, hardware=hardware).start()
+    server = WebServer(bridge, store, host=host, port=port, hardware=hardware, tools=tools).start()
     say(f"fairyboard: the page is at {server.url}")
     return bridge, server
 
@@ -125,6 +125,8 @@ def play_web(args, store, settings, profile, board_name: str) -> int:
             "calibrated": True, "problems": [], "link": None}
     bridge, server = start_web(listen, store=store, commands=commands, sim=True, password=web.password,
                                data_root=store.root, say=say, hardware=lambda: info)
+    from .tools import SimTools
+    server.tools = SimTools(profile, lambda: bridge.board)
     if resumed:
         say(f"Resumed game {session.game_id} ({session.variant_name}), {len(session.game.history)} actions so far.")
     else:

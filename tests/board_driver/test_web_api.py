@@ -266,6 +266,20 @@ def test_hardware_names_the_simulated_board(server):
     assert h["sensors"] == "sim" and h["leds"] == "sim" and h["link"] is None and h["size"] == "12x8"
 
 
+def test_the_simulated_board_has_a_selftest_but_no_calibration(server, token):
+    assert server.post("/api/hardware/selftest", {})[0] == 401
+    status, found = server.post("/api/hardware/selftest", {}, token=token)
+    assert status == 200 and found["ok"] is True and found["problems"] == []
+    assert found["config"]["sensors"] == "sim" and "link" not in found and "leds" not in found
+    assert sorted(found["sensors"]["closed"]) == sorted(server.wait_state()["occupied"])
+    cal = server.get("/api/calibrate")[1]
+    assert cal["state"] == "idle" and "the simulated board needs no calibration" in cal["refused"]
+    status, body = server.post("/api/calibrate/start", {"squares": ["e4"]}, token=token)
+    assert status == 409 and "the simulated board needs no calibration" in body["error"]
+    assert server.post("/api/calibrate/answer", {"text": ""}, token=token)[0] == 409
+    assert server.get("/api/hardware")[1]["selftest"]["ok"] is True
+
+
 def test_the_page_loads_from_the_board_alone_in_under_300_kb(server):
     import re
     status, html, headers = server.request("GET", "/")

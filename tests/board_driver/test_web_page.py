@@ -271,3 +271,13 @@ def test_a_saved_game_is_stepped_through(server, browser):
     assert js(browser, "return document.querySelector(arguments[0]).getAttribute('href')",
               f"#gamelist a[href$='{promo['id']}/pgn']") == f"/api/games/{promo['id']}/pgn"
     click(browser, "nav button[data-tab='play']")
+
+
+def test_the_board_tab_runs_the_selftest_and_says_why_there_is_no_calibration(server, browser):
+    click(browser, "nav button[data-tab='hardware']")
+    click(browser, "#btn-selftest")
+    wait(browser, lambda: "all fine" in text_of(browser, "#selftest"), what="the selftest's findings")
+    assert "closed now: " in text_of(browser, "#selftest")
+    assert "the simulated board needs no calibration" in text_of(browser, "#calib-refused")
+    assert js(browser, "return document.querySelector('#calib-form').hidden")
+    click(browser, "nav button[data-tab='play']")

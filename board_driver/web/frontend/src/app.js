@@ -82,6 +82,7 @@ function connect() {
   socket.onmessage = (ev) => {
     const msg = JSON.parse(ev.data);
     if (msg.type === 'state') render(msg.state);
+    else if (msg.type === 'calibrate') renderCalib(msg.calibrate);
   };
   socket.onclose = () => {
     $('#conn').className = 'conn off';
@@ -393,6 +394,77 @@ async function loadHardware() {
   if (h.link) for (const [k, v] of Object.entries(h.link)) rows.push([`link ${k.replace(/_/g, ' ')}`, v]);
   else rows.push(['link', h.sensors === 'serial' ? 'not connected' : 'none (no serial link)']);
   $('#hwinfo').innerHTML = rows.map(([k, v]) => `<tr><th>${esc(k)}</th><td>${esc(v)}</td></tr>`).join('');
+  if (h.selftest) renderSelftest(h.selftest);
+  if (h.calibration) renderCalib(h.calibration);
+}
+
+// -- the Board tab's tools: selftest and calibration (docs/web.md) ------------------------------------
+function renderSelftest(f) {
+  const rows = [];
+  const s = f.sensors || {};
+  rows.push(['sensors', `${s.frames} frames in ${s.seconds} s; closed now: ${(s.closed || []).join(', ') || 'none'}` +
+    ((s.flickering || []).length ? `; flickering: ${s.flickering.join(', ')}` : '')]);
+  if (f.leds) rows.push(['LEDs', `shown ${f.leds.join('; ')} (every LED should have lit)`]);
+  if (f.link) rows.push(['link', Object.entries(f.link).map(([k, v]) => `${k.replace(/_/g, ' ')} ${v}`).join(', ')]);
+  for (const p of f.problems || []) rows.push(['PROBLEM', p]);
+  rows.push(['result', f.problems && f.problems.length ? `${f.problems.length} problem(s)` : 'all fine']);
+  $('#selftest').innerHTML = '<table class="hwinfo">' +
+    rows.map(([k, v]) => `<tr><th>${esc(k)}</th><td>${esc(v)}</td></tr>`).join('') + '</table>';
+}
+
+async function runSelftest() {
+  const btn = $('#btn-selftest');
+  btn.disabled = true;
+  $('#selftest').textContent = 'Testing: watch the board’s LEDs…';
+  try {
+    renderSelftest(await api('/api/hardware/selftest', { seconds: 2, leds: true }));
+  } catch (e) {
+    $('#selftest').textContent = '';
+    say(e.status === 401 ? 'Pair this phone with the board first.' : e.message, 'error');
+    if (e.status === 401) showPair(true);
+  } finally {
+    btn.disabled = false;
+  }
+}
+
+const CALIB_STATES = { running: 'Calibrating: the game waits.', done: 'Calibration finished.',
+  stopped: 'Calibration stopped: nothing was written.', failed: 'Calibration failed.' };
+
+function renderCalib(c) {
+  $('#calib-refused').hidden = !c.refused;
+  $('#calib-refused').textContent = c.refused ? `Calibration: ${c.refused}.` : '';
+  $('#calib-form').hidden = !!c.refused || c.state === 'running';
+  $('#calib').hidden = c.state === 'idle';
+  $('#calib-state').textContent = (CALIB_STATES[c.state] || '') + (c.error && c.state !== 'stopped' ? ` ${c.error}` : '');
+  $('#calib-stop').hidden = c.state !== 'running';
+  const fill = c.squares || [];
+  $('#calib-fill').hidden = !fill.length;
+  $('#calib-fill').textContent = fill.length ? `Put a piece on ${fill.join(', ')}` : '';
+  const b = state && state.board;
+  if (b && fill.length) {
+    const name = (f, r) => String.fromCharCode(97 + f) + (r + 1);
+    let html = '';
+    for (let r = b.ranks - 1; r >= 0; r--) {
+      html += '<tr>';
+      for (let f = 0; f < b.files; f++) html += `<td class="${fill.includes(name(f, r)) ? 'fill' : ''}" title="${name(f, r)}"></td>`;
+      html += '</tr>';
+    }
+    $('#calib-grid').innerHTML = html;
+  } else $('#calib-grid').innerHTML = '';
+  $('#calib-answer').hidden = !c.question;
+  $('#calib-question').textContent = c.question || '';
+  const lines = c.state === 'running' ? (c.lines || []).slice(-8) : (c.lines || []).slice(-(c.report || []).length - 2);
+  $('#calib-lines').innerHTML = lines.map((l) => `<li>${esc(l.text)}</li>`).join('');
+}
+
+async function calibApi(path, body) {
+  try {
+    const r = await api(path, body);
+    if (r.calibrate) renderCalib(r.calibrate);
+  } catch (e) {
+    say(e.status === 401 ? 'Pair this phone with the board first.' : e.message, 'error');
+    if (e.status === 401) showPair(true);
+  }
 }
 
 async function newGame(e) {
@@ -451,6 +523,21 @@ $('#btn-takeback').onclick = () => command('takeback');
 $('#btn-resign').onclick = () => { if (confirm('Resign the game for the side to move?')) command('resign'); };
 $('#btn-letters').onclick = () => { letters = !letters; $('#btn-letters').classList.toggle('active', letters); if (state) render(state); };
 $('#btn-flip').onclick = () => board.flip();
+$('#btn-selftest').onclick = runSelftest;
+$('#calib-form').onsubmit = (e) => {
+  e.preventDefault();
+  const squares = $('#calib-squares').value.split(/[\s,]+/).filter((q) => q && q !== 'all');
+  calibApi('/api/calibrate/start', { squares, leds: $('#calib-leds').checked });
+};
+$('#calib-answer').onsubmit = (e) => {
+  e.preventDefault();
+  calibApi('/api/calibrate/answer', { text: $('#calib-text').value });
+  $('#calib-text').value = '';
+};
+for (const btn of document.querySelectorAll('#calib-answer button[data-answer]')) {
+  btn.onclick = () => calibApi('/api/calibrate/answer', { text: btn.dataset.answer });
+}
+$('#calib-stop').onclick = () => calibApi('/api/calibrate/stop', {});
 $('#pairbtn').onclick = pair;
 $('#pairclose').onclick = () => showPair(false);
 $('#loginform').onsubmit = async (e) => {
