@@ -316,7 +316,7 @@ def cmd_serve(args) -> int:
                                     hardware=lambda: hardware_info(board, hw))
             sink, loop_source, on_update = OverlaySink(sink), WebSource(source, bridge, wakeable=False), bridge.on_update
             from ..web.tools import HardwareTools
-            web.tools = HardwareTools(board, hw, source, sink)    # selftest and calibration from the page
+            web.tools = HardwareTools(board, hw, source, sink, stopping=stop.is_set)   # the Board tab's tools
             say = (lambda line, _say=say: (_say(line), bridge.notice(line)))
         first = None
         deadline = time.monotonic() + 5

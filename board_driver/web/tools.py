@@ -37,6 +37,7 @@ class WebPrompter:
         self._answers: "queue.Queue[str]" = queue.Queue()
         self._abort = threading.Event()
         self.on_change = on_change
+        self.stopping: Callable[[], bool] = lambda: False    # the service is stopping (SIGTERM)
         self.state = "running"          # running | done | stopped | failed
         self.lines: list[dict] = []
         self._n = 0
@@ -82,6 +83,8 @@ class WebPrompter:
     def check(self) -> None:
         if self._abort.is_set():
             raise CalibrationAborted("calibration stopped from the page")
+        if self.stopping():
+            raise CalibrationAborted("the service is stopping")
 
     def fill(self, squares: list[str]) -> None:
         with self._lock:
@@ -159,8 +162,9 @@ class HardwareTools:
 
     sim = False
 
-    def __init__(self, board, hw, source, sink):
+    def __init__(self, board, hw, source, sink, stopping: Callable[[], bool] = lambda: False):
         self.board, self.hw, self.source, self.sink = board, hw, source, sink
+        self.stopping = stopping
 
     def calibration_refusal(self) -> str | None:
         if self.board.hardware.sensor_backend == "sim":
@@ -191,6 +195,7 @@ class HardwareTools:
         chain = self.hw.leds if leds else None
         if chain is not None and not hasattr(chain, "show_chain"):
             chain = None
+        prompter.stopping = self.stopping           # a SIGTERM ends the wizard, not waits for it
         try:
             wizard = PageWizard(StoppableSource(self.source, prompter), prompter, files=p.files, ranks=p.ranks,
                                 leds=chain, led_order=p.led_order, settle=settle, square_timeout=timeout)

@@ -194,3 +194,71 @@ def test_a_calibration_stopped_from_the_page_writes_nothing(pico, service):
     assert "Nothing was written" in body["calibrate"]["lines"][-1]["text"]
     assert page.board.read_text() == before
     assert page.call("POST", "/api/command", {"text": "help"})[0] == 200
+
+
+def test_a_service_stopping_ends_a_calibration_at_once(pico, service):
+    page = service
+    pico.closed = set()
+    before = page.board.read_text()
+    assert page.call("POST", "/api/calibrate/start", {"squares": ["e4"], "leds": False})[0] == 200
+    page.wait(lambda s: s["question"])
+    page.proc.send_signal(signal.SIGTERM)            # what systemd sends: nobody answers the wizard
+    assert page.proc.wait(10) == 0
+    assert page.board.read_text() == before
+
+
+def test_the_board_tab_shows_the_square_to_fill_and_takes_the_answers(pico, service):
+    import os
+    import shutil
+    webdriver = pytest.importorskip("selenium.webdriver")
+    chromium = shutil.which("chromium") or "/usr/bin/chromium"
+    chromedriver = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+    if not (os.path.exists(chromium) and os.path.exists(chromedriver)):
+        pytest.skip("needs the distribution's chromium and chromedriver")
+    from selenium.webdriver.chrome.service import Service
+    os.environ.setdefault("SE_OFFLINE", "true")
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = chromium
+    for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=390,844"):
+        opts.add_argument(a)
+    d = webdriver.Chrome(service=Service(chromedriver), options=opts)
+    page = service
+    pico.closed = set()
+
+    def text(css):
+        return d.execute_script("const e = document.querySelector(arguments[0]); "
+                                "return e && e.offsetParent !== null ? e.textContent : '';", css)
+
+    def until(fn, what, timeout=10.0):
+        end = time.monotonic() + timeout
+        while not fn():
+            assert time.monotonic() < end, f"{what}: not on the page"
+            time.sleep(0.05)
+
+    def click(css):
+        until(lambda: d.execute_script("const e = document.querySelector(arguments[0]); "
+                                       "return e && e.offsetParent !== null", css), css)
+        d.find_element("css selector", css).click()
+    try:
+        d.get(page.url + "/")
+        d.add_cookie({"name": "fairyboard_token", "value": page.token, "path": "/"})
+        d.get(page.url + "/")
+        click("nav button[data-tab='hardware']")
+        until(lambda: text("#hwinfo") and "serial" in text("#hwinfo"), "the board's devices")
+        d.find_element("css selector", "#calib-squares").send_keys("e4")
+        click("#calib-leds")                                  # name the square only
+        click("#calib-form button[type='submit']")
+        until(lambda: text("#calib-question").startswith("Take every piece off the board"), "the first question")
+        click("#calib-answer button[data-answer='']")        # Enter
+        until(lambda: text("#calib-fill") == "Put a piece on e4", "the square to fill")
+        marked = d.execute_script("return [...document.querySelectorAll('#calib-grid td.fill')].map(e => e.title)")
+        assert marked == ["e4"]
+        assert text("#calib-answer") == ""                    # nothing is asked: the board is watched
+        pico.closed = {G.parse("e4")}
+        until(lambda: "Lift the piece from e4." in text("#calib-lines"), "lift")
+        pico.closed = set()
+        until(lambda: text("#calib-state") == "Calibration finished.", "the end")
+        assert "The board is ready to play." in text("#calib-lines")
+        assert text("#calib-form")                            # another may be started
+    finally:
+        d.quit()
