@@ -404,11 +404,11 @@ def reconcile(bases: Callable[[int], Base | None], board: Board, now: int, *,
             partial += [(eb, i) for i in pa_e]
         # 3. takebacks and replacements (a replacement's exact fit beats a move under way:
         #    the replaced move's capture looks like a piece in hand from the current state)
-        if not exact and (own_touched or since0 & b0.last_side):
+        if not exact and own_touched:
             b1 = bases(1)
             if b1 is not None:
                 l1, p1, t1 = window(board, b1)
-                if occ == b1.occupancy and _undone_touched(board, b1):
+                if occ == b1.occupancy and _undone_touched(board, b1, _wstart(board, b0)):
                     if _knock_like(b1):
                         # the last action only placed pieces (a drop): lifting it off again looks
                         # exactly like a knocked piece, so it is not taken back by itself -- drop
@@ -436,7 +436,7 @@ def reconcile(bases: Callable[[int], Base | None], board: Board, now: int, *,
                         last_t = t1
                 if not exact and occ == b1.before_last:
                     b2 = bases(2)
-                    if b2 is not None and occ == b2.occupancy and _undone_touched(board, b2) and not _knock_like(b2):
+                    if b2 is not None and occ == b2.occupancy and _undone_touched(board, b2, _wstart(board, b0)) and not _knock_like(b2):
                         _, _, t2 = window(board, b2)
                         return _finish([Explanation(2, ())], [], lifted_sq, placed_sq, now, t2, hold_ms, prefs, None)
 
@@ -552,12 +552,14 @@ def _knock_like(base: Base) -> bool:
     return all(not a.lifts for a, _ in base.undone)
 
 
-def _undone_touched(board: Board, base: Base) -> bool:
-    """A takeback needs the taken-back pieces picked up and the removed ones put back."""
+def _undone_touched(board: Board, base: Base, floor: int = 0) -> bool:
+    """A takeback needs the taken-back pieces picked up and the removed ones put back, since
+    the board last showed the current position (``floor``: a piece lifted and put back before
+    is no evidence)."""
     for action, index in base.undone:
         if board.log.unwatched_since(index):
             continue                    # nobody watched: the board alone says it
-        lifted, placed = _touched_since(board, index)
+        lifted, placed = _touched_since(board, max(index, floor))
         if _mask(action.places) & ~lifted or _mask(action.lifts) & ~placed:
             return False
     return True

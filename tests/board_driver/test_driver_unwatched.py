@@ -82,10 +82,9 @@ def test_a_move_and_its_reply_made_while_down_are_both_recognised(tmp_path):
     assert t.moves == ["e2e4", "e7e5", "g1f3"] and t.pending is None
 
 
-def test_sequences_that_both_explain_the_board_are_asked(tmp_path):
+def test_three_moves_made_while_down_are_a_mismatch_nothing_is_guessed(tmp_path):
     t = Table(data=tmp_path)
     t.move("e2", "e4")
-    # d7-d6 and d6-d5, or d7-d5 and ... : Black's d-pawn on d5 and White's knight on f3
     _down(t, "lift d7", "place d5", "lift g1", "place f3", "lift b8", "place c6")
     _restart(t)
     assert t.moves == ["e2e4"]
