@@ -376,6 +376,12 @@ def reconcile(bases: Callable[[int], Base | None], board: Board, now: int, *,
     partial = [(b0, i) for i in pa]
     ambiguous_steps: list[tuple[Base, int]] = []
     ask: list[tuple[Base, int]] = [(b0, i) for i in weak0]
+    if exact and ask:
+        # a capture asked about (its victim lifted before the board showed the position again)
+        # and another one the same board shows: the piece seemingly in the hand may already
+        # have captured (a knocked piece would then read as the second capture) -- ask both
+        ask = exact + ask
+        exact = []
 
     b1 = None
     # Taking back or replacing the last action needs a piece of the side that made it picked up.
@@ -404,7 +410,7 @@ def reconcile(bases: Callable[[int], Base | None], board: Board, now: int, *,
             partial += [(eb, i) for i in pa_e]
         # 3. takebacks and replacements (a replacement's exact fit beats a move under way:
         #    the replaced move's capture looks like a piece in hand from the current state)
-        if not exact and own_touched:
+        if not exact and (own_touched or since0 & b0.last_side):
             b1 = bases(1)
             if b1 is not None:
                 l1, p1, t1 = window(board, b1)
@@ -553,14 +559,19 @@ def _knock_like(base: Base) -> bool:
 
 
 def _undone_touched(board: Board, base: Base, floor: int = 0) -> bool:
-    """A takeback needs the taken-back pieces picked up and the removed ones put back, since
-    the board last showed the current position (``floor``: a piece lifted and put back before
-    is no evidence)."""
+    """A takeback needs the taken-back pieces picked up and the removed ones put back. A piece
+    that only arrived (not on a capture square) must have been picked up since the board last
+    showed the current position (``floor``): one lifted and put back before is no evidence (a
+    knocked piece). A capture undone shows the position again midway (the capturer off, the
+    victim back): for its square, and for the pieces put back, the evidence counts since the
+    action."""
     for action, index in base.undone:
         if board.log.unwatched_since(index):
             continue                    # nobody watched: the board alone says it
-        lifted, placed = _touched_since(board, max(index, floor))
-        if _mask(action.places) & ~lifted or _mask(action.lifts) & ~placed:
+        lifted, placed = _touched_since(board, index)
+        lifted_f, _ = _touched_since(board, max(index, floor))
+        pm, lm = _mask(action.places), _mask(action.lifts)
+        if (pm & ~lm) & ~lifted_f or (pm & lm) & ~lifted or lm & ~placed:
             return False
     return True
 
