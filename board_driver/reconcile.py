@@ -420,6 +420,11 @@ def reconcile(bases: Callable[[int], Base | None], board: Board, now: int, *,
                         # exactly like a knocked piece, so it is not taken back by itself -- drop
                         # it elsewhere (a replacement), put it back, or say takeback.
                         partial.append((b1, -1))
+                    elif b0.occupancy & ~occ & _victims(b0) and board.log.last_t + hold_ms > now:
+                        # the piece just moved back where it came from -- or its victim set
+                        # aside there for a moment: a takeback once the board has been still
+                        return Verdict("pending", partial=(Explanation(1, ()),), lifted=lifted_sq, placed=placed_sq,
+                                       fix=_fix(b0.occupancy, occ, b0.files), deadline=board.log.last_t + hold_ms)
                     else:
                         return _finish([Explanation(1, ())], [], lifted_sq, placed_sq, now, t1, hold_ms, prefs, None)
                 if b1.replaceable and own_touched:
