@@ -140,3 +140,19 @@ def test_the_first_frame_after_a_reconnect_is_read_afresh(tmp_path):
     t.session.on_frame(frame)
     t.wait(1000)
     assert t.pending["type"] == "prompt" and t.pending["options"] == ["e4d5"]
+
+
+def test_an_event_file_is_read_one_line_at_a_time():
+    """An events file is streamed: the first event is played before later lines are read."""
+    from board_driver.config import load_variant
+    from board_driver.events import iter_events
+
+    read = []
+
+    def lines():
+        for n in range(1_000_000):
+            read.append(n)
+            yield '{"t": %d, "%s": "e2"}\n' % (n * 100, "lift" if n % 2 == 0 else "place")
+    it = iter_events(lines(), load_variant("orthodox").geometry, "big")
+    first = next(it)
+    assert (first.kind, first.arg) == ("lift", "e2") and len(read) == 1
