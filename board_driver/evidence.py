@@ -17,6 +17,8 @@ next event will get); a session marks positions with them.
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections import deque
+from typing import Iterator
 
 from .debounce import SquareEvent
 
@@ -24,12 +26,15 @@ from .debounce import SquareEvent
 class EventLog:
     """Debounced board events, as indexes (see the module docstring)."""
 
-    __slots__ = ("n", "last_t", "gap_at", "_lift", "_place", "_seen", "_lifts", "_prune_at")
+    __slots__ = ("n", "last_t", "gap_at", "recent", "_lift", "_place", "_seen", "_lifts", "_prune_at")
+
+    RECENT = 4096                         # events kept to be looked at (iterating the log)
 
     def __init__(self) -> None:
         self.n = 0                        # events so far
         self.last_t = -1                  # time of the last event
         self.gap_at = -1                  # index of the first event of the last unwatched change
+        self.recent: deque[SquareEvent] = deque(maxlen=self.RECENT)   # the last events, for display and tests
         self._lift: dict[int, int] = {}   # square -> index of its last lift
         self._place: dict[int, int] = {}  # square -> index of its last place
         self._seen: dict[int, int] = {}   # occupancy -> index of the last event after which the board showed it
@@ -39,9 +44,14 @@ class EventLog:
     def __len__(self) -> int:
         return self.n
 
+    def __iter__(self) -> Iterator[SquareEvent]:
+        """The last events (up to :attr:`RECENT`), oldest first."""
+        return iter(self.recent)
+
     def append(self, event: SquareEvent, occupancy: int) -> None:
         """Record ``event``, after which the board shows ``occupancy``."""
         i = self.n
+        self.recent.append(event)
         if event.placed:
             self._place[event.square] = i
         else:
@@ -108,6 +118,7 @@ class EventLog:
         self._place.clear()
         self._seen.clear()
         self._lifts.clear()
+        self.recent.clear()
         self.gap_at = -1
         self.n = 0
         self.last_t = -1
