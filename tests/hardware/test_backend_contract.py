@@ -9,7 +9,6 @@ import pytest
 
 from board_driver.config import load_variant
 from board_driver.devices import STEADY
-from board_driver.evidence import EventLog
 from board_driver.hardware.gpio_matrix import GpioMatrix, MatrixConfig
 from board_driver.hardware.pi_leds import PiLedSink
 from board_driver.layout import Layout
@@ -57,21 +56,6 @@ class Recorder:
         self.sink.close()
 
 
-class RecordingLog(EventLog):
-    """The session's event log that also keeps the events themselves (the session's own keeps
-    only indexes), so the backends' event streams can be compared."""
-
-    __slots__ = ("seen",)
-
-    def __init__(self):
-        super().__init__()
-        self.seen = []
-
-    def append(self, event, occupancy):
-        self.seen.append(event)
-        super().append(event, occupancy)
-
-
 class Harness:
     """A backend under the driver's session; subclasses move time and pieces their own way."""
 
@@ -86,7 +70,6 @@ class Harness:
         self.source, self.sink = source, Recorder(sink)
         self.session = Session(new_game(self.variant), variant_name="orthodox", layout=self.layout,
                                settings=load_settings(), san_notices=False, now=now_ms)
-        self.session.events = RecordingLog()
         self.display = Display(self.sink)
         self.display.update(self.session)
 
@@ -229,12 +212,12 @@ def test_the_game_is_read_the_same(played, backend):
 def test_board_events_match_the_simulator(played, backend):
     sim, other = played["sim"].session, played[backend].session
     geo = played["sim"].variant.geometry
-    kinds = [(geo.name(e.square), e.placed) for e in sim.events.seen]
-    assert [(geo.name(e.square), e.placed) for e in other.events.seen] == kinds
+    kinds = [(geo.name(e.square), e.placed) for e in sim.events]
+    assert [(geo.name(e.square), e.placed) for e in other.events] == kinds
     assert ("d2", False) not in kinds                   # the bounce never became an event
     # stamped on each backend's own clock, within a scan and the firmware's debounce of the sim
-    ts = [e.t - played["sim"].t0 for e in sim.events.seen]
-    to = [e.t - played[backend].t0 for e in other.events.seen]
+    ts = [e.t - played["sim"].t0 for e in sim.events]
+    to = [e.t - played[backend].t0 for e in other.events]
     assert all(0 <= b - a <= 40 for a, b in zip(ts, to)), list(zip(ts, to))
 
 
