@@ -84,6 +84,19 @@ def iter_events(lines: Iterable[str], geometry: Geometry, source: str = "events"
         last_t = t
 
 
+
+def apply_event(session, board, display, ev) -> None:
+    """One scripted event on the simulated board: a lift, a place, or a console command (for
+    which the board is brought up to date first, as a player speaks after what the board
+    showed). Raises what the simulator or the command raises."""
+    if ev.kind == "lift":
+        board.lift(ev.arg, ev.t)
+    elif ev.kind == "place":
+        board.place(ev.arg, ev.t)
+    else:
+        pump(session, board, display, ev.t)
+        session.command(ev.arg, ev.t)
+
 def play_events(session: Session, board: SimulatedBoard, clock: VirtualClock, events: Iterable[Ev],
                 display: Display | None = None, *, strict: bool = False) -> list[dict]:
     """Play a script in virtual time, then let time run on until the board settled.
@@ -100,13 +113,7 @@ def play_events(session: Session, board: SimulatedBoard, clock: VirtualClock, ev
         clock.advance_to(ev.t)
         pump(session, board, display, ev.t)
         try:
-            if ev.kind == "lift":
-                board.lift(ev.arg, ev.t)
-            elif ev.kind == "place":
-                board.place(ev.arg, ev.t)
-            else:
-                pump(session, board, display, ev.t)
-                session.command(ev.arg, ev.t)
+            apply_event(session, board, display, ev)
         except (SimulatorError, CommandError, ValueError) as exc:
             if strict or isinstance(exc, NewGameRequest):
                 raise

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from engine.game import Action
 
 from .choreo import Choreographer, Style
-from .events import Ev
+from .events import Ev, apply_event
 
 KINDS = ("knock", "knock-lift", "hesitation", "late-victim", "capturer-hesitation", "set-aside", "takeback")
 
@@ -346,13 +346,7 @@ def run_noisy(ng: NoisyGame, *, settings=None, profile=None) -> Outcome:
             clock.advance_to(ev.t)
             pump(s, board, None, ev.t)
             try:
-                if ev.kind == "lift":
-                    board.lift(ev.arg, ev.t)
-                elif ev.kind == "place":
-                    board.place(ev.arg, ev.t)
-                else:
-                    pump(s, board, None, ev.t)
-                    s.command(ev.arg, ev.t)
+                apply_event(s, board, None, ev)
             except (SimulatorError, CommandError, ValueError) as exc:
                 refused.append(f"{ev.t} {ev.kind} {ev.arg}: {exc}")
             pump(s, board, None, ev.t)
