@@ -228,6 +228,9 @@ class WebServer:
             snap = self.bridge.latest()
             if snap is not None:
                 await ws.send_str(json.dumps({"type": "state", "state": snap}, separators=(",", ":")))
+            if self.calibration is not None:      # a page (re)connecting mid-calibration catches up
+                await ws.send_str(json.dumps({"type": "calibrate", "calibrate": self._calibration_status()},
+                                             separators=(",", ":")))
             async for msg in ws:
                 if msg.type == WSMsgType.TEXT and msg.data == "ping":
                     await ws.send_str('{"type":"pong"}')
