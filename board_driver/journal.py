@@ -322,8 +322,10 @@ def _line_numbers(path: Path) -> list[int]:
     return [n for n, raw in enumerate(data.split(b"\n"), 1) if raw.strip()]
 
 
-def record_from(path: Path, recs: list[dict], damage: str | None = None) -> GameRecord:
-    """A GameRecord from the records read (those before any damage)."""
+def record_from(path: Path, recs: list[dict], damage: str | None = None, *,
+                lines: list[int] | None = None) -> GameRecord:
+    """A GameRecord from the records read (those before any damage). ``lines`` are the records'
+    1-based line numbers (read from ``path`` when not given)."""
     if not recs or recs[0].get("type") != "game":
         header = {}
         damage = damage or f"{path}: line 1: no game header" + ("" if recs else " (the file is empty)")
@@ -331,7 +333,7 @@ def record_from(path: Path, recs: list[dict], damage: str | None = None) -> Game
     else:
         header, body = recs[0], recs[1:]
     rec = GameRecord(str(header.get("id", Path(path).stem)), Path(path), header, records=list(body), damage=damage)
-    lines = _line_numbers(path)
+    lines = _line_numbers(path) if lines is None else lines
     first = 1 if header else 0
     for i, r in enumerate(body):
         t = r.get("type")

@@ -29,7 +29,7 @@ from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from ..journal import GameRecord
+from ..journal import GameRecord, record_from
 from .store import RecorderStore
 
 SYMBOLS = {("K", 0): "\u2654", ("Q", 0): "\u2655", ("R", 0): "\u2656", ("B", 0): "\u2657", ("N", 0): "\u2658",
@@ -38,23 +38,11 @@ SYMBOLS = {("K", 0): "\u2654", ("Q", 0): "\u2655", ("R", 0): "\u2656", ("B", 0):
 
 
 def game_record(board: str, game: str, records: list[dict]) -> GameRecord | None:
-    """A GameRecord from a game's stored records (as ``journal.load_record`` reads a file)."""
+    """A GameRecord from a game's stored records, folded as ``journal.load_record`` folds a
+    file (the store's records are the journal's lines in order, so record i is line i + 1)."""
     if not records or records[0].get("type") != "game":
         return None
-    rec = GameRecord(game, Path(board) / f"{game}.jsonl", records[0], records=records[1:])
-    for r in records[1:]:
-        t = r.get("type")
-        if t == "push":
-            rec.actions.append(r.get("action"))
-        elif t == "pop":
-            if rec.actions:
-                rec.actions.pop()
-            rec.result = rec.reason = None
-        elif t == "result":
-            rec.result, rec.reason = r.get("result"), r.get("reason")
-        elif t == "reopen":
-            rec.result = rec.reason = None
-    return rec
+    return record_from(Path(board) / f"{game}.jsonl", records, lines=list(range(1, len(records) + 1)))
 
 
 def pgn(board: str, rec: GameRecord, round_name: str | None = None) -> str:
