@@ -34,6 +34,14 @@ class Bases:
             self._cache["outcome"] = self.game.outcome()
         return self._cache["outcome"]
 
+    def state(self):
+        """The game's typed view, :meth:`engine.game.FamilyGame.board_state` (cached until the
+        game changes: the LED scene, the page and the last mover's pieces all read it)."""
+        st = self._cache.get("state")
+        if st is None:
+            st = self._cache["state"] = self.game.board_state()
+        return st
+
     def base(self, k: int) -> Base | None:
         """The state ``k`` physical actions back (0: now), or None when there is none."""
         if k in self._cache:
@@ -80,7 +88,7 @@ class Bases:
                 last_side = 0
             else:
                 last_drop = last.kind == ActionKind.DROP
-                pm = g.piece_map()
+                pm = self.state().pieces
                 color = next((pm[sq][1] for sq in last.places if sq in pm), None)
                 if color is not None:
                     last_side = 0

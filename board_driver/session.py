@@ -341,7 +341,8 @@ class Session:
         if self._scene is None:
             out = self.outcome()
             legal = self.bases.droppable() if out is None else ()
-            self._scene = scene_of(self.game, out, legal, self.bases.bought(legal) if legal else ())
+            self._scene = scene_of(self.game, out, legal, self.bases.bought(legal) if legal else (),
+                                   self.bases.state())
         return self._scene
 
     def _render(self) -> None:

@@ -401,6 +401,7 @@ class ChessGame(FamilyGame):
         self.history: list[Action] = []
         self._keys: list = [self._key()]
         self._legal_cache: list[Action] | None = None
+        self._int_moves: list[int] | None = None       # the int moves: the ending's test and the list share them
         self._outcome_cache: tuple | None = None
         self._actions: dict[int, Action] = {}   # see action_of
         self.resigned: int | None = None
@@ -445,8 +446,16 @@ class ChessGame(FamilyGame):
             if self.outcome() is not None:
                 self._legal_cache = []
             else:
-                self._legal_cache = [self.action_of(m) for m in self.position.legal_moves()]
+                action_of = self.action_of
+                self._legal_cache = [action_of(m) for m in self._legal_moves()]
         return self._legal_cache
+
+    def _legal_moves(self) -> list[int]:
+        """The position's legal int moves, listed once for both the ending test and
+        :meth:`legal_actions` (the board driver always asks for both)."""
+        if self._int_moves is None:
+            self._int_moves = self.position.legal_moves()
+        return self._int_moves
 
     def action_of(self, m: int) -> Action:
         """The Action of an int move in the current position. An Action depends only on the
@@ -501,7 +510,7 @@ class ChessGame(FamilyGame):
         self.position.push(action.code)
         self.history.append(action)
         self._keys.append(self._key())
-        self._legal_cache = None
+        self._legal_cache = self._int_moves = None
         self._outcome_cache = None
 
     def pop(self) -> Action:
@@ -509,7 +518,7 @@ class ChessGame(FamilyGame):
             raise IllegalMoveError("no move to take back")
         self.position.pop()
         self._keys.pop()
-        self._legal_cache = None
+        self._legal_cache = self._int_moves = None
         self._outcome_cache = None
         self.resigned = None
         return self.history.pop()
@@ -533,7 +542,7 @@ class ChessGame(FamilyGame):
         us = pos.turn
         return self._chess_rules_outcome(
             us, royals_lost=lambda: us if not pos.royal_squares(us) and any(p.royal for p in v.pieces) else None,
-            has_actions=lambda: pos.count_legal() != 0, checked=pos.in_check, quiet=pos.halfmove,
+            has_actions=lambda: bool(self._legal_moves()), checked=pos.in_check, quiet=pos.halfmove,
             repeated=lambda: self._keys.count(self._keys[-1]) >= v.repetitions)
 
     # -- notation --------------------------------------------------------------------------

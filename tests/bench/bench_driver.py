@@ -13,7 +13,9 @@ frame is ready (debouncing set to 0 ms: the occupancy is stable when the frame a
   left out; the ``n`` column says how many of the samples committed.
 
 The journal goes to real storage (a folder in the system's temp folder, or --journal-dir;
---ram puts it on /dev/shm), written and fsynced as the service does. Each case is measured
+--ram puts it on /dev/shm), written and fsynced as the service does. The start-up objects
+are frozen out of the garbage collector's passes before each variant, as the service does
+(board_driver.runner.settle_memory); every sample's own objects are not. Each case is measured
 --samples times (default 200, so that the 99th percentile is not simply the slowest run).
 CPU time is this thread's own time, which other load on a shared machine does not inflate;
 wall time includes being preempted. Goal: the commit's CPU p99 under 1 ms for every variant
@@ -40,6 +42,7 @@ from board_driver.config import load_variant, variant_names  # noqa: E402
 from board_driver.devices import RawFrame  # noqa: E402
 from board_driver.journal import Journal  # noqa: E402
 from board_driver.layout import Layout  # noqa: E402
+from board_driver.runner import settle_memory  # noqa: E402
 from board_driver.session import Session  # noqa: E402
 from board_driver.settings import Settings, load_profile, load_settings  # noqa: E402
 from engine.game import new_game  # noqa: E402
@@ -202,6 +205,7 @@ def main(argv=None) -> int:
               f"   {'commit p50/p99 wall':>19} {'(cpu)':>11} {'n':>4}")
         for name in names:
             typical, busiest = positions(name)
+            settle_memory()       # as the service does once it has started (see runner.py)
             for label, prefix in (("typical", typical), ("busiest", busiest)):
                 g = new_game(load_variant(name))
                 for a in prefix:
