@@ -168,9 +168,11 @@ class Session:
 
     # -- game state the reconciler reads (see :mod:`.bases`) ------------------------------------------
     def prepare(self) -> None:
-        """Work ahead while nothing happens on the board: the states a takeback or a replacement
-        would be explained from, so that the next frame is answered at once."""
+        """Work ahead while nothing happens on the board: the position's legal actions (a
+        commit shows its LED frame before listing them) and the states a takeback or a
+        replacement would be explained from, so that the next frame is answered at once."""
         if self.outcome() is None:
+            self.bases.base(0)
             self.bases.base(1)
             self.bases.end_base()
 
@@ -183,15 +185,18 @@ class Session:
         self._scene = None
 
     def _verdict(self, now: int) -> Verdict:
-        b0 = self.bases.base(0)
-        board = Board(self.occupancy, self.events)
+        confirmed = self.game.occupancy()
         if self.recover:
-            if self.occupancy == b0.occupancy:
+            if self.occupancy == confirmed:
                 self.recover = False
                 self.notices.append("The board matches the game again: play on.")
                 return Verdict(VS.SETTLED)
-            return Verdict(VS.MISMATCH, fix=_fix(b0.occupancy, self.occupancy, b0.files))
-        return reconcile(self.bases.base, board, now, hold_ms=self.settings.hold_ms,
+            return Verdict(VS.MISMATCH, fix=_fix(confirmed, self.occupancy, self.game.geometry.files))
+        if self.occupancy == confirmed:
+            # the board shows the position: settled, as reconcile() says first -- without listing
+            # the position's actions, which a commit leaves for the idle time after its LED frame
+            return Verdict(VS.SETTLED)
+        return reconcile(self.bases.base, Board(self.occupancy, self.events), now, hold_ms=self.settings.hold_ms,
                          prefs=self.bases.prefs(self.choice), end_base=self.bases.end_base)
 
     # -- applying explanations ------------------------------------------------------------------------
@@ -340,7 +345,7 @@ class Session:
     def scene_state(self) -> SceneState:
         if self._scene is None:
             out = self.outcome()
-            legal = self.bases.droppable() if out is None else ()
+            legal = self.bases.droppable() if out is None and self.game.can_drop() else ()
             self._scene = scene_of(self.game, out, legal, self.bases.bought(legal) if legal else (),
                                    self.bases.state())
         return self._scene

@@ -131,6 +131,9 @@ class ChegoGame(FamilyGame):
         """True when ``color`` has a piece of type index ``t`` to drop."""
         return t in self.unlimited or self.position.hands[color][t] > 0
 
+    def can_drop(self) -> bool:
+        return bool(self.unlimited) or super().can_drop()
+
     def hand(self, color: int) -> dict[str, int | None]:
         """Piece letter -> pieces left in hand (None: unlimited)."""
         out: dict[str, int | None] = {}

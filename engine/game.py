@@ -196,6 +196,13 @@ class BoardView:
         """Bitboard of the occupied squares."""
         return self.position.occ[0] | self.position.occ[1]
 
+    def can_drop(self) -> bool:
+        """False when no drop can be legal now or after the turn's end: no piece in any hand or
+        reserve (families whose pieces come from elsewhere say True). Lets a view skip listing
+        the actions when all it wants from them is the drop squares."""
+        hands = self.position.hands
+        return any(hands[0]) or any(hands[1])
+
     def piece_map(self) -> dict[int, tuple[str, int]]:
         """{square: (letter, colour)} of every piece on the board."""
         pieces = self.position.variant.pieces
@@ -347,7 +354,7 @@ class FamilyGame(Resignable, BoardView):
     def board_state(self) -> BoardState:
         """What the board shows, typed (see :class:`engine.contract.BoardState`)."""
         out = self.outcome()
-        legal = self.legal_actions() if out is None else ()
+        legal = self.legal_actions() if out is None and self.can_drop() else ()
         drops = frozenset(sq for a in legal if a.kind == ActionKind.DROP for sq in a.places)
         bought = self._bought(legal)
         purchase = frozenset(sq for a in legal if a.kind == ActionKind.DROP and a.piece.lower() == bought
@@ -450,9 +457,15 @@ class ChessGame(FamilyGame):
                 self._legal_cache = [action_of(m) for m in self._legal_moves()]
         return self._legal_cache
 
+    def _has_moves(self) -> bool:
+        """Whether the side to move has a legal move: the listed moves when they are known,
+        else a count (cheaper than the list; a board lists them when it is idle)."""
+        if self._int_moves is not None:
+            return bool(self._int_moves)
+        return self.position.count_legal() != 0
+
     def _legal_moves(self) -> list[int]:
-        """The position's legal int moves, listed once for both the ending test and
-        :meth:`legal_actions` (the board driver always asks for both)."""
+        """The position's legal int moves (listed once per position)."""
         if self._int_moves is None:
             self._int_moves = self.position.legal_moves()
         return self._int_moves
@@ -542,7 +555,7 @@ class ChessGame(FamilyGame):
         us = pos.turn
         return self._chess_rules_outcome(
             us, royals_lost=lambda: us if not pos.royal_squares(us) and any(p.royal for p in v.pieces) else None,
-            has_actions=lambda: bool(self._legal_moves()), checked=pos.in_check, quiet=pos.halfmove,
+            has_actions=self._has_moves, checked=pos.in_check, quiet=pos.halfmove,
             repeated=lambda: self._keys.count(self._keys[-1]) >= v.repetitions)
 
     # -- notation --------------------------------------------------------------------------
