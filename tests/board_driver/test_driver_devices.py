@@ -101,3 +101,23 @@ def test_the_virtual_clock_only_moves_forward():
     assert c() == 5
     c.advance_to(9)
     assert c() == 9
+
+
+def test_the_loop_freezes_its_start_up_objects_out_of_the_collector():
+    # a full collection over a running service's objects costs milliseconds on a Pi: the
+    # start-up objects (tables, modules, the replayed game) are frozen before play begins
+    import gc
+    gc.unfreeze()
+    t = Table(fen="4k3/8/8/8/8/8/8/R3K3 w - - 0 1")
+    seen = [gc.get_freeze_count()]
+
+    def stop():
+        seen.append(gc.get_freeze_count())
+        return t.clock() >= 500
+
+    try:
+        run_realtime(t.session, ScriptedSource(t.clock, []), SimulatedBoard(t.session.layout, clock=t.clock),
+                     t.clock, stop=stop, on_notice=lambda line: None)
+    finally:
+        gc.unfreeze()
+    assert seen[0] == 0 and seen[-1] > 1000
