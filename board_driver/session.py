@@ -345,7 +345,7 @@ class Session:
     def scene_state(self) -> SceneState:
         if self._scene is None:
             out = self.outcome()
-            legal = self.bases.droppable() if out is None and self.game.can_drop() else ()
+            legal = self.game.next_drops() if out is None else ()
             self._scene = scene_of(self.game, out, legal, self.bases.bought(legal) if legal else (),
                                    self.bases.state())
         return self._scene

@@ -661,6 +661,19 @@ class CsipgsGame(FamilyGame):
                 out.append(self.action_of(m))
         return out
 
+    def _drops_now(self) -> list[Action]:
+        return super()._drops_now() if self.state.phase == "action" else []    # transfers are action-phase actions
+
+    def next_drops(self) -> list[Action]:
+        """In a design phase: the opponent's transfers once it ends, found by ending it on a
+        copy and listing only the transfers (the LEDs light them; the opponent's other
+        actions are listed later, when the board is idle)."""
+        if self.state.phase != "design" or not self.can_drop() or self.outcome() is not None:
+            return super().next_drops()
+        ahead = self.copy()
+        ahead.push(END)
+        return [] if ahead.outcome() is not None else ahead._transfers()
+
     def _buy_refusal(self, design: str | None = None) -> str | None:
         """Why the player to act may not buy now (or this design), or None."""
         st = self.state
@@ -1179,8 +1192,7 @@ class CsipgsGame(FamilyGame):
             return next((c for c in (us, us ^ 1) if not pos.royal_squares(c)), None)
 
         def has_actions() -> bool:
-            if decisive_only and not (self._protected(us) and self._doublemovers(us ^ 1, pos)) \
-                    and pos.count_legal(drops=False):
+            if not (self._protected(us) and self._doublemovers(us ^ 1, pos)) and pos.count_legal(drops=False):
                 return True          # a move is an action: no need to list them all
             actions = self._generate()
             if not decisive_only:

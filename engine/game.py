@@ -203,6 +203,22 @@ class BoardView:
         hands = self.position.hands
         return any(hands[0]) or any(hands[1])
 
+    def next_drops(self) -> list[Action]:
+        """The drops the next physical action may be (what the LEDs light as drop and purchase
+        squares): the legal drops, or when only silent actions are legal now (a phase that can
+        only end), the drops legal after ``end``; empty when the game is over."""
+        if not self.can_drop() or self.outcome() is not None:
+            return []
+        legal = self.legal_actions()
+        if legal and all(a.silent for a in legal):
+            end = next((a for a in legal if a.kind == ActionKind.END), None)
+            if end is None:
+                return []
+            ahead = self.copy()
+            ahead.push(end)
+            legal = ahead.legal_actions()
+        return [a for a in legal if a.kind == ActionKind.DROP]
+
     def piece_map(self) -> dict[int, tuple[str, int]]:
         """{square: (letter, colour)} of every piece on the board."""
         pieces = self.position.variant.pieces
@@ -354,10 +370,10 @@ class FamilyGame(Resignable, BoardView):
     def board_state(self) -> BoardState:
         """What the board shows, typed (see :class:`engine.contract.BoardState`)."""
         out = self.outcome()
-        legal = self.legal_actions() if out is None and self.can_drop() else ()
-        drops = frozenset(sq for a in legal if a.kind == ActionKind.DROP for sq in a.places)
+        legal = self._drops_now() if out is None and self.can_drop() else ()
+        drops = frozenset(sq for a in legal for sq in a.places)
         bought = self._bought(legal)
-        purchase = frozenset(sq for a in legal if a.kind == ActionKind.DROP and a.piece.lower() == bought
+        purchase = frozenset(sq for a in legal if a.piece.lower() == bought
                              for sq in a.places) if bought else frozenset()
         v = self.position.variant
         pm = self.piece_map()
@@ -378,8 +394,14 @@ class FamilyGame(Resignable, BoardView):
         """The family's own fields of the view (hands, treasuries, points ...)."""
         return {}
 
+    def _drops_now(self) -> list[Action]:
+        """The legal drops (families that know there are none now without listing every
+        action say so)."""
+        return [a for a in self.legal_actions() if a.kind == ActionKind.DROP]
+
     def _bought(self, legal) -> str | None:
-        """The letter of the piece bought last this turn, when it may be dropped now."""
+        """The letter of the piece bought last this turn, when one of the drops ``legal`` sets
+        it down."""
         return None
 
     def describe(self) -> dict:

@@ -173,8 +173,25 @@ def test_cached_answers_equal_fresh_ones(name):
         assert [x.text for x in game.legal_actions()] == [x.text for x in fresh.legal_actions()], \
             f"after {' '.join(x.text for x in game.history)}"
         assert game.outcome() == fresh.outcome()
+        assert sorted(a.text for a in game.next_drops()) == _drops_after_silent_phase(fresh)
         if game.outcome() is not None:
             break
+
+
+def _drops_after_silent_phase(game) -> list[str]:
+    """The drops the next physical action may be, the long way: the legal drops, or when
+    only silent actions are legal, those after ``end``."""
+    if game.outcome() is not None:
+        return []
+    legal = game.legal_actions()
+    if legal and all(a.silent for a in legal):
+        end = [a for a in legal if a.kind == ActionKind.END]
+        if not end:
+            return []
+        game = game.copy()
+        game.push(end[0])
+        legal = game.legal_actions()
+    return sorted(a.text for a in legal if a.kind == ActionKind.DROP)
 
 
 def _check_view(game) -> None:
