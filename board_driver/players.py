@@ -13,11 +13,16 @@ the page)::
 
 A player answers :meth:`Player.turn` with the actions of its whole turn, each legal after the
 ones before it (a csipgs action and its design phase, every move of a Cost Progressive turn).
-UCI engines run as child processes through python-chess's ``chess.engine``.
+``turn(game, seconds, stop=...)`` may be given a ``stop()`` callable: when it answers True the
+answer is no longer wanted (the game changed while the computer thought in the background, see
+:mod:`.computer`), and the built-in search ends at its next clock check; the other players
+answer within their time anyway. UCI engines run as child processes through python-chess's
+``chess.engine``.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import random
 import shlex
@@ -26,6 +31,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from engine.errors import EngineError
 from engine.search import Searcher, level_depth, random_turn
@@ -107,7 +113,7 @@ class Player:
     last_depth: int = 0
     last_seconds: float = 0.0
 
-    def turn(self, game, seconds: float) -> list:
+    def turn(self, game, seconds: float, *, stop: Callable[[], bool] | None = None) -> list:
         raise NotImplementedError
 
     def close(self) -> None:
@@ -129,11 +135,16 @@ class BuiltinPlayer(Player):
         self.total_nodes = 0
         self.total_seconds = 0.0
 
-    def turn(self, game, seconds: float) -> list:
-        r = self.searcher.choose(game, clock=self.clock, seconds=seconds, depth=self.depth)
-        self.last_nodes, self.last_depth, self.last_seconds = r.nodes, r.depth, r.seconds
+    def turn(self, game, seconds: float, *, stop: Callable[[], bool] | None = None) -> list:
+        clock, start = self.clock, None
+        if stop is not None:
+            # a stopped search sees its time run out at its next clock check
+            clock, start = (lambda: math.inf if stop() else self.clock()), self.clock()
+        r = self.searcher.choose(game, clock=clock, seconds=seconds, depth=self.depth)
+        spent = r.seconds if start is None or math.isfinite(r.seconds) else self.clock() - start
+        self.last_nodes, self.last_depth, self.last_seconds = r.nodes, r.depth, spent
         self.total_nodes += r.nodes
-        self.total_seconds += r.seconds
+        self.total_seconds += spent
         return list(r.actions)
 
 
@@ -142,7 +153,7 @@ class RandomPlayer(Player):
         self.spec = spec
         self.rng = random.Random(seed)
 
-    def turn(self, game, seconds: float) -> list:
+    def turn(self, game, seconds: float, *, stop: Callable[[], bool] | None = None) -> list:
         return random_turn(game, self.rng)
 
 
@@ -287,7 +298,7 @@ class UciPlayer(Player):
             self.close()
             raise PlayerError(f"{spec}: {self.name} refused the options: {exc}") from None
 
-    def turn(self, game, seconds: float) -> list:
+    def turn(self, game, seconds: float, *, stop: Callable[[], bool] | None = None) -> list:
         import chess.engine
         fen = game.fen()
         legal = {a.text.lower(): a for a in game.legal_actions()}

@@ -89,6 +89,26 @@ def test_builtin_beats_the_random_mover(name):
             break                      # one game: Chego's drops are the slowest to search
 
 
+def test_a_stopped_builtin_search_ends_at_once_with_a_legal_turn():
+    import threading
+    import time
+
+    from engine.game import new_game
+    v = load_variant("orthodox")
+    g = new_game(v)
+    engine = make_player("builtin", v)
+    stop = threading.Event()
+    threading.Timer(0.2, stop.set).start()
+    t0 = time.monotonic()
+    actions = engine.turn(g.copy(), 60.0, stop=stop.is_set)
+    spent = time.monotonic() - t0
+    assert spent < 5 and actions and actions[0] in g.legal_actions()
+    assert math.isfinite(engine.last_seconds) and engine.last_seconds < 5
+    assert math.isfinite(engine.total_seconds)
+    # not stopped: it answers as before
+    assert engine.turn(g.copy(), 0.1, stop=lambda: False)[0] in g.legal_actions()
+
+
 def _fsf():
     path = find_fairy_stockfish()
     if path is None:
