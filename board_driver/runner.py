@@ -94,7 +94,11 @@ def run_realtime(session: Session, source: SensorSource, sink: LedSink, clock: C
 
     A command is a console line, or a callable that is called with the session (the web
     page's jobs: see :mod:`board_driver.web.bridge`). ``on_update(session)`` is called after
-    every step (the page's snapshots)."""
+    every step (the page's snapshots). The session's computer thinks in the background here
+    (:meth:`board_driver.computer.Computer.think_in_background`): a commit's LED frame goes out
+    at once, and frames and commands are read while it thinks."""
+    if session.computer is not None:
+        session.computer.think_in_background()
     display = Display(sink)
     display.update(session)
     settle_memory()

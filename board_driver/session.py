@@ -133,15 +133,20 @@ class Session:
             self._on_event(e)
         d = self.verdict.deadline
         r = self.retry_at
+        c = self.computer
         if (d is not None and d <= self.now) or (r is not None and r <= self.now):
             self.retry_at = None
+            self._update(self.now)
+        elif c is not None and c.news():    # the computer's search in the background ended
             self._update(self.now)
         elif events:
             self._render()
 
     def next_deadline(self) -> int | None:
         """When :meth:`tick` has something to do, or None."""
-        ds = [d for d in (self.debouncer.deadline(), self.verdict.deadline, self.retry_at) if d is not None]
+        c = self.computer
+        ds = [d for d in (self.debouncer.deadline(), self.verdict.deadline, self.retry_at,
+                          c.deadline(self.now) if c is not None else None) if d is not None]
         return min(ds) if ds else None
 
     def read_board(self, frame: RawFrame) -> None:

@@ -303,6 +303,7 @@ def test_the_computer_is_offered_and_its_move_is_carried_out_on_the_board(server
     server.new_game(token, "orthodox", white="Ann", black="random")
     st = server.move("e2", "e4")["state"]
     assert st["moves"] == ["e2e4"] and st["players"]["black"] == "random"
+    assert "Computer (black) is thinking." in [n["text"] for n in st["notices"]]
     lit = {}
     for sq, led in st["leds"].items():
         lit.setdefault(led["layer"], []).append(sq)
