@@ -334,7 +334,7 @@ def cmd_serve(args) -> int:
         for note in store.problems + opening.notes:
             log.warning("%s", note)
         session = opening.session
-        attach(session, seconds=args.move_time, fsf_path=_fsf_path(board))
+        attach(session, seconds=args.move_time, fsf_path=_fsf_path(board), background=True)
         if opening.resumed:
             say(f"Resumed game {session.game_id} ({session.variant_name}), "
                 f"{len(session.game.history)} actions so far.")
@@ -363,7 +363,7 @@ def cmd_serve(args) -> int:
                 for note in opening.notes:
                     log.warning("%s", note)
                 session = opening.session
-                attach(session, seconds=args.move_time, fsf_path=_fsf_path(board))
+                attach(session, seconds=args.move_time, fsf_path=_fsf_path(board), background=True)
                 say(f"New game {session.game_id}: {session.variant_name}.")
                 for line in dice_lines(session.variant_name):
                     say(line)

@@ -161,12 +161,13 @@ def play_web(args, store, settings, profile, board_name: str) -> int:
 
 
 def attach_computer(session, move_time: float, fsf_path: str | None = None) -> None:
-    """The computer plays the sides whose player is an engine spec; an engine that cannot
-    start is said as a notice (the game goes on with people)."""
+    """The computer plays the sides whose player is an engine spec, thinking in the background
+    (the session is the real-time loop's); an engine that cannot start is said as a notice (the
+    game goes on with people)."""
     from ..computer import attach
     from ..errors import BoardDriverError
     try:
-        attach(session, seconds=move_time, fsf_path=fsf_path)
+        attach(session, seconds=move_time, fsf_path=fsf_path, background=True)
     except BoardDriverError as exc:
         session.notices.append(f"The computer cannot play: {exc}")
 
