@@ -307,3 +307,25 @@ def test_a_failed_search_is_said_once_and_the_players_may_move_for_it():
     assert failing.asked == 1
     assert [n for n in rig.notices if "cannot move" in n] == ["Computer (black) cannot move: the engine stopped"]
     assert [a.text for a in s.game.history] == ["e2e4", "e7e5"]
+
+
+def test_the_page_while_the_computer_thinks_then_shows_its_move():
+    from board_driver.web.state import snapshot
+    t = Table("orthodox")
+    s = t.session
+    gated = Gated(make_player("random", s.game.variant))
+    computer = Computer({0: gated}, seconds=0.3, background=True)
+    try:
+        s.attach_computer(computer)
+        st = snapshot(s, sim=True, version=1, notices=[])
+        assert st["computer"] is None and st["legal"] == [] and st["turn"] == "white"
+        gated.gate.set()
+        end = time.monotonic() + 5
+        while computer.hint() is None:
+            assert time.monotonic() < end
+            time.sleep(0.005)
+            s.tick(s.now + 10)
+        st = snapshot(s, sim=True, version=2, notices=[])
+        assert st["computer"]["move"] == computer.hint().text and st["legal"] == [computer.hint().text]
+    finally:
+        s.close()
