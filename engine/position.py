@@ -28,14 +28,14 @@ class Position:
                  "halfmove", "fullmove", "hands", "stack", "_castle_clear", "_royal_codes",
                  "_plans", "_attack_plans", "_promo_zone", "_initial", "_forward", "_mask",
                  "_king_code", "_danger_static", "_castle_paths", "_castle_rank", "_fast", "_ep_types",
-                 "_pawn_code", "_ep_step", "_single_royal", "_lines_exact")
+                 "_pawn_code", "_ep_step", "_single_royal", "_lines_exact", "_const_attacks")
 
     # -- construction ----------------------------------------------------------------------
     def __init__(self, variant):
         self._init_board(variant)
         (self.tables, self._castle_rank, self._promo_zone, self._initial, self._plans,
          self._attack_plans, self._danger_static, self._lines_exact, self._fast, self._ep_types,
-         self._pawn_code, self._ep_step, self._single_royal) = _derived(variant)
+         self._pawn_code, self._ep_step, self._single_royal, self._const_attacks) = _derived(variant)
 
     def _init_board(self, variant) -> None:
         """An empty board and what reading a FEN needs (no move tables)."""
@@ -471,10 +471,20 @@ class Position:
         code = self.board[sq]
         if not code:
             return 0
+        return self.attacks_from(code, sq, self.occ[0] | self.occ[1])
+
+    def attacks_from(self, code: int, sq: int, occ: int) -> int:
+        """What a piece ``code`` standing on ``sq`` would attack directly (as :meth:`attacks_of`)
+        were ``occ`` the occupied squares (``sq`` among them), whatever stands on the board
+        now: nothing is put or taken. ``attacks_of(sq)`` is ``attacks_from(board[sq], sq,
+        occupancy)``. A piece that only leaps (no capturing rides, hops, bent or lame moves)
+        attacks the same squares whatever the occupancy: :meth:`constant_attacks`."""
+        const = self._const_attacks[code]
+        if const is not None:
+            return const[sq]
         color = code & 1
-        pt = self.tables.pieces[color][(code >> 1) - 1]
-        occ = self.occ[0] | self.occ[1]
         T = self.tables
+        pt = T.pieces[color][(code >> 1) - 1]
         ray, positive = T.ray, T.positive
         out = pt.lc[sq]
         for d, mv, cp, lim in pt.rides:
@@ -493,6 +503,12 @@ class Position:
             if cp and not block & occ and (not init or self._initial[color] >> sq & 1):
                 out |= 1 << to
         return out
+
+    def constant_attacks(self, code: int) -> list[int] | None:
+        """Per square, what a piece ``code`` attacks there when that never depends on the
+        occupancy (it only leaps: no capturing rides, hops, bent or lame moves); else None.
+        Computed once per variant and shared: do not change the list."""
+        return self._const_attacks[code]
 
     def checkers_exist(self, color: int | None = None) -> bool:
         """True when a royal piece of ``color`` (default: side to move) is attacked."""
@@ -1160,6 +1176,8 @@ def _derived(variant) -> tuple:
         # a pawn's double step sets the en passant square (none when the variant has no e.p.)
         2 * g.files if variant.en_passant else -1,
         ((royal_types[0] + 1) * 2, (royal_types[0] + 1) * 2 + 1) if len(royal_types) == 1 else None,
+        # per piece code: the attacks of a piece that only leaps (a list per square), else None
+        [None, None] + [_constant_attacks(T.pieces[c][t]) for t in range(len(variant.pieces)) for c in (0, 1)],
     )
     if len(_DERIVED) >= 64:    # variants made during play (csipgs designs) come and go
         _DERIVED.clear()
@@ -1230,6 +1248,15 @@ def _fast_plan(variant, T, color: int, promo_zone: int):
             kind = _SLIDE if pt.slides else _LEAP
         plan.append((kind, code, pt, data))
     return tuple(plan)
+
+
+def _constant_attacks(pt) -> list[int] | None:
+    """``pt.lc`` when the piece attacks nothing but its plain capturing leaps (what
+    :meth:`Position.attacks_from` computes then never depends on the occupancy), else None."""
+    if any(cp for _, _, cp, _ in pt.rides) or any(cp for _, _, cp in pt.hops) \
+            or any(e[3] for legs in pt.lame for e in legs) or any(e[4] for legs in pt.bent for e in legs):
+        return None
+    return pt.lc
 
 
 def _bits(bb: int):
