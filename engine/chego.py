@@ -38,11 +38,14 @@ appears in the hand: both sides always have one more.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import reduce
+from operator import or_
 from types import MappingProxyType
 
 from .errors import FenError, IllegalMoveError, VariantError
 from .contract import ActionKind
 from .game import Action, FamilyGame, Outcome, find_action
+from .geometry import bits
 from .moves import DROP, decode, encode
 from .position import BLACK, WHITE, Position
 
@@ -52,12 +55,115 @@ PASS = Action("pass", ActionKind.PASS)
 
 @dataclass(frozen=True, slots=True)
 class _Analysis:
-    """What one position's drops depend on, computed once per ply."""
+    """What one position's drops and views depend on, computed once per ply."""
 
-    attacks: dict            # square -> bitboard the piece there attacks
-    white: list              # per square: number of white pieces attacking it
-    black: list              # per square: number of black pieces attacking it
-    drops: dict              # type index -> {square: killed squares (tuple)}
+    attacks: dict            # occupied square -> bitboard the piece there attacks
+    planes: tuple            # (white's, black's) attacker counts of every square, bit-sliced:
+                             # bit sq of planes[c][i] is bit i of the count of colour c
+    neutral: int             # empty squares attacked by as many white as black pieces
+    white: int               # empty squares White controls (more white attackers)
+    black: int               # empty squares Black controls
+    legal: dict              # type index in hand -> bitboard of the squares it may be dropped on
+    kills: dict              # legal drop square -> the squares of the pieces it kills (ascending);
+                             # only squares that kill
+    killing: int             # the squares of ``kills``
+
+    def count(self, color: int, sq: int) -> int:
+        """How many pieces of ``color`` attack ``sq``."""
+        return sum((p >> sq & 1) << i for i, p in enumerate(self.planes[color]))
+
+
+class _Kinds:
+    """What the drop rules need to know of each piece code of a variant, once per move tables
+    (shared by every game of the variant):
+
+    * ``simple[code]``: the piece attacks by plain leaps and rides only (no capturing hop,
+      bent or lame move), so that its attacks are its *reach* (``reach[code][sq]``: the
+      leaps and the whole rays, as on an empty board) cut at the first piece of each ray:
+      occupying a square only ever takes squares away, and only squares it attacked or
+      that lay behind them. For such a piece, "attacks no piece" is "no piece in its
+      reach", and then it attacks its whole reach;
+    * ``behind[code]``: per square, the squares from which the reach covers it
+      (``reach[code][x] >> sq & 1`` for x in ``behind[code][sq]``);
+    * ``reaching[code]``: the squares where the reach is not empty;
+    * ``const[code]``: the attack table of a piece that only leaps (Position.constant_attacks);
+    * ``cut(code, p)``: per square s, the squares whose occupation can take s from the piece
+      standing on p (s itself and the squares before it on its rays).
+    """
+
+    def __init__(self, pos: Position):
+        T, g = pos.tables, pos.geometry
+        n = 2 * len(pos.variant.pieces) + 2
+        size = g.size
+        self.simple = [False] * n
+        self.reach: list = [None] * n
+        self.behind: list = [None] * n
+        self.reaching = [0] * n
+        self.const = [pos.constant_attacks(code) if code > 1 else None for code in range(n)]
+        self.rays: list = [()] * n
+        self._cut: dict = {}
+        self._T = T
+        for code in range(2, n):
+            pt = T.pieces[code & 1][(code >> 1) - 1]
+            if any(cp for _, _, cp in pt.hops) or any(e[3] for legs in pt.lame for e in legs) \
+                    or any(e[4] for legs in pt.bent for e in legs):
+                continue
+            rays = tuple((d, T.ray[d] if lim == 0 else T.limited_ray(d, lim))
+                         for d, mv, cp, lim in pt.rides if cp)
+            reach = []
+            for sq in range(size):
+                r = pt.lc[sq]
+                for _, ray in rays:
+                    r |= ray[sq]
+                reach.append(r)
+            if any(r >> sq & 1 for sq, r in enumerate(reach)):
+                continue            # a piece reaching its own square: left to the general steps
+            behind = [0] * size
+            reaching = 0
+            for sq, r in enumerate(reach):
+                if r:
+                    reaching |= 1 << sq
+                while r:
+                    low = r & -r
+                    behind[low.bit_length() - 1] |= 1 << sq
+                    r ^= low
+            self.simple[code] = True
+            self.reach[code] = reach
+            self.behind[code] = behind
+            self.reaching[code] = reaching & g.mask
+            self.rays[code] = rays
+
+    def cut(self, code: int, p: int) -> list:
+        key = code, p
+        out = self._cut.get(key)
+        if out is None:
+            ray = self._T.ray
+            out = [1 << s for s in range(len(self.reach[code]))]
+            for d, rays in self.rays[code]:
+                r = b = rays[p]
+                while b:
+                    low = b & -b
+                    s = low.bit_length() - 1
+                    out[s] |= r & ~ray[d][s]
+                    b ^= low
+            self._cut[key] = out
+        return out
+
+
+_KINDS: dict[int, tuple] = {}
+
+
+def _kinds(pos: Position) -> _Kinds:
+    """The :class:`_Kinds` of the position's move tables (built once per tables)."""
+    T = pos.tables
+    hit = _KINDS.get(id(T))
+    if hit is not None and hit[0] is T:
+        return hit[1]
+    if len(_KINDS) >= 64:
+        _KINDS.clear()
+    k = _Kinds(pos)
+    _KINDS[id(T)] = (T, k)
+    return k
 
 
 class ChegoGame(FamilyGame):
@@ -99,15 +205,9 @@ class ChegoGame(FamilyGame):
         self._analysis: _Analysis | None = None
         self._legal: list[Action] | None = None
         self.resigned: int | None = None
-        T = pos.tables
-        # Pieces whose attacks a drop can cut without dropping on an attacked square:
-        # capturing lame leapers (block squares), bent riders (paths) and hoppers (screens).
-        self._indirect = tuple(
-            frozenset(t for t, pt in enumerate(T.pieces[c])
-                      if any(cp for d, mv, cp in pt.hops)
-                      or any(cp for legs in pt.lame for _, _, _, cp, _ in legs)
-                      or any(cp for legs in pt.bent for _, _, _, _, cp in legs))
-            for c in (WHITE, BLACK))
+        self._kinds = _kinds(pos)
+        # drop actions made so far, shared by copies: the same drop is one object in every position
+        self._drop_actions: dict = {}
 
     # -- state -----------------------------------------------------------------------------
     @property
@@ -149,15 +249,9 @@ class ChegoGame(FamilyGame):
         """Every empty square by who controls it: ``neutral``, ``white``, ``black`` (square
         names, a1 first)."""
         a = self._analyse()
-        g = self.geometry
-        out: dict[str, list[str]] = {"neutral": [], "white": [], "black": []}
-        occ = self.occupancy()
-        for sq in g.squares():
-            if occ >> sq & 1:
-                continue
-            w, b = a.white[sq], a.black[sq]
-            out["white" if w > b else "black" if b > w else "neutral"].append(g.name(sq))
-        return out
+        name = self.geometry.name
+        return {"neutral": [name(s) for s in bits(a.neutral)], "white": [name(s) for s in bits(a.white)],
+                "black": [name(s) for s in bits(a.black)]}
 
     def drop_squares(self, letter: str) -> list[int]:
         """The squares where the side to move may drop the piece ``letter`` (either case),
@@ -165,14 +259,14 @@ class ChegoGame(FamilyGame):
         t = self.variant.piece_index(letter)
         if self.outcome() is not None or not self.in_hand(self.turn, t):
             return []
-        return sorted(self._analyse().drops[t])
+        return bits(self._analyse().legal[t])
 
     def points(self) -> tuple[int, int]:
         """(white, black): controlled empty squares plus captured pieces, as if the game
         ended now."""
-        terr = self.territory()
-        return (len(terr["white"]) + len(self.captured[WHITE]),
-                len(terr["black"]) + len(self.captured[BLACK]))
+        a = self._analyse()
+        return (a.white.bit_count() + len(self.captured[WHITE]),
+                a.black.bit_count() + len(self.captured[BLACK]))
 
     def describe(self) -> dict:
         w, b = self.points()
@@ -192,8 +286,20 @@ class ChegoGame(FamilyGame):
                 self._legal = []
             else:
                 a = self._analyse()
-                out = [self._drop_action(t, sq, kills)
-                       for t in sorted(a.drops) for sq, kills in sorted(a.drops[t].items())]
+                cache = self._drop_actions
+                killing = a.killing
+                out = []
+                for t, bb in a.legal.items():
+                    key = t << 8
+                    while bb:
+                        low = bb & -bb
+                        bb ^= low
+                        sq = low.bit_length() - 1
+                        if low & killing:
+                            out.append(self._drop_action(t, sq, a.kills[sq]))
+                        else:
+                            act = cache.get(key | sq)
+                            out.append(act if act is not None else self._drop_action(t, sq, ()))
                 if not (out and self._before_first_drop()):
                     out.append(PASS)
                 self._legal = out
@@ -207,11 +313,18 @@ class ChegoGame(FamilyGame):
                 and not self.captured[WHITE] and not self.captured[BLACK])
 
     def _drop_action(self, t: int, sq: int, kills: tuple) -> Action:
-        letter = self.variant.pieces[t].letter
+        """The drop of type ``t`` on ``sq`` killing the pieces on ``kills``: made once, then
+        found again (actions are immutable)."""
         board = self.position.board
-        return Action(f"{letter.upper()}@{self.geometry.name(sq)}", ActionKind.DROP, frozenset(kills),
-                      frozenset({sq}), encode(t, sq, 0, DROP), letter,
-                      tuple((k, self._letter(board[k])) for k in kills), drop=letter)   # the victims: (square, letter)
+        key = (t, sq, kills, tuple(board[k] for k in kills)) if kills else t << 8 | sq
+        act = self._drop_actions.get(key)
+        if act is None:
+            letter = self.variant.pieces[t].letter
+            act = Action(f"{letter.upper()}@{self.geometry.name(sq)}", ActionKind.DROP, frozenset(kills),
+                         frozenset({sq}), encode(t, sq, 0, DROP), letter,
+                         tuple((k, self._letter(board[k])) for k in kills), drop=letter)   # the victims: (square, letter)
+            self._drop_actions[key] = act
+        return act
 
     def parse(self, text: str) -> Action:
         """The legal action written ``text``: ``N@e4`` (any case) or ``pass``."""
@@ -245,11 +358,11 @@ class ChegoGame(FamilyGame):
         if pos.board[sq]:
             return f"{g.name(sq)} is occupied"
         a = self._analyse()
-        if a.white[sq] != a.black[sq]:
-            return (f"{g.name(sq)} is not neutral (attacked by {a.white[sq]} white and "
-                    f"{a.black[sq]} black pieces)")
-        att = self._stone_attacks(t, sq)
+        w, b = a.count(WHITE, sq), a.count(BLACK, sq)
+        if w != b:
+            return f"{g.name(sq)} is not neutral (attacked by {w} white and {b} black pieces)"
         occ = self.occupancy()
+        att = pos.attacks_from((t + 1) * 2 + self.turn, sq, occ | 1 << sq)
         if att & occ:
             hit = ", ".join(g.name(s) for s in g.squares_of(att & occ))
             return f"a {v.pieces[t].name} on {g.name(sq)} would attack the piece(s) on {hit}"
@@ -308,13 +421,11 @@ class ChegoGame(FamilyGame):
         other._undo = list(self._undo)
 
     def _view_fields(self) -> dict:
-        terr = self.territory()
-        geo = self.geometry
+        a = self._analyse()
         return {
             "hands": tuple(MappingProxyType(self.hand(c)) for c in (WHITE, BLACK)),
             "points": self.points(), "passes": self.passes,
-            "territory": (frozenset(geo.parse(n) for n in terr["white"]),
-                          frozenset(geo.parse(n) for n in terr["black"])),
+            "territory": (frozenset(bits(a.white)), frozenset(bits(a.black))),
         }
 
     def san(self, action: Action) -> str:
@@ -334,74 +445,144 @@ class ChegoGame(FamilyGame):
     def _analyse(self) -> _Analysis:
         if self._analysis is not None:
             return self._analysis
-        pos, g = self.position, self.geometry
-        occ = self.occupancy()
-        attacks = {sq: pos.attacks_of(sq) for sq in g.squares_of(occ)}
-        counts = ([0] * g.size, [0] * g.size)
-        for sq, att in attacks.items():
-            n = counts[pos.board[sq] & 1]
-            for s in g.squares_of(att & ~occ):
-                n[s] += 1
-        a = _Analysis(attacks, counts[WHITE], counts[BLACK], {})
-        us = pos.turn
-        types = [t for t in range(len(self.variant.pieces)) if self.in_hand(us, t)]
-        for t in types:
-            a.drops[t] = {}
-        empty = ~occ & g.mask
-        for sq in g.squares_of(empty):
-            if a.white[sq] != a.black[sq]:
-                continue                                    # condition 1
-            free = empty & ~(1 << sq)
-            fits = []
-            for t in types:
-                att = self._stone_attacks(t, sq)
-                if att & free and not att & occ:            # conditions 2 and 3
-                    fits.append(t)
-            if not fits:
+        pos = self.position
+        board = pos.board
+        occ = pos.occ[0] | pos.occ[1]
+        empty = ~occ & self.geometry.mask
+        K = self._kinds
+        simple, const, cut = K.simple, K.const, K.cut
+        attacks_from = pos.attacks_from
+        attacks = {}
+        planes: tuple[list, list] = ([], [])
+        kill: dict = {}          # square -> the simple pieces (ascending) its occupation kills
+        killing = 0              # the squares of kill
+        others = []              # (square, code, empty attacked squares) of the other pieces
+        bb = occ
+        while bb:
+            low = bb & -bb
+            bb ^= low
+            p = low.bit_length() - 1
+            code = board[p]
+            tab = const[code]
+            att = tab[p] if tab is not None else attacks_from(code, p, occ)
+            attacks[p] = att
+            planes_c = planes[code & 1]          # add 1 to the count of every square of att
+            c, i = att, 0
+            while c:
+                if i == len(planes_c):
+                    planes_c.append(c)
+                    break
+                x = planes_c[i]
+                planes_c[i] = x ^ c
+                c &= x
+                i += 1
+            lib = att & empty
+            if not lib:
+                continue                         # it has no empty square to lose (condition 4)
+            if not simple[code]:
+                others.append((p, code, lib))
                 continue
-            victims = self._victims(sq, a)
-            if victims is None:
-                continue                                    # condition 4
-            for t in fits:
-                a.drops[t][sq] = victims
+            if not lib & (lib - 1):
+                sq = lib.bit_length() - 1        # its only one: filling it kills
+            elif tab is not None:
+                continue                         # a leaper keeps the others
+            else:
+                # A rider with several loses them all to one square only if that square cuts
+                # both its lowest and its highest one (see _Kinds.cut); check those exactly.
+                cuts = cut(code, p)
+                cand = lib & cuts[(lib & -lib).bit_length() - 1] & cuts[lib.bit_length() - 1]
+                while cand:
+                    c = cand & -cand
+                    cand ^= c
+                    if not attacks_from(code, p, occ | c) & lib & ~c:
+                        sq = c.bit_length() - 1
+                        kill.setdefault(sq, []).append(p)
+                        killing |= c
+                continue
+            kill.setdefault(sq, []).append(p)
+            killing |= 1 << sq
+        white, black = planes
+        n = max(len(white), len(black))
+        white += [0] * (n - len(white))
+        black += [0] * (n - len(black))
+        more_w = more_b = 0
+        same = -1
+        for i in range(n - 1, -1, -1):           # compare the counts, highest bit first
+            w, b = white[i], black[i]
+            more_w |= same & w & ~b
+            more_b |= same & b & ~w
+            same &= ~(w ^ b)
+        neutral = same & empty                    # condition 1
+        # conditions 2 and 3, per type in hand
+        us = pos.turn
+        fits = {}
+        every = 0
+        squares = None
+        for t in range(len(self.variant.pieces)):
+            if not self.in_hand(us, t):
+                continue
+            code = (t + 1) * 2 + us
+            if simple[code]:
+                # its reach must hold no piece (then it attacks the whole reach, all empty)
+                behind = K.behind[code]
+                if squares is None:
+                    squares = bits(occ)
+                f = neutral & K.reaching[code] & ~reduce(or_, map(behind.__getitem__, squares), 0)
+            else:
+                f = 0
+                for sq in bits(neutral):
+                    b = 1 << sq
+                    att = attacks_from(code, sq, occ | b)
+                    if att & empty & ~b and not att & occ:
+                        f |= b
+            fits[t] = f
+            every |= f
+        # condition 4 and the kills
+        kills = {}
+        bad = 0
+        for sq in bits(every & killing if not others else every):
+            b = 1 << sq
+            dead = kill.get(sq, [])
+            if others:
+                free = empty & ~b
+                extra = [p for p, code, lib in others if not attacks_from(code, p, occ | b) & free]
+                if extra:
+                    dead = sorted(dead + extra)
+            if not dead:
+                continue
+            if any(board[k] & 1 == us for k in dead):
+                bad |= b                         # suicide
+            else:
+                kills[sq] = tuple(dead)
+        if bad:
+            fits = {t: f & ~bad for t, f in fits.items()}
+        killing = 0
+        for sq in kills:
+            killing |= 1 << sq
+        a = _Analysis(attacks, planes, neutral, more_w & empty, more_b & empty, fits, kills, killing)
         self._analysis = a
         return a
 
-    def _stone_attacks(self, t: int, sq: int) -> int:
-        """What a piece of type ``t`` of the side to move would attack from the empty ``sq``."""
-        pos = self.position
-        pos.put_code(sq, (t + 1) * 2 + pos.turn)
-        try:
-            return pos.attacks_of(sq)
-        finally:
-            pos.take_code(sq)
-
     def _victims(self, sq: int, a: _Analysis):
-        """The enemy pieces a drop on the empty ``sq`` leaves without liberties (sorted
-        squares), or None when it would leave one of the dropper's own pieces so (suicide).
-        Which piece is dropped does not matter: only the occupancy of ``sq`` changes."""
+        """The pieces a drop on the empty ``sq`` leaves without liberties (sorted squares), or
+        None when one of them is the dropper's own (suicide), worked out piece by piece (the
+        reading of the rules that _analyse computes in bulk). Which piece is dropped does not
+        matter: only the occupancy of ``sq`` changes."""
         pos = self.position
         us = pos.turn
-        occ = self.occupancy()
-        empty = ~occ & self.geometry.mask
-        free = empty & ~(1 << sq)
-        board = pos.board
-        indirect = self._indirect
-        pos.put_code(sq, 2 + us)
-        try:
-            victims = []
-            for p, att in a.attacks.items():
-                code = board[p]
-                if not (att >> sq & 1 or (code >> 1) - 1 in indirect[code & 1]):
-                    continue
-                if not att & empty or pos.attacks_of(p) & free:
-                    continue                    # never had a liberty, or keeps one
-                if code & 1 == us:
-                    return None
-                victims.append(p)
-            return tuple(victims)
-        finally:
-            pos.take_code(sq)
+        b = 1 << sq
+        occ = self.occupancy() | b
+        empty = ~self.occupancy() & self.geometry.mask
+        free = empty & ~b
+        victims = []
+        for p, att in sorted(a.attacks.items()):
+            code = pos.board[p]
+            if not att & empty or pos.attacks_from(code, p, occ) & free:
+                continue                    # never had a liberty, or keeps one
+            if code & 1 == us:
+                return None
+            victims.append(p)
+        return tuple(victims)
 
     # -- helpers ---------------------------------------------------------------------------
     def _letter(self, code: int) -> str:
