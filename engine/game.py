@@ -29,6 +29,7 @@ from typing import Any, NamedTuple
 
 from .contract import ActionKind, BoardState, Termination
 from .errors import IllegalMoveError, VariantError
+from .geometry import bits
 from .moves import CASTLE, DROP, EN_PASSANT, Move, decode, to_uci
 from .position import BLACK, WHITE, Position
 
@@ -221,9 +222,9 @@ class BoardView:
 
     def piece_map(self) -> dict[int, tuple[str, int]]:
         """{square: (letter, colour)} of every piece on the board."""
-        pieces = self.position.variant.pieces
-        return {sq: (pieces[(c >> 1) - 1].letter, c & 1)
-                for sq, c in enumerate(self.position.board) if c}
+        pos = self.position
+        pieces, board = pos.variant.pieces, pos.board
+        return {sq: (pieces[(board[sq] >> 1) - 1].letter, board[sq] & 1) for sq in bits(pos.occ[0] | pos.occ[1])}
 
 
 class FamilyGame(Resignable, BoardView):
@@ -378,7 +379,8 @@ class FamilyGame(Resignable, BoardView):
         v = self.position.variant
         pm = self.piece_map()
         royal_letters = {p.letter for p in v.pieces if p.royal}
-        royals = tuple(sorted((sq, c) for sq, (letter, c) in pm.items() if letter in royal_letters))
+        royals = tuple(sorted((sq, c) for sq, (letter, c) in pm.items() if letter in royal_letters)) \
+            if royal_letters else ()
         last = next((a for a in reversed(self.history) if not a.silent), None)
         fields = dict(
             family=self.family, turn=self.turn, occupancy=self.occupancy(),

@@ -11,6 +11,8 @@ leapers jump over them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import chain
+from operator import getitem
 
 from .errors import SquareError
 
@@ -20,12 +22,28 @@ MAX_SIZE = 16
 
 def bits(bb: int) -> list[int]:
     """The squares of a bitboard, lowest first."""
+    if bb.bit_count() > 8:
+        # byte by byte from tables: several times faster than bit by bit for many squares
+        n = (bb.bit_length() + 7) >> 3
+        if n > len(_BYTE_SQUARES):
+            _more_bytes(n)
+        return list(chain.from_iterable(map(getitem, _BYTE_SQUARES, bb.to_bytes(n, "little"))))
     out = []
     while bb:
         low = bb & -bb
         out.append(low.bit_length() - 1)
         bb ^= low
     return out
+
+
+_BYTE = [tuple(j for j in range(8) if byte >> j & 1) for byte in range(256)]
+_BYTE_SQUARES: list[list[tuple]] = []    # [i][byte]: the squares of byte as a bitboard's i-th byte
+
+
+def _more_bytes(n: int) -> None:
+    while len(_BYTE_SQUARES) < n:
+        off = 8 * len(_BYTE_SQUARES)
+        _BYTE_SQUARES.append([tuple([off + j for j in t]) for t in _BYTE])
 
 
 @dataclass(frozen=True, slots=True)

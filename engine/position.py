@@ -487,7 +487,11 @@ class Position:
         pt = T.pieces[color][(code >> 1) - 1]
         ray, positive = T.ray, T.positive
         out = pt.lc[sq]
-        for d, mv, cp, lim in pt.rides:
+        if pt.slides:
+            # the unlimited rides that move and capture alike: looked up by the occupancy
+            att = pt.slide_cache[sq].get(occ & pt.slide_mask[sq])
+            out |= att if att is not None else slide_targets(pt, sq, occ)
+        for d, mv, cp, lim in pt.other_rides:
             if not cp:
                 continue
             r = ray[d][sq] if lim == 0 else T.limited_ray(d, lim)[sq]
