@@ -37,10 +37,10 @@ appears in the hand: both sides always have one more.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import reduce
 from operator import or_
 from types import MappingProxyType
+from typing import NamedTuple
 
 from .errors import FenError, IllegalMoveError, VariantError
 from .contract import ActionKind
@@ -53,8 +53,7 @@ _RULE_KEYS = {"unlimited"}
 PASS = Action("pass", ActionKind.PASS)
 
 
-@dataclass(frozen=True, slots=True)
-class _Analysis:
+class _Analysis(NamedTuple):
     """What one position's drops and views depend on, computed once per ply."""
 
     attacks: dict            # occupied square -> bitboard the piece there attacks
@@ -67,8 +66,12 @@ class _Analysis:
     kills: dict              # legal drop square -> the squares of the pieces it kills (ascending);
                              # only squares that kill
     killing: int             # the squares of ``kills``
+    doomed: dict             # square of a simple piece (see _Kinds) -> the empty squares whose
+                             # filling kills it (a tuple, ascending); pieces with none left out
+    blocked: dict            # code of a simple piece type -> the squares from which its reach
+                             # holds a piece (kept for both colours, for the next position)
 
-    def count(self, color: int, sq: int) -> int:
+    def attackers(self, color: int, sq: int) -> int:
         """How many pieces of ``color`` attack ``sq``."""
         return sum((p >> sq & 1) << i for i, p in enumerate(self.planes[color]))
 
@@ -86,6 +89,7 @@ class _Kinds:
     * ``behind[code]``: per square, the squares from which the reach covers it
       (``reach[code][x] >> sq & 1`` for x in ``behind[code][sq]``);
     * ``reaching[code]``: the squares where the reach is not empty;
+    * ``simple_codes``: the simple codes of each colour; ``all_simple``: every piece is;
     * ``const[code]``: the attack table of a piece that only leaps (Position.constant_attacks);
     * ``cut(code, p)``: per square s, the squares whose occupation can take s from the piece
       standing on p (s itself and the squares before it on its rays).
@@ -101,6 +105,7 @@ class _Kinds:
         self.reaching = [0] * n
         self.const = [pos.constant_attacks(code) if code > 1 else None for code in range(n)]
         self.rays: list = [()] * n
+        self.simple_codes: tuple[list, list] = ([], [])
         self._cut: dict = {}
         self._T = T
         for code in range(2, n):
@@ -128,10 +133,12 @@ class _Kinds:
                     behind[low.bit_length() - 1] |= 1 << sq
                     r ^= low
             self.simple[code] = True
+            self.simple_codes[code & 1].append(code)
             self.reach[code] = reach
             self.behind[code] = behind
             self.reaching[code] = reaching & g.mask
             self.rays[code] = rays
+        self.all_simple = all(self.simple[2:])
 
     def cut(self, code: int, p: int) -> list:
         key = code, p
@@ -151,6 +158,29 @@ class _Kinds:
 
 
 _KINDS: dict[int, tuple] = {}
+
+
+def _add(planes: list, x: int) -> None:
+    """Add 1 to the bit-sliced counter ``planes`` on every square of ``x``."""
+    i = 0
+    while x:
+        if i == len(planes):
+            planes.append(x)
+            return
+        v = planes[i]
+        planes[i] = v ^ x
+        x &= v
+        i += 1
+
+
+def _sub(planes: list, x: int) -> None:
+    """Take 1 from the bit-sliced counter ``planes`` on every square of ``x`` (each at least 1)."""
+    i = 0
+    while x:
+        v = planes[i]
+        planes[i] = v ^ x
+        x &= ~v
+        i += 1
 
 
 def _kinds(pos: Position) -> _Kinds:
@@ -203,11 +233,16 @@ class ChegoGame(FamilyGame):
         self.history: list[Action] = []
         self._undo: list[tuple] = []
         self._analysis: _Analysis | None = None
+        self._after: tuple | None = None        # what _analyse_after starts from, or None
         self._legal: list[Action] | None = None
         self.resigned: int | None = None
         self._kinds = _kinds(pos)
-        # drop actions made so far, shared by copies: the same drop is one object in every position
-        self._drop_actions: dict = {}
+        # drop actions made so far, shared by copies: the same drop is one object in every
+        # position. _drop_rows[type][square]: the drop that kills nothing (or None);
+        # _drop_kills[(type, square, killed squares, their piece codes)]: the others.
+        self._drop_rows = [[None] * self.geometry.size for _ in variant.pieces]
+        self._drop_kills: dict = {}
+        self._hand_views: dict = {}             # both hands' counts -> the view's hands (shared too)
 
     # -- state -----------------------------------------------------------------------------
     @property
@@ -286,20 +321,20 @@ class ChegoGame(FamilyGame):
                 self._legal = []
             else:
                 a = self._analyse()
-                cache = self._drop_actions
+                rows = self._drop_rows
                 killing = a.killing
                 out = []
+                append = out.append
                 for t, bb in a.legal.items():
-                    key = t << 8
+                    row = rows[t]
                     while bb:
                         low = bb & -bb
                         bb ^= low
-                        sq = low.bit_length() - 1
-                        if low & killing:
-                            out.append(self._drop_action(t, sq, a.kills[sq]))
-                        else:
-                            act = cache.get(key | sq)
-                            out.append(act if act is not None else self._drop_action(t, sq, ()))
+                        act = row[low.bit_length() - 1]
+                        if act is None or low & killing:
+                            sq = low.bit_length() - 1
+                            act = self._drop_action(t, sq, a.kills.get(sq, ()))
+                        append(act)
                 if not (out and self._before_first_drop()):
                     out.append(PASS)
                 self._legal = out
@@ -316,14 +351,20 @@ class ChegoGame(FamilyGame):
         """The drop of type ``t`` on ``sq`` killing the pieces on ``kills``: made once, then
         found again (actions are immutable)."""
         board = self.position.board
-        key = (t, sq, kills, tuple(board[k] for k in kills)) if kills else t << 8 | sq
-        act = self._drop_actions.get(key)
+        if kills:
+            key = (t, sq, kills, tuple(board[k] for k in kills))
+            act = self._drop_kills.get(key)
+        else:
+            act = self._drop_rows[t][sq]
         if act is None:
             letter = self.variant.pieces[t].letter
             act = Action(f"{letter.upper()}@{self.geometry.name(sq)}", ActionKind.DROP, frozenset(kills),
                          frozenset({sq}), encode(t, sq, 0, DROP), letter,
                          tuple((k, self._letter(board[k])) for k in kills), drop=letter)   # the victims: (square, letter)
-            self._drop_actions[key] = act
+            if kills:
+                self._drop_kills[key] = act
+            else:
+                self._drop_rows[t][sq] = act
         return act
 
     def parse(self, text: str) -> Action:
@@ -358,7 +399,7 @@ class ChegoGame(FamilyGame):
         if pos.board[sq]:
             return f"{g.name(sq)} is occupied"
         a = self._analyse()
-        w, b = a.count(WHITE, sq), a.count(BLACK, sq)
+        w, b = a.attackers(WHITE, sq), a.attackers(BLACK, sq)
         if w != b:
             return f"{g.name(sq)} is not neutral (attacked by {w} white and {b} black pieces)"
         occ = self.occupancy()
@@ -390,6 +431,8 @@ class ChegoGame(FamilyGame):
         pos.set_turn(us ^ 1, halfmove=halfmove, fullmove=pos.fullmove + (us == BLACK))
         self._undo.append((killed, passes))
         self.history.append(action)
+        a = self._analysis
+        self._after = None if a is None else (a, sq if action.kind != ActionKind.PASS else -1, killed)
         self._analysis = self._legal = None
 
     def pop(self) -> Action:
@@ -409,12 +452,12 @@ class ChegoGame(FamilyGame):
                 pos.put_code(k, code)
             if killed:
                 del self.captured[us][-len(killed):]
-        self._analysis = self._legal = None
+        self._analysis = self._legal = self._after = None
         self.resigned = None
         return action
 
     def _forget_outcome(self) -> None:
-        self._analysis = self._legal = None
+        self._analysis = self._legal = self._after = None
 
     def _copy_into(self, other) -> None:
         other.captured = [list(self.captured[0]), list(self.captured[1])]
@@ -422,11 +465,24 @@ class ChegoGame(FamilyGame):
 
     def _view_fields(self) -> dict:
         a = self._analyse()
+        hands = self.position.hands
+        key = (*hands[WHITE], *hands[BLACK])
+        views = self._hand_views.get(key)
+        if views is None:
+            views = self._hand_views[key] = (MappingProxyType(self.hand(WHITE)), MappingProxyType(self.hand(BLACK)))
         return {
-            "hands": tuple(MappingProxyType(self.hand(c)) for c in (WHITE, BLACK)),
+            "hands": views,
             "points": self.points(), "passes": self.passes,
             "territory": (frozenset(bits(a.white)), frozenset(bits(a.black))),
         }
+
+    def _drop_squares(self, legal) -> frozenset[int]:
+        if not legal:
+            return frozenset()
+        every = 0
+        for bb in self._analyse().legal.values():
+            every |= bb
+        return frozenset(bits(every))
 
     def san(self, action: Action) -> str:
         return action.text
@@ -443,20 +499,25 @@ class ChegoGame(FamilyGame):
 
     # -- the rules -------------------------------------------------------------------------
     def _analyse(self) -> _Analysis:
-        if self._analysis is not None:
-            return self._analysis
+        """The analysis of the position: worked out from the previous position's when the last
+        push left it (:meth:`_analyse_after`), else from nothing (:meth:`_analyse_full`)."""
+        if self._analysis is None:
+            after, self._after = self._after, None
+            self._analysis = self._analyse_full() if after is None else self._analyse_after(*after)
+        return self._analysis
+
+    def _analyse_full(self) -> _Analysis:
+        """The analysis computed from the position alone."""
         pos = self.position
         board = pos.board
         occ = pos.occ[0] | pos.occ[1]
         empty = ~occ & self.geometry.mask
         K = self._kinds
-        simple, const, cut = K.simple, K.const, K.cut
+        simple, const = K.simple, K.const
         attacks_from = pos.attacks_from
         attacks = {}
         planes: tuple[list, list] = ([], [])
-        kill: dict = {}          # square -> the simple pieces (ascending) its occupation kills
-        killing = 0              # the squares of kill
-        others = []              # (square, code, empty attacked squares) of the other pieces
+        doomed = {}
         bb = occ
         while bb:
             low = bb & -bb
@@ -466,45 +527,111 @@ class ChegoGame(FamilyGame):
             tab = const[code]
             att = tab[p] if tab is not None else attacks_from(code, p, occ)
             attacks[p] = att
-            planes_c = planes[code & 1]          # add 1 to the count of every square of att
-            c, i = att, 0
-            while c:
-                if i == len(planes_c):
-                    planes_c.append(c)
-                    break
-                x = planes_c[i]
-                planes_c[i] = x ^ c
-                c &= x
-                i += 1
+            _add(planes[code & 1], att)
             lib = att & empty
-            if not lib:
-                continue                         # it has no empty square to lose (condition 4)
-            if not simple[code]:
-                others.append((p, code, lib))
-                continue
+            if not lib or not simple[code]:
+                continue                         # no empty square to lose (condition 4), or not simple
             if not lib & (lib - 1):
-                sq = lib.bit_length() - 1        # its only one: filling it kills
-            elif tab is not None:
-                continue                         # a leaper keeps the others
-            else:
-                # A rider with several loses them all to one square only if that square cuts
-                # both its lowest and its highest one (see _Kinds.cut); check those exactly.
-                cuts = cut(code, p)
-                cand = lib & cuts[(lib & -lib).bit_length() - 1] & cuts[lib.bit_length() - 1]
-                while cand:
-                    c = cand & -cand
-                    cand ^= c
-                    if not attacks_from(code, p, occ | c) & lib & ~c:
-                        sq = c.bit_length() - 1
-                        kill.setdefault(sq, []).append(p)
-                        killing |= c
+                doomed[p] = (lib.bit_length() - 1,)     # its only one: filling it kills
+            elif tab is None:
+                found = self._doomed(code, p, att, lib, occ)
+                if found:
+                    doomed[p] = found
+        return self._finish(attacks, planes, doomed, {}, occ, empty)
+
+    def _doomed(self, code: int, p: int, att: int, lib: int, occ: int) -> tuple:
+        """The empty squares whose filling leaves the simple piece ``code`` on ``p``, which
+        attacks ``att`` and the empty squares ``lib``, without an empty attacked square."""
+        if not lib:
+            return ()
+        if not lib & (lib - 1):
+            return (lib.bit_length() - 1,)
+        if self._kinds.const[code] is not None:
+            return ()                            # a leaper keeps the others
+        # A rider with several loses them all to one square only if that square cuts both its
+        # lowest and its highest one (see _Kinds.cut); those are checked exactly.
+        cuts = self._kinds.cut(code, p)
+        cand = lib & cuts[(lib & -lib).bit_length() - 1] & cuts[lib.bit_length() - 1]
+        out = []
+        attacks_from = self.position.attacks_from
+        while cand:
+            c = cand & -cand
+            cand ^= c
+            if not attacks_from(code, p, occ | c) & lib & ~c:
+                out.append(c.bit_length() - 1)
+        return tuple(out)
+
+    def _analyse_after(self, a: _Analysis, sq: int, killed: tuple) -> _Analysis:
+        """The analysis after a drop on ``sq`` that killed ``killed`` ((square, code) pairs),
+        or after a pass (``sq`` -1), worked out from ``a``, the analysis before it: only the
+        pieces whose attacks or empty attacked squares the drop changed are looked at again
+        (those attacking ``sq`` or a killed piece's square, and any that is not simple)."""
+        pos = self.position
+        occ = pos.occ[0] | pos.occ[1]
+        empty = ~occ & self.geometry.mask
+        if sq < 0:
+            return self._finish(a.attacks, a.planes, a.doomed, dict(a.blocked), occ, empty)
+        board = pos.board
+        K = self._kinds
+        simple, const = K.simple, K.const
+        attacks_from = pos.attacks_from
+        attacks = dict(a.attacks)
+        planes = (list(a.planes[0]), list(a.planes[1]))
+        doomed = dict(a.doomed)
+        touched = 1 << sq
+        for k, code in killed:
+            touched |= 1 << k
+            _sub(planes[code & 1], attacks.pop(k))
+            doomed.pop(k, None)
+        code = board[sq]
+        tab = const[code]
+        att = tab[sq] if tab is not None else attacks_from(code, sq, occ)
+        attacks[sq] = att
+        _add(planes[code & 1], att)
+        if simple[code]:
+            found = self._doomed(code, sq, att, att & empty, occ)
+            if found:
+                doomed[sq] = found
+        for p, before in a.attacks.items():
+            code = board[p]
+            if not (before & touched or not simple[code]) or p not in attacks:
                 continue
-            kill.setdefault(sq, []).append(p)
-            killing |= 1 << sq
+            tab = const[code]
+            att = tab[p] if tab is not None else attacks_from(code, p, occ)
+            if att != before:
+                planes_c = planes[code & 1]
+                _sub(planes_c, before)
+                _add(planes_c, att)
+                attacks[p] = att
+            if simple[code]:
+                found = self._doomed(code, p, att, att & empty, occ)
+                if found:
+                    doomed[p] = found
+                else:
+                    doomed.pop(p, None)
+        if killed:
+            blocked = {}                         # pieces left: worked out again
+        else:
+            behind = K.behind
+            blocked = {c: bb | behind[c][sq] for c, bb in a.blocked.items()}
+        return self._finish(attacks, planes, doomed, blocked, occ, empty)
+
+    def _finish(self, attacks: dict, planes: tuple, doomed: dict, blocked: dict, occ: int,
+                empty: int) -> _Analysis:
+        """The analysis from each piece's attacks, the attack counts and the squares that kill
+        simple pieces: territory, and the drops of the side to move (``blocked`` holds
+        what is known of each piece type's blocked squares, and gets the rest)."""
+        pos = self.position
+        board = pos.board
+        K = self._kinds
+        simple = K.simple
+        attacks_from = pos.attacks_from
         white, black = planes
         n = max(len(white), len(black))
-        white += [0] * (n - len(white))
-        black += [0] * (n - len(black))
+        if len(white) < n:
+            white = white + [0] * (n - len(white))
+        if len(black) < n:
+            black = black + [0] * (n - len(black))
         more_w = more_b = 0
         same = -1
         for i in range(n - 1, -1, -1):           # compare the counts, highest bit first
@@ -515,19 +642,22 @@ class ChegoGame(FamilyGame):
         neutral = same & empty                    # condition 1
         # conditions 2 and 3, per type in hand
         us = pos.turn
+        hand, unlimited = pos.hands[us], self.unlimited
         fits = {}
         every = 0
         squares = None
-        for t in range(len(self.variant.pieces)):
-            if not self.in_hand(us, t):
+        for t in range(len(hand)):
+            if not hand[t] and t not in unlimited:
                 continue
             code = (t + 1) * 2 + us
             if simple[code]:
                 # its reach must hold no piece (then it attacks the whole reach, all empty)
-                behind = K.behind[code]
-                if squares is None:
-                    squares = bits(occ)
-                f = neutral & K.reaching[code] & ~reduce(or_, map(behind.__getitem__, squares), 0)
+                bl = blocked.get(code)
+                if bl is None:
+                    if squares is None:
+                        squares = bits(occ)
+                    bl = blocked[code] = reduce(or_, map(K.behind[code].__getitem__, squares), 0)
+                f = neutral & K.reaching[code] & ~bl
             else:
                 f = 0
                 for sq in bits(neutral):
@@ -537,7 +667,22 @@ class ChegoGame(FamilyGame):
                         f |= b
             fits[t] = f
             every |= f
+        if len(blocked) < len(K.simple_codes[0]) + len(K.simple_codes[1]):
+            # every simple type's, for the next position's analysis to start from
+            if squares is None:
+                squares = bits(occ)
+            for code in K.simple_codes[0] + K.simple_codes[1]:
+                if code not in blocked:
+                    blocked[code] = reduce(or_, map(K.behind[code].__getitem__, squares), 0)
         # condition 4 and the kills
+        kill: dict = {}                           # square -> the simple pieces its filling kills
+        killing = 0
+        for p in sorted(doomed):
+            for sq in doomed[p]:
+                kill.setdefault(sq, []).append(p)
+                killing |= 1 << sq
+        others = [] if K.all_simple else [(p, code, att & empty) for p, att in attacks.items()
+                                          if not simple[code := board[p]] and att & empty]
         kills = {}
         bad = 0
         for sq in bits(every & killing if not others else every):
@@ -559,9 +704,8 @@ class ChegoGame(FamilyGame):
         killing = 0
         for sq in kills:
             killing |= 1 << sq
-        a = _Analysis(attacks, planes, neutral, more_w & empty, more_b & empty, fits, kills, killing)
-        self._analysis = a
-        return a
+        return _Analysis(attacks, planes, neutral, more_w & empty, more_b & empty, fits, kills, killing,
+                         doomed, blocked)
 
     def _victims(self, sq: int, a: _Analysis):
         """The pieces a drop on the empty ``sq`` leaves without liberties (sorted squares), or

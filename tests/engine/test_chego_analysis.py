@@ -176,7 +176,7 @@ def test_drop_actions_are_made_once_and_found_again_only_for_the_same_victims():
     king = new_game(v, "8/8/8/8/8/8/NN6/K6r[n] b - - 0 1")
     # copies of a game share the drop actions made so far, as the second game does here
     rook = new_game(v, "8/8/8/8/8/8/NN6/R6r[n] b - - 0 1")
-    rook._drop_actions = king._drop_actions
+    rook._drop_rows, rook._drop_kills = king._drop_rows, king._drop_kills
     a, b = king.parse("N@b1"), rook.parse("N@b1")
     assert a.detail == ((0, "K"),) and b.detail == ((0, "R"),)
     assert a.lifts == b.lifts == frozenset({0})
@@ -184,3 +184,58 @@ def test_drop_actions_are_made_once_and_found_again_only_for_the_same_victims():
     for x in rook.legal_actions():
         if not x.lifts and x.text in quiet:
             assert x is quiet[x.text]
+
+
+def _strip(planes):
+    out = list(planes)
+    while out and not out[-1]:
+        out.pop()
+    return out
+
+
+def same_analysis(derived, full, game):
+    """The analysis worked out from the previous position's equals the one from nothing."""
+    assert derived.attacks == full.attacks
+    assert [_strip(p) for p in derived.planes] == [_strip(p) for p in full.planes]
+    for field in ("neutral", "white", "black", "legal", "kills", "killing", "doomed"):
+        assert getattr(derived, field) == getattr(full, field), field
+    # blocked squares: whatever each kept, it holds the same for the same piece
+    for code in derived.blocked.keys() & full.blocked.keys():
+        assert derived.blocked[code] == full.blocked[code], code
+    assert all(full.blocked.get(code, derived.blocked[code]) == derived.blocked[code]
+               for code in derived.blocked)
+
+
+@pytest.mark.parametrize("variant", CHEGO + ["fairy", "fairy-crowded", "chego-crowded"])
+def test_the_analysis_after_an_action_equals_the_analysis_from_nothing(variant):
+    if variant.startswith("fairy"):
+        v = fairy_chego()
+    else:
+        v = load_variant(variant.removesuffix("-crowded"))
+        v = Variant.from_dict({**_as_dict(v), "rules": {"unlimited": True}}, "<test>")
+    rng = random.Random(variant)
+    derived = kills = 0
+    for _ in range(4):
+        n = len(v.geometry.squares())
+        game = new_game(v, crowded(v, rng, n // 5) if variant.endswith("crowded") else None)
+        game.legal_actions()
+        while game.outcome() is None:
+            actions = game.legal_actions()
+            killing = [a for a in actions if a.lifts]
+            if killing and rng.random() < 0.5:
+                a = rng.choice(killing)
+            elif len(actions) > 1 and rng.random() < 0.9:
+                a = rng.choice(actions[:-1])
+            else:
+                a = actions[-1]
+            kills += bool(a.lifts)
+            game.push(a)
+            derived += game._after is not None
+            fresh = game.copy()
+            fresh._analysis = fresh._legal = fresh._after = None
+            same_analysis(game._analyse(), fresh._analyse(), game)
+            assert game.legal_actions() == fresh.legal_actions()
+            if rng.random() < 0.1 and len(game.history) > 1:
+                game.pop()                       # from nothing again after a takeback
+                game.push(a)
+    assert derived > 40 and (kills >= 3 or not variant.endswith("crowded")), (derived, kills)
