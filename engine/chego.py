@@ -476,13 +476,12 @@ class ChegoGame(FamilyGame):
             "territory": (frozenset(bits(a.white)), frozenset(bits(a.black))),
         }
 
-    def _drop_squares(self, legal) -> frozenset[int]:
-        if not legal:
-            return frozenset()
-        every = 0
-        for bb in self._analyse().legal.values():
-            every |= bb
-        return frozenset(bits(every))
+    def _drops_now(self) -> list[Action]:
+        legal = self.legal_actions()
+        return legal[:-1] if legal and legal[-1] is PASS else legal    # every other action is a drop
+
+    def next_drops(self) -> list[Action]:
+        return [] if self.outcome() is not None else self._drops_now()
 
     def san(self, action: Action) -> str:
         return action.text
