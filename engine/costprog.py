@@ -527,7 +527,8 @@ class CostProgressiveGame(ChessGame):
         self.history.append(action)
         if pos.in_check():                       # the opponent (to move in pos) is in check
             self._close("check")
-        elif not self._move_actions():
+        elif self.points_left < min(self.rules.costs) or not self._move_actions():
+            # (no move costs less than the cheapest piece: nothing to list when that is out of reach)
             self._close("points" if self.points_left == 0 else "no affordable move")
 
     def _close(self, reason: str) -> None:
@@ -560,12 +561,24 @@ class CostProgressiveGame(ChessGame):
         us = self.turn
         return self._chess_rules_outcome(
             us, royals_lost=lambda: us if not self.position.royal_squares(us) and any(p.royal for p in v.pieces)
-            else None, has_actions=lambda: bool(self._move_actions()), checked=self.in_check, quiet=st.quiet,
+            else None, has_actions=self._turn_can_start, checked=self.in_check, quiet=st.quiet,
             repeated=lambda: self._keys.count(self._keys[-1]) >= v.repetitions)
+
+    def _turn_can_start(self) -> bool:
+        """Whether the side to move has an affordable first move. When the turn's budget pays
+        for any piece, every legal move is affordable and counting them is enough (the list
+        waits until it is asked for: a board asks when it is idle)."""
+        if self._moves_cache is None and self.turn_budget >= max(self.rules.costs):
+            return self.position.count_legal() != 0
+        return bool(self._move_actions())
 
     # -- notation --------------------------------------------------------------------------
     def _san_base(self, action: Action) -> str:
         """SAN without the check suffix, for the current mover."""
+        return self._chess_san(action).rstrip("+#")
+
+    def _chess_san(self, action: Action) -> str:
+        """SAN as orthodox chess writes it for the current mover (``+`` when the move checks)."""
         if action.kind == ActionKind.END:
             return "end"
         self._move_actions()                      # fill the cache before bracketing
@@ -574,7 +587,7 @@ class CostProgressiveGame(ChessGame):
         if mid:
             pos.null_move()
         try:
-            return ChessGame.san(self, action).rstrip("+#")
+            return ChessGame.san(self, action)
         finally:
             if mid:
                 pos.pop()
@@ -582,18 +595,20 @@ class CostProgressiveGame(ChessGame):
     def san(self, action: Action) -> str:
         """SAN with the variant's letters; ``+`` when the move checks (and so ends the turn),
         ``#`` when the opponent cannot then meet the check."""
-        text = self._san_base(action)
-        if action.kind == ActionKind.END:
-            return text
+        text = self._chess_san(action)
+        base = text.rstrip("+#")
+        if action.kind == ActionKind.END or base == text:
+            return base                 # no check: the suffix is empty, whatever the turn does next
+        # a check ends the turn: mate when the opponent cannot meet it with an affordable move
+        kept = (self._moves_cache, self._legal_cache)
         self.push(action)
         try:
-            checked = self._state.ended_by == "check" and not self._state.moves
             o = self.outcome()
-            if checked:
-                text += "#" if o is not None and o.termination is Termination.CHECKMATE else "+"
+            mate = o is not None and o.termination is Termination.CHECKMATE
         finally:
             self.pop()
-        return text
+            self._moves_cache, self._legal_cache = kept     # the same position again
+        return base + ("#" if mate else "+")
 
 
 def turn_sequences(game: CostProgressiveGame) -> int:

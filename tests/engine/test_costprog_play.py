@@ -294,3 +294,29 @@ def test_pop_restores_the_turn(cp):
     assert (g.fen(), g.describe(), legal(g)) == before
     g.pop()
     assert g.describe()["turn_moves"] == [] and g.turn == 0 and g.points_left == 2
+
+
+@pytest.mark.parametrize("name", ["cost-progressive", "cost-progressive-simple", "cost-progressive-tomorrow-1"])
+def test_san_suffix_is_the_turn_ending_check_and_asking_changes_nothing(name):
+    # SAN pushes the move only when it checks; the suffix must still be what playing it says:
+    # '+' when the check ends the turn, '#' when the opponent then has no affordable answer
+    import random
+    rng = random.Random(name)
+    g = new_game(load_variant(name))
+    for _ in range(40):
+        acts = [a for a in g.legal_actions()]
+        if not acts:
+            break
+        before = [a.text for a in acts]
+        for a in rng.sample(acts, min(12, len(acts))):
+            text = g.san(a)
+            if a.text == "end":
+                assert text == "end"
+                continue
+            probe = g.copy()
+            probe.push(a)
+            checked = probe._state.ended_by == "check" and not probe._state.moves
+            mate = checked and probe.outcome() is not None and probe.outcome().reason == "checkmate"
+            assert text.endswith("#") == mate and text.endswith("+") == (checked and not mate), (text, g.fen())
+        assert [a.text for a in g.legal_actions()] == before      # naming moves left the game as it was
+        g.push(rng.choice(acts))
