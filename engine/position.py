@@ -558,9 +558,12 @@ class Position:
         danger = 0          # moves from these squares get the exact test
         danger_to = 0       # moves to these squares get the exact test (hopper screens)
         king_sq = -1
+        evasion = -1        # in check: the squares a move of a non-royal piece must end on
         if len(protect) == 1 and self._lines_exact[us] is not None:
             king_sq = protect[0]
             in_check, danger = self._check_pins(king_sq, us, occ)
+            if in_check:
+                evasion = self._evasions(king_sq, us, occ)
         elif protect:
             for k in protect:
                 if self.attacked(k, them, occ):
@@ -571,7 +574,7 @@ class Position:
             else:
                 danger = -1  # several protected royals: test every move exactly
         if in_check or danger_to or danger == -1:
-            count = self._gen_general(out, us, protect, in_check, danger, danger_to, -1)
+            count = self._gen_general(out, us, protect, in_check, danger, danger_to, -1, evasion)
         elif out is None:
             count = self._count_fast(us, king_sq, danger)
         else:
@@ -724,8 +727,10 @@ class Position:
         return len(out)
 
     def _gen_general(self, out: list | None, us: int, protect, in_check: bool, danger: int,
-                     danger_to: int, sel: int) -> int:
-        """Moves of the pieces on ``sel`` by the fully general steps (any Betza piece)."""
+                     danger_to: int, sel: int, evasion: int = -1) -> int:
+        """Moves of the pieces on ``sel`` by the fully general steps (any Betza piece).
+        ``evasion``: the only targets a non-royal piece's move may have (see _evasions);
+        en passant is tested apart."""
         them = us ^ 1
         T = self.tables
         ray = T.ray
@@ -781,6 +786,8 @@ class Position:
                     quiet |= q2
                     caps |= c2
                 targets = quiet | caps
+                if not royal:
+                    targets &= evasion
                 exact = royal or in_check or (low & danger) or (targets & danger_to)
                 if pawn and targets & promo_zone:
                     if exact or out is not None:
@@ -941,6 +948,32 @@ class Position:
                 if board[f2] in codes:
                     danger |= 1 << f
         return in_check, danger
+
+    def _evasions(self, k: int, us: int, occ: int) -> int:
+        """The royal piece on k is in check and every enemy capture is a plain leap or an
+        unlimited ride (``_lines_exact``): the squares where a move of another piece can meet
+        the check -- the checker's square and, for a rider, the squares between it and the
+        royal piece; none at all against two checkers (only the royal piece can move then)."""
+        leapers, riders, look = self._lines_exact[us]
+        pbb = self.pbb
+        checkers = 0
+        for code, rev_lc in leapers:
+            checkers |= rev_lc[k] & pbb[code]
+        between = 0
+        ray = self.tables.ray
+        board = self.board
+        for od, codes, pos_dir in look:
+            line = ray[od][k]
+            b = line & occ
+            if not b:
+                continue
+            f = (b & -b).bit_length() - 1 if pos_dir else b.bit_length() - 1
+            if board[f] in codes:
+                checkers |= 1 << f
+                between |= line & ~ray[od][f] & ~(1 << f)
+        if checkers & (checkers - 1):
+            return 0
+        return checkers | between
 
     def _safe(self, frm: int, to: int, us: int, protect, royal: bool, extra_remove: int) -> bool:
         """Exact test: after moving frm->to (removing extra_remove too), is every protected
