@@ -24,9 +24,11 @@ class Bases:
         self.marks = marks          # shared with the session, which keeps it in step with the history
         self._cache: dict = {}
         self.only = None            # the computer's action: the one action accepted now (see .computer)
+        self.generation = 0         # counts the invalidations: equal numbers, the same inputs
 
     def invalidate(self) -> None:
         self._cache.clear()
+        self.generation += 1
 
     def outcome(self):
         """The game's outcome (cached until the game changes)."""

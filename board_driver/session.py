@@ -83,6 +83,7 @@ class Session:
         self.computer = None                # a .computer.Computer playing one side or both
         self._scene: SceneState | None = None
         self._last_status: tuple | None = None
+        self._held: tuple | None = None     # (inputs, verdict) of the last hold: see _verdict
         self.leds: LedFrame = LedFrame.dark(layout.physical_size)
         self.led_layers: tuple[str | None, ...] = (None,) * layout.physical_size
 
@@ -201,8 +202,19 @@ class Session:
             # the board shows the position: settled, as reconcile() says first -- without listing
             # the position's actions, which a commit leaves for the idle time after its LED frame
             return Verdict(VS.SETTLED)
-        return reconcile(self.bases.base, Board(self.occupancy, self.events), now, hold_ms=self.settings.hold_ms,
-                         prefs=self.bases.prefs(self.choice), end_base=self.bases.end_base)
+        inputs = (self.occupancy, len(self.events), self.bases.generation, self.choice)
+        held = self._held
+        if held is not None and held[0] == inputs:
+            # nothing changed since a move was held: it is held until its deadline, then
+            # committed -- what reconcile() would say again, without working it out again
+            v = held[1]
+            if now < v.deadline:
+                return v
+            return Verdict(VS.COMMIT, options=v.options, partial=v.partial, lifted=v.lifted, placed=v.placed)
+        v = reconcile(self.bases.base, Board(self.occupancy, self.events), now, hold_ms=self.settings.hold_ms,
+                      prefs=self.bases.prefs(self.choice), end_base=self.bases.end_base)
+        self._held = (inputs, v) if v.status == VS.HOLD else None
+        return v
 
     # -- applying explanations ------------------------------------------------------------------------
     def _push_mem(self, expl: Explanation, start: int) -> list[tuple[Action, int]]:

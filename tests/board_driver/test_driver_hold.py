@@ -1,0 +1,49 @@
+"""A held move (one that could still slide on) is answered from the verdict that held it while
+nothing changes, and committed at its deadline: the answers must be those reconcile() gives
+when asked afresh at the same moment."""
+
+import random
+
+import pytest
+
+from board_driver.choreo import Choreographer, Style
+from board_driver.reconcile import Board, reconcile
+
+from drivertools import Table
+
+
+def _fresh(s, now):
+    return reconcile(s.bases.base, Board(s.occupancy, s.events), now, hold_ms=s.settings.hold_ms,
+                     prefs=s.bases.prefs(s.choice), end_base=s.bases.end_base)
+
+
+@pytest.mark.parametrize("variant", ["orthodox", "tomorrow-1", "cost-progressive", "courier"])
+def test_a_held_move_is_answered_as_reconcile_answers_it(variant):
+    rng = random.Random(variant)
+    t = Table(variant)
+    s = t.session
+    geo = s.game.geometry
+    ch = Choreographer(rng, Style(slide=0.0, bounce=0.0))
+    held = 0
+    for _ in range(30):
+        legal = [a for a in s.game.legal_actions() if not a.silent]
+        if not legal or s.outcome() is not None:
+            break
+        a = rng.choice(legal)
+        n = len(s.game.history)
+        for kind, sq in ch._order(s.game, a, s.game.occupancy()):
+            if kind == "lift":
+                t.lift(geo.name(sq))
+            elif kind == "place":
+                t.place(geo.name(sq))
+        if s.verdict.status == "hold":
+            held += 1
+            deadline = s.verdict.deadline
+            for now in (t.clock(), deadline - 1, deadline):
+                assert s._verdict(now) == _fresh(s, now), (a.text, now)
+        t.wait(1000)
+        if len(s.game.history) == n:        # a prompt: take its default or the first option
+            t.say("choose 1")
+            t.wait(1000)
+        assert s.verdict.status == "settled", (a.text, s.verdict)
+    assert held >= 5
