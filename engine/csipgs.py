@@ -671,7 +671,7 @@ class CsipgsGame(FamilyGame):
         if self.state.phase != "design" or not self.can_drop() or self.outcome() is not None:
             return super().next_drops()
         ahead = self.copy()
-        ahead.push(END)
+        ahead._push(END)                    # always legal in a design phase
         return [] if ahead.outcome() is not None else ahead._transfers()
 
     def _buy_refusal(self, design: str | None = None) -> str | None:
@@ -1225,7 +1225,8 @@ class CsipgsGame(FamilyGame):
             dis = self._disambiguation(frm, others)
             text = action.piece.upper() + dis + ("x" if action.kind == ActionKind.CAPTURE else "") + g.name(to)
         if self.state.phase == "action" and action in self.legal_actions():
-            self.push(action)
+            kept = (self._legal_cache, self._outcome_cache)
+            self._push(action)
             try:
                 them = self.state.turn ^ 1
                 if any(self._attacked(k, self.state.turn) for k in self.position.royal_squares(them)):
@@ -1233,6 +1234,7 @@ class CsipgsGame(FamilyGame):
                     text += "#" if o is not None and o.termination is Termination.CHECKMATE else "+"
             finally:
                 self.pop()
+                self._legal_cache, self._outcome_cache = kept      # the same position again
         return text
 
 
