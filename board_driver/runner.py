@@ -81,9 +81,29 @@ def settle_memory() -> None:
     once and freeze what is left (:func:`gc.freeze`), so that the collector's passes during
     play scan only the objects made since, never the start-up ones again. A full pass over a
     running service's objects costs milliseconds on a Pi; a commit is budgeted at well
-    under one (see tests/bench/bench_driver.py)."""
+    under one (see tests/bench/bench_driver.py, and :func:`collect_garbage` for when the
+    passes happen)."""
     gc.collect()
     gc.freeze()
+
+
+_THRESHOLDS = gc.get_threshold()
+
+
+def collect_garbage() -> None:
+    """The collector's work at the loop's pace: the service loop turns the automatic
+    collection off and calls this after each step, once the LED frame is out, so that no
+    collection ever lands inside a commit. It collects as the interpreter would have (the
+    youngest objects once enough were made, the older generations every so many passes of
+    the younger ones: :func:`gc.get_threshold`), only later."""
+    t0, t1, t2 = _THRESHOLDS
+    c0, c1, c2 = gc.get_count()
+    if c0 < t0:
+        return
+    if c1 + 1 < t1:
+        gc.collect(0)
+    else:
+        gc.collect(2 if c2 + 1 >= t2 else 1)
 
 
 def run_realtime(session: Session, source: SensorSource, sink: LedSink, clock: Callable[[], int], *,
@@ -102,6 +122,16 @@ def run_realtime(session: Session, source: SensorSource, sink: LedSink, clock: C
     display = Display(sink)
     display.update(session)
     settle_memory()
+    automatic = gc.isenabled()
+    gc.disable()                # collections happen between steps (collect_garbage), never in one
+    try:
+        return _loop(session, source, display, clock, commands, stop, on_notice, poll, on_update)
+    finally:
+        if automatic:
+            gc.enable()
+
+
+def _loop(session, source, display, clock, commands, stop, on_notice, poll, on_update) -> Session:
     failing = None
     while not stop():
         d = session.next_deadline()
@@ -142,4 +172,5 @@ def run_realtime(session: Session, source: SensorSource, sink: LedSink, clock: C
             on_notice(line)
         if on_update is not None:
             on_update(session)
+        collect_garbage()
     return session

@@ -14,8 +14,9 @@ frame is ready (debouncing set to 0 ms: the occupancy is stable when the frame a
 
 The journal goes to real storage (a folder in the system's temp folder, or --journal-dir;
 --ram puts it on /dev/shm), written and fsynced as the service does. The start-up objects
-are frozen out of the garbage collector's passes before each variant, as the service does
-(board_driver.runner.settle_memory); every sample's own objects are not. Each case is measured
+are frozen out of the garbage collector's passes before each variant, and the collector runs
+between samples, never inside one, as the service loop runs it between steps
+(board_driver.runner.settle_memory, collect_garbage). Each case is measured
 --samples times (default 200, so that the 99th percentile is not simply the slowest run).
 CPU time is this thread's own time, which other load on a shared machine does not inflate;
 wall time includes being preempted. Goal: the commit's CPU p99 under 1 ms for every variant
@@ -27,6 +28,7 @@ wall time includes being preempted. Goal: the commit's CPU p99 under 1 ms for ev
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import random
 import sys
@@ -42,7 +44,7 @@ from board_driver.config import load_variant, variant_names  # noqa: E402
 from board_driver.devices import RawFrame  # noqa: E402
 from board_driver.journal import Journal  # noqa: E402
 from board_driver.layout import Layout  # noqa: E402
-from board_driver.runner import settle_memory  # noqa: E402
+from board_driver.runner import collect_garbage, settle_memory  # noqa: E402
 from board_driver.session import Session  # noqa: E402
 from board_driver.settings import Settings, load_profile, load_settings  # noqa: E402
 from engine.game import new_game  # noqa: E402
@@ -149,9 +151,11 @@ def measure(variant, prefix, kind, samples, journal_dir, rng):
                 cpu += time.thread_time() - c0
             if len(g.history) == n0:
                 s.close()
+                collect_garbage()
                 continue
         times.append((wall * 1000, cpu * 1000))
         s.close()
+        collect_garbage()           # as the service loop does after each step
     return times
 
 
@@ -195,6 +199,7 @@ def main(argv=None) -> int:
     names = args.variant or (variant_names() + ["random-1-2-3"])
     where = "/dev/shm" if args.ram else args.journal_dir
     rng = random.Random(1)
+    gc.disable()            # the service loop's collector policy (board_driver.runner.run_realtime)
     worst = worst_wall = 0.0
     worst_commit, worst_commit_case = 0.0, ""
     with tempfile.TemporaryDirectory(dir=where) as jdir:

@@ -121,3 +121,40 @@ def test_the_loop_freezes_its_start_up_objects_out_of_the_collector():
     finally:
         gc.unfreeze()
     assert seen[0] == 0 and seen[-1] > 1000
+
+
+def test_the_loop_collects_between_steps_and_gives_the_collector_back():
+    # automatic collection is off while the loop runs (no pass lands inside a commit); the
+    # loop collects between steps instead, so garbage made meanwhile is still freed
+    import gc
+    import weakref
+
+    class Node:
+        pass
+
+    t = Table(fen="4k3/8/8/8/8/8/8/R3K3 w - - 0 1")
+    commands = queue.Queue()
+    freed, during, sent = [], [], []
+
+    def make_garbage(session):
+        for _ in range(3000):
+            n = Node()
+            n.me = n                    # a cycle: only the collector frees it
+        weakref.finalize(n, freed.append, True)
+
+    def stop():
+        during.append(gc.isenabled())
+        if t.clock() >= 500 and not sent:
+            sent.append(t.clock())
+            commands.put(make_garbage)
+        return t.clock() >= 3000
+
+    assert gc.isenabled()
+    try:
+        run_realtime(t.session, ScriptedSource(t.clock, []), SimulatedBoard(t.session.layout, clock=t.clock),
+                     t.clock, commands=commands, stop=stop, on_notice=lambda line: None)
+    finally:
+        gc.unfreeze()
+    assert freed == [True]                  # collected while the loop ran
+    assert not any(during)                  # never automatically during the loop
+    assert gc.isenabled()                   # and given back afterwards
