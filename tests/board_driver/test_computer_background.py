@@ -136,6 +136,13 @@ def _table(player, side: int = 1, *, seconds: float = 0.3) -> tuple[Table, Rig]:
     return t, Rig(t.session)
 
 
+
+def _gated_white():
+    """A session whose White is a computer thinking in the background until its gate opens."""
+    s = Table("orthodox").session
+    gated = Gated(make_player("random", s.game.variant))
+    return s, gated, Computer({0: gated}, seconds=0.3, background=True)
+
 def test_the_players_move_is_lit_while_the_computer_thinks_then_its_move():
     t, rig = _table(make_player("builtin", Table().session.game.variant), seconds=0.3)
     s = t.session
@@ -262,10 +269,7 @@ def test_attach_in_the_background_and_the_loop_lights_the_move():
 
 def test_the_switch_interval_is_narrowed_while_a_search_runs():
     before = sys.getswitchinterval()
-    t = Table("orthodox")
-    s = t.session
-    gated = Gated(make_player("random", s.game.variant))
-    computer = Computer({0: gated}, seconds=0.3, background=True)
+    s, gated, computer = _gated_white()
     try:
         s.attach_computer(computer)
         assert computer.thinking and sys.getswitchinterval() < before
@@ -311,10 +315,7 @@ def test_a_failed_search_is_said_once_and_the_players_may_move_for_it():
 
 def test_the_page_while_the_computer_thinks_then_shows_its_move():
     from board_driver.web.state import snapshot
-    t = Table("orthodox")
-    s = t.session
-    gated = Gated(make_player("random", s.game.variant))
-    computer = Computer({0: gated}, seconds=0.3, background=True)
+    s, gated, computer = _gated_white()
     try:
         s.attach_computer(computer)
         st = snapshot(s, sim=True, version=1, notices=[])

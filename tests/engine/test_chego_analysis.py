@@ -17,6 +17,16 @@ from engine.variant import Variant
 CHEGO = [n for n in variant_names() if load_variant(n).family == "chego"]
 
 
+
+def _pick(actions, rng):
+    """A random action, killing drops half the time when there are some, passing rarely."""
+    killing = [a for a in actions if a.lifts]
+    if killing and rng.random() < 0.5:
+        return rng.choice(killing)
+    if len(actions) > 1 and rng.random() < 0.9:
+        return rng.choice(actions[:-1])
+    return actions[-1]
+
 def fairy_chego(holes=("e4", "b6")):
     return Variant.from_dict({
         "name": "fairy-chego", "family": "chego", "board": {"files": 9, "ranks": 7, "holes": list(holes)},
@@ -118,13 +128,7 @@ def test_analysis_agrees_with_the_rules_drop_by_drop_along_random_games(variant)
         while game.outcome() is None:
             kills += check(game)
             actions = game.legal_actions()
-            killing = [a for a in actions if a.lifts]
-            if killing and rng.random() < 0.5:
-                a = rng.choice(killing)
-            elif len(actions) > 1 and rng.random() < 0.9:
-                a = rng.choice(actions[:-1])
-            else:
-                a = actions[-1]
+            a = _pick(actions, rng)
             game.push(a)
         check(game)
 
@@ -221,13 +225,7 @@ def test_the_analysis_after_an_action_equals_the_analysis_from_nothing(variant):
         game.legal_actions()
         while game.outcome() is None:
             actions = game.legal_actions()
-            killing = [a for a in actions if a.lifts]
-            if killing and rng.random() < 0.5:
-                a = rng.choice(killing)
-            elif len(actions) > 1 and rng.random() < 0.9:
-                a = rng.choice(actions[:-1])
-            else:
-                a = actions[-1]
+            a = _pick(actions, rng)
             kills += bool(a.lifts)
             game.push(a)
             derived += game._after is not None
