@@ -569,7 +569,7 @@ class CostProgressiveGame(ChessGame):
         for any piece, every legal move is affordable and counting them is enough (the list
         waits until it is asked for: a board asks when it is idle)."""
         if self._moves_cache is None and self.turn_budget >= max(self.rules.costs):
-            return self.position.count_legal() != 0
+            return self.position.has_legal_move()
         return bool(self._move_actions())
 
     # -- notation --------------------------------------------------------------------------

@@ -1192,7 +1192,7 @@ class CsipgsGame(FamilyGame):
             return next((c for c in (us, us ^ 1) if not pos.royal_squares(c)), None)
 
         def has_actions() -> bool:
-            if not (self._protected(us) and self._doublemovers(us ^ 1, pos)) and pos.count_legal(drops=False):
+            if not (self._protected(us) and self._doublemovers(us ^ 1, pos)) and pos.has_legal_move(drops=False):
                 return True          # a move is an action: no need to list them all
             actions = self._generate()
             if not decisive_only:

@@ -483,10 +483,10 @@ class ChessGame(FamilyGame):
 
     def _has_moves(self) -> bool:
         """Whether the side to move has a legal move: the listed moves when they are known,
-        else a count (cheaper than the list; a board lists them when it is idle)."""
+        else the first one found (a board lists them when it is idle)."""
         if self._int_moves is not None:
             return bool(self._int_moves)
-        return self.position.count_legal() != 0
+        return self.position.has_legal_move()
 
     def _legal_moves(self) -> list[int]:
         """The position's legal int moves (listed once per position)."""
@@ -610,7 +610,7 @@ class ChessGame(FamilyGame):
         pos.push(m)
         try:
             if pos.in_check():
-                text += "#" if pos.count_legal() == 0 else "+"
+                text += "+" if pos.has_legal_move() else "#"
         finally:
             pos.pop()
         return text

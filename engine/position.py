@@ -547,7 +547,12 @@ class Position:
     def count_legal(self, drops: bool = True) -> int:
         return self._generate(None, drops)
 
-    def _generate(self, out: list | None, drops: bool = True) -> int:
+    def has_legal_move(self, drops: bool = True) -> bool:
+        """Whether the side to move has a legal move: counting stops at the first piece type
+        that has one (the ending test: most positions answer after a type or two)."""
+        return self._generate(None, drops, first=True) > 0
+
+    def _generate(self, out: list | None, drops: bool = True, first: bool = False) -> int:
         us = self.turn
         them = us ^ 1
         own = self.occ[us]
@@ -576,16 +581,18 @@ class Position:
         if in_check or danger_to or danger == -1:
             count = self._gen_general(out, us, protect, in_check, danger, danger_to, -1, evasion)
         elif out is None:
-            count = self._count_fast(us, king_sq, danger)
+            count = self._count_fast(us, king_sq, danger, first)
         else:
             count = self._list_fast(out, us, king_sq, danger)
+        if first and count:
+            return count
         if self.castling and not in_check:
             count += self._castling_moves(us, occ, out, protect)
         if drops and any(self.hands[us]):
             count += self._drop_moves(us, ~occ & self._mask, out, protect)
         return count if out is None else len(out)
 
-    def _count_fast(self, us: int, king_sq: int, danger: int) -> int:
+    def _count_fast(self, us: int, king_sq: int, danger: int, first: bool = False) -> int:
         """The number of legal moves when the side to move is not in check and at most one
         royal piece is protected: each piece type counted by the generator its moves allow
         (see _fast_plan); pinned pieces (``danger``) and the types no fast generator serves
@@ -600,7 +607,10 @@ class Position:
         pbb = self.pbb
         count = 0
         general = danger
+        royal = None        # with ``first``: the royal piece's moves (a test each) come last
         for kind, code, pt, data in self._fast[us]:
+            if first and count:
+                return count
             bb = pbb[code]
             if not bb:
                 continue
@@ -639,17 +649,16 @@ class Position:
                         if t & promo:
                             count += (t & promo).bit_count() * (n_promo - 1)
             elif kind == _ROYAL and king_sq >= 0 and bb == 1 << king_sq:
-                # the protected royal piece: each target tested with the royal moved there
-                targets = (pt.lm[king_sq] & empty) | (pt.lc[king_sq] & enemy)
-                base = occ ^ bb
-                attacked = self.attacked
-                while targets:
-                    tl = targets & -targets
-                    targets ^= tl
-                    if not attacked(tl.bit_length() - 1, them, base | tl, tl):
-                        count += 1
+                if first:
+                    royal = pt
+                else:
+                    count += self._royal_count(pt, king_sq, them, occ, empty, enemy)
             else:
                 general |= bb
+        if first and count:
+            return count
+        if royal is not None:
+            count += self._royal_count(royal, king_sq, them, occ, empty, enemy)
         if general:
             count += self._gen_general(None, us, [king_sq] if king_sq >= 0 else [], False, danger, 0,
                                        general)
@@ -668,6 +677,20 @@ class Position:
                         if self._safe(low.bit_length() - 1, ep, us, protect, False, 1 << victim):
                             count += 1
         return count
+
+    def _royal_count(self, pt, king_sq: int, them: int, occ: int, empty: int, enemy: int) -> int:
+        """The legal moves of the protected royal piece: each target tested with the royal
+        moved there."""
+        targets = (pt.lm[king_sq] & empty) | (pt.lc[king_sq] & enemy)
+        base = occ ^ (1 << king_sq)
+        attacked = self.attacked
+        n = 0
+        while targets:
+            tl = targets & -targets
+            targets ^= tl
+            if not attacked(tl.bit_length() - 1, them, base | tl, tl):
+                n += 1
+        return n
 
     def _list_fast(self, out: list, us: int, king_sq: int, danger: int) -> int:
         """The legal moves into ``out`` in the general steps' order (piece type, from-square,

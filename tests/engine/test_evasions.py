@@ -82,3 +82,33 @@ def test_checks_met_in_play_are_the_same_with_and_without_pruning(name):
             pool = [a for a in acts if a.kind in ("capture", "promotion")] or acts
             g.push(rng.choice(pool if rng.random() < 0.5 else acts))
     assert seen >= 10
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_has_legal_move_agrees_with_the_count(name):
+    # the ending test stops at the first piece type with a move; positions with few moves
+    # for the side to move (a lone royal piece among enemies, checks, stalemates) included
+    variant = load_variant(name)
+    rng = random.Random(f"any-{name}")
+    royal = [t for t, p in enumerate(variant.pieces) if p.royal]
+    squares = variant.geometry.squares()
+    codes = range(2, 2 * len(variant.pieces) + 2)
+    none = some = 0
+    for _ in range(300):
+        pos = Position(variant)
+        placed = rng.sample(squares, rng.randint(2, 16))
+        for i, sq in enumerate(placed):
+            if i < 2 and royal:
+                pos.put_code(sq, (royal[0] + 1) * 2 + i)
+            else:
+                # mostly Black's pieces: White (to move) often has few or no moves
+                code = rng.choice(codes)
+                pos.put_code(sq, code | (1 if rng.random() < 0.8 else 0))
+        pos.set_turn(0)
+        if royal and pos.attacked(placed[1], 0):
+            continue                    # the side not to move may not stand in check
+        n = pos.count_legal()
+        assert pos.has_legal_move() == (n > 0), pos.fen()
+        none += n == 0
+        some += n > 0
+    assert some > 50 and none > 0
