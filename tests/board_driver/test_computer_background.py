@@ -143,6 +143,16 @@ def _gated_white():
     gated = Gated(make_player("random", s.game.variant))
     return s, gated, Computer({0: gated}, seconds=0.3, background=True)
 
+
+def _answer(s, gated, computer) -> None:
+    """Let the gated search answer and tick the session until the computer's move is shown."""
+    gated.gate.set()
+    end = time.monotonic() + 5
+    while computer.hint() is None:
+        assert time.monotonic() < end
+        time.sleep(0.005)
+        s.tick(s.now + 10)
+
 def test_the_players_move_is_lit_while_the_computer_thinks_then_its_move():
     t, rig = _table(make_player("builtin", Table().session.game.variant), seconds=0.3)
     s = t.session
@@ -273,12 +283,7 @@ def test_the_switch_interval_is_narrowed_while_a_search_runs():
     try:
         s.attach_computer(computer)
         assert computer.thinking and sys.getswitchinterval() < before
-        gated.gate.set()
-        end = time.monotonic() + 5
-        while computer.hint() is None:
-            assert time.monotonic() < end
-            time.sleep(0.005)
-            s.tick(s.now + 10)
+        _answer(s, gated, computer)
         assert sys.getswitchinterval() == before
     finally:
         s.close()
@@ -320,12 +325,7 @@ def test_the_page_while_the_computer_thinks_then_shows_its_move():
         s.attach_computer(computer)
         st = snapshot(s, sim=True, version=1, notices=[])
         assert st["computer"] is None and st["legal"] == [] and st["turn"] == "white"
-        gated.gate.set()
-        end = time.monotonic() + 5
-        while computer.hint() is None:
-            assert time.monotonic() < end
-            time.sleep(0.005)
-            s.tick(s.now + 10)
+        _answer(s, gated, computer)
         st = snapshot(s, sim=True, version=2, notices=[])
         assert st["computer"]["move"] == computer.hint().text and st["legal"] == [computer.hint().text]
     finally:
