@@ -446,7 +446,7 @@ class WebServer:
         refusal = self.tools.calibration_refusal() if self.tools is not None else "this server has no board"
         if self.calibration is None:
             out = {"state": "idle", "question": None, "squares": [], "lines": [], "report": [], "written": None,
-                   "ok": None, "error": None}
+                   "ok": None, "error": None, "seq": 0}
         else:
             out = self.calibration.status()
         out["refused"] = refusal

@@ -13,6 +13,7 @@ what ``GET /api/calibrate`` answers (and the WebSocket pushes); ``ask`` waits fo
 
 from __future__ import annotations
 
+import itertools
 import queue
 import threading
 import time
@@ -29,8 +30,15 @@ class CalibrationBusy(BoardDriverError):
     """The board is being calibrated: the game and its commands wait."""
 
 
+# every calibration status change, in order; from the service's start time in ms, so that a page
+# left open across a restart still sees the new process's statuses as the newer
+_SEQ = itertools.count(int(time.time() * 1000))
+
+
 class WebPrompter:
-    """The wizard's voice on the page (thread-safe: the loop writes, the web thread reads)."""
+    """The wizard's voice on the page (thread-safe: the loop writes, the web thread reads).
+    Each change takes the next ``seq``: a status pushed over the WebSocket and one in an HTTP
+    answer may reach the page in either order, and the page keeps the newer."""
 
     def __init__(self, on_change: Callable[[dict], None] = lambda status: None):
         self._lock = threading.Lock()
@@ -47,6 +55,7 @@ class WebPrompter:
         self.written: str | None = None
         self.ok: bool | None = None
         self.error: str | None = None
+        self.seq = next(_SEQ)
 
     # -- the wizard's side (loop thread) --
     def say(self, text: str) -> None:
@@ -116,9 +125,11 @@ class WebPrompter:
         with self._lock:
             return {"state": self.state, "question": self.question, "squares": list(self.squares),
                     "lines": list(self.lines), "report": list(self.report), "written": self.written,
-                    "ok": self.ok, "error": self.error}
+                    "ok": self.ok, "error": self.error, "seq": self.seq}
 
     def _changed(self) -> None:
+        with self._lock:
+            self.seq = next(_SEQ)
         try:
             self.on_change(self.status())
         except Exception:           # a page that went away never stops the wizard

@@ -136,7 +136,8 @@ def test_calibration_of_two_squares_from_the_page_with_the_leds(pico, service):
     pico.closed = set()
     board = page.board
     before = board.read_text()
-    assert page.call("GET", "/api/calibrate")[1]["state"] == "idle"
+    idle = page.call("GET", "/api/calibrate")[1]
+    assert idle["state"] == "idle" and idle["seq"] == 0
     assert page.call("POST", "/api/calibrate/start", {"squares": ["e4"]}, token=False)[0] == 401
     status, body = page.call("POST", "/api/calibrate/start", {"squares": ["z9"]})
     assert status == 400 and "--square" in body["error"]
@@ -145,6 +146,7 @@ def test_calibration_of_two_squares_from_the_page_with_the_leds(pico, service):
     assert status == 200, body
     st = page.wait(lambda s: s["question"])
     assert st["state"] == "running" and st["question"].startswith("Take every piece off the board")
+    first = st["seq"]           # every change is numbered: the page keeps the newest status
     # the game waits: commands are refused while the board is calibrated
     status, body = page.call("POST", "/api/command", {"text": "help"})
     assert status == 409 and "calibrated" in body["error"]
@@ -169,6 +171,7 @@ def test_calibration_of_two_squares_from_the_page_with_the_leds(pico, service):
         pico.closed = set()
     st = page.wait(lambda s: s["state"] != "running")
     assert st["state"] == "done" and st["ok"] is True, st
+    assert st["seq"] > first > 0
     assert st["report"][0].startswith("96 squares checked, 0 problems")   # the kept readings count too
     assert "The board is ready to play." in st["report"]
     assert st["written"] == str(board) and board.read_text() != before

@@ -430,7 +430,13 @@ async function runSelftest() {
 const CALIB_STATES = { running: 'Calibrating: the game waits.', done: 'Calibration finished.',
   stopped: 'Calibration stopped: nothing was written.', failed: 'Calibration failed.' };
 
+let calibSeq = -1;   // the newest calibration status shown: a push and an HTTP answer may cross
+
 function renderCalib(c) {
+  if (typeof c.seq === 'number') {
+    if (c.seq < calibSeq && c.state !== 'idle') return;
+    calibSeq = c.seq;
+  }
   $('#calib-refused').hidden = !c.refused;
   $('#calib-refused').textContent = c.refused ? `Calibration: ${c.refused}.` : '';
   $('#calib-form').hidden = !!c.refused || c.state === 'running';
