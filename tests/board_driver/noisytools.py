@@ -99,13 +99,19 @@ def _occupied(fen: str) -> set[str]:
     return out
 
 
-def engine_actions(game, rng: random.Random, plies: int) -> list:
+def opening(game) -> list:
+    """Actions a game must start with that random play cannot find (an army set-up)."""
     out = []
     if game.family == "csipgs" and getattr(game.state, "phase", "") == "setup":
         for colour in (0, 1):
             a = game.parse(army(colour))
             out.append(a)
             game.push(a)
+    return out
+
+
+def engine_actions(game, rng: random.Random, plies: int) -> list:
+    out = opening(game)
     for _ in range(plies):
         legal = game.legal_actions()
         if not legal:

@@ -22,27 +22,10 @@ from engine.fsf import expressible, variants_ini
 from engine.game import new_game
 
 from drivertools import random_actions, replay_script
+from noisytools import opening
 
 VARIANTS = variant_names() + ["random-1-2-3", "random-3-4-6"]
 PLIES = 40
-
-
-def army(colour: int) -> str:
-    """A legal Army csipgs set-up: a royal WF and fifteen fcFfmW pawns on the home ranks."""
-    home, second = ("1", "2") if colour == 0 else ("8", "7")
-    return ("royal-WF@e" + home + "," + ",".join(f"fcFfmW@{f}{second}" for f in "abcdefgh") + ","
-            + ",".join(f"fcFfmW@{f}{home}" for f in "abcdfgh"))
-
-
-def opening(game) -> list:
-    """Actions a game must start with that random play cannot find (an army set-up)."""
-    out = []
-    if game.family == "csipgs" and getattr(game.state, "phase", "") == "setup":
-        for colour in (0, 1):
-            a = game.parse(army(colour))
-            out.append(a)
-            game.push(a)
-    return out
 
 
 @functools.lru_cache(maxsize=None)
