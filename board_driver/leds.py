@@ -112,12 +112,11 @@ class SceneState:
     points_left: int | None = None              # multi-move turn
 
 
-def scene_of(game, outcome: Outcome | None, legal, bought: tuple[str, ...], state=None) -> SceneState:
-    """The scene state of ``game``, read off its typed view (``state``, else
-    ``game.board_state()``): ``legal`` are the actions the next physical action comes from
-    (empty when the game is over; after a design phase, the next player's), ``bought`` the
-    letter of a piece just bought."""
-    st = game.board_state() if state is None else state
+def scene_of(st, outcome: Outcome | None, legal, bought: tuple[str, ...]) -> SceneState:
+    """The scene state read off the game's typed view ``st`` (``game.board_state()``):
+    ``legal`` are the actions the next physical action comes from (empty when the game is
+    over; after a design phase, the next player's), ``bought`` the letter of a piece just
+    bought."""
     drops = frozenset(sq for a in legal if a.kind == ActionKind.DROP for sq in a.places)
     purchase = frozenset(sq for a in legal if a.kind == ActionKind.DROP and a.piece.lower() in bought
                          for sq in a.places) if bought else frozenset()

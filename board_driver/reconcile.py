@@ -230,6 +230,12 @@ class Verdict:
     def exact(self) -> bool:
         return self.status in ("commit", "hold", "prompt")
 
+    def due(self) -> Verdict:
+        """A hold whose deadline has passed with nothing changed: its move committed (what
+        :func:`reconcile` answers then)."""
+        return Verdict("commit", options=self.options, partial=self.partial, lifted=self.lifted,
+                       placed=self.placed)
+
 
 # -- the reconciler ------------------------------------------------------------------------
 

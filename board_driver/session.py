@@ -210,7 +210,7 @@ class Session:
             v = held[1]
             if now < v.deadline:
                 return v
-            return Verdict(VS.COMMIT, options=v.options, partial=v.partial, lifted=v.lifted, placed=v.placed)
+            return v.due()
         v = reconcile(self.bases.base, Board(self.occupancy, self.events), now, hold_ms=self.settings.hold_ms,
                       prefs=self.bases.prefs(self.choice), end_base=self.bases.end_base)
         self._held = (inputs, v) if v.status == VS.HOLD else None
@@ -363,8 +363,7 @@ class Session:
         if self._scene is None:
             out = self.outcome()
             legal = self.game.next_drops() if out is None else ()
-            self._scene = scene_of(self.game, out, legal, self.bases.bought(legal) if legal else (),
-                                   self.bases.state())
+            self._scene = scene_of(self.bases.state(), out, legal, self.bases.bought(legal) if legal else ())
         return self._scene
 
     def _render(self) -> None:

@@ -432,7 +432,6 @@ class ChessGame(FamilyGame):
         self.history: list[Action] = []
         self._keys: list = [self._key()]
         self._legal_cache: list[Action] | None = None
-        self._int_moves: list[int] | None = None       # the int moves: the ending's test and the list share them
         self._outcome_cache: tuple | None = None
         self._actions: dict[int, Action] = {}   # see action_of
         self.resigned: int | None = None
@@ -478,21 +477,8 @@ class ChessGame(FamilyGame):
                 self._legal_cache = []
             else:
                 action_of = self.action_of
-                self._legal_cache = [action_of(m) for m in self._legal_moves()]
+                self._legal_cache = [action_of(m) for m in self.position.legal_moves()]
         return self._legal_cache
-
-    def _has_moves(self) -> bool:
-        """Whether the side to move has a legal move: the listed moves when they are known,
-        else the first one found (a board lists them when it is idle)."""
-        if self._int_moves is not None:
-            return bool(self._int_moves)
-        return self.position.has_legal_move()
-
-    def _legal_moves(self) -> list[int]:
-        """The position's legal int moves (listed once per position)."""
-        if self._int_moves is None:
-            self._int_moves = self.position.legal_moves()
-        return self._int_moves
 
     def action_of(self, m: int) -> Action:
         """The Action of an int move in the current position. An Action depends only on the
@@ -547,7 +533,7 @@ class ChessGame(FamilyGame):
         self.position.push(action.code)
         self.history.append(action)
         self._keys.append(self._key())
-        self._legal_cache = self._int_moves = None
+        self._legal_cache = None
         self._outcome_cache = None
 
     def pop(self) -> Action:
@@ -555,7 +541,7 @@ class ChessGame(FamilyGame):
             raise IllegalMoveError("no move to take back")
         self.position.pop()
         self._keys.pop()
-        self._legal_cache = self._int_moves = None
+        self._legal_cache = None
         self._outcome_cache = None
         self.resigned = None
         return self.history.pop()
@@ -579,7 +565,7 @@ class ChessGame(FamilyGame):
         us = pos.turn
         return self._chess_rules_outcome(
             us, royals_lost=lambda: us if not pos.royal_squares(us) and any(p.royal for p in v.pieces) else None,
-            has_actions=self._has_moves, checked=pos.in_check, quiet=pos.halfmove,
+            has_actions=pos.has_legal_move, checked=pos.in_check, quiet=pos.halfmove,
             repeated=lambda: self._keys.count(self._keys[-1]) >= v.repetitions)
 
     # -- notation --------------------------------------------------------------------------
