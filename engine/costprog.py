@@ -324,10 +324,17 @@ class CostProgressiveGame(ChessGame):
         self._undo: list[tuple[_TurnState, int, int]] = []
         self._moves_cache: list[Action] | None = None
         self._costed: dict[tuple, Action] = {}
+        self._probe: tuple | None = None    # (state, action, outcome cache) of SAN's last check probe
 
     def _copy_into(self, other) -> None:
         super()._copy_into(other)
         other._undo = list(self._undo)
+
+    def _changed(self) -> None:
+        """Forget what was worked out for the state before (the lists and the outcome)."""
+        self._moves_cache = None
+        self._legal_cache = None
+        self._outcome_cache = None
 
     def _why_not_now(self, verb: str) -> str:
         if verb == "end" and not self._state.moves:
@@ -522,21 +529,46 @@ class CostProgressiveGame(ChessGame):
         reset = st.reset or pawn or len(action.lifts) > 1 and action.kind != ActionKind.CASTLE
         self._state = replace(st, spent=st.spent + action.detail.cost, frozen=frozen,
                               moves=st.moves + (action,), reset=reset)
-        self._moves_cache = None
-        self._legal_cache = None
+        self._changed()
         self.history.append(action)
         if pos.in_check():                       # the opponent (to move in pos) is in check
             self._close("check")
-        elif self.points_left < min(self.rules.costs) or not self._move_actions():
-            # (no move costs less than the cheapest piece: nothing to list when that is out of reach)
+            probe = self._probe
+            if probe is not None and probe[0] is st and probe[1] is action:
+                self._outcome_cache = probe[2]   # SAN played this very move from this very state
+        elif self.points_left < min(self.rules.costs) or not self._can_go_on():
+            # (no move costs less than the cheapest piece: nothing to look for when that is out of reach)
             self._close("points" if self.points_left == 0 else "no affordable move")
+
+    def _can_go_on(self) -> bool:
+        """Whether the turn has an affordable move left: a piece not yet moved this turn, of a
+        type the points left pay for, with a legal move. Asked of the position with the
+        pieces' squares, it stops at the first one (the list waits until it is asked for)."""
+        if self._moves_cache is not None:
+            return bool(self._moves_cache)
+        pos = self.position
+        us = self.turn
+        if any(pos.hands[us]):
+            return bool(self._move_actions())        # drops cost by type: the list says
+        left = self.points_left
+        squares = 0
+        for t, cost in enumerate(self.rules.costs):
+            if cost <= left:
+                squares |= pos.pbb[(t + 1) << 1 | us]
+        squares &= ~self._state.frozen
+        if not squares:
+            return False
+        pos.null_move()                 # mid-turn: the mover is to move again in the position
+        try:
+            return pos.has_legal_move(squares=squares)
+        finally:
+            pos.pop()
 
     def _close(self, reason: str) -> None:
         st = self._state
         self._state = _TurnState(half=st.half + 1, ended_by=reason,
                                  quiet=0 if st.reset else st.quiet + 1)
-        self._moves_cache = None
-        self._legal_cache = None
+        self._changed()
         self._keys.append(self._key())
 
     def pop(self) -> Action:
@@ -547,13 +579,13 @@ class CostProgressiveGame(ChessGame):
             self.position.pop()
         self._state = st
         del self._keys[nkeys:]
-        self._moves_cache = None
-        self._legal_cache = None
+        self._changed()
         self.resigned = None
         return self.history.pop()
 
     # -- results ---------------------------------------------------------------------------
-    def _decide(self) -> Outcome | None:
+    def _decide_now(self) -> Outcome | None:
+        """(ChessGame._decide caches it until the state changes.)"""
         st = self._state
         if st.moves:
             return None                          # judged when a turn begins, never within one
@@ -575,10 +607,6 @@ class CostProgressiveGame(ChessGame):
     # -- notation --------------------------------------------------------------------------
     def _san_base(self, action: Action) -> str:
         """SAN without the check suffix, for the current mover."""
-        return self._chess_san(action).rstrip("+#")
-
-    def _chess_san(self, action: Action) -> str:
-        """SAN as orthodox chess writes it for the current mover (``+`` when the move checks)."""
         if action.kind == ActionKind.END:
             return "end"
         self._move_actions()                      # fill the cache before bracketing
@@ -587,27 +615,44 @@ class CostProgressiveGame(ChessGame):
         if mid:
             pos.null_move()
         try:
-            return ChessGame.san(self, action)
+            return self._san_plain(action)
         finally:
+            if mid:
+                pos.pop()
+
+    def _checks(self, action: Action) -> bool:
+        """Whether ``action`` (a move of the current mover) gives check."""
+        pos = self.position
+        mid = bool(self._state.moves)
+        if mid:
+            pos.null_move()
+        pos.push(action.code)
+        try:
+            return pos.in_check()
+        finally:
+            pos.pop()
             if mid:
                 pos.pop()
 
     def san(self, action: Action) -> str:
         """SAN with the variant's letters; ``+`` when the move checks (and so ends the turn),
         ``#`` when the opponent cannot then meet the check."""
-        text = self._chess_san(action)
-        base = text.rstrip("+#")
-        if action.kind == ActionKind.END or base == text:
+        base = self._san_base(action)
+        if action.kind == ActionKind.END or not self._checks(action):
             return base                 # no check: the suffix is empty, whatever the turn does next
         # a check ends the turn: mate when the opponent cannot meet it with an affordable move
-        kept = (self._moves_cache, self._legal_cache)
+        st = self._state
+        kept = (self._moves_cache, self._legal_cache, self._outcome_cache)
         self.push(action)
         try:
             o = self.outcome()
             mate = o is not None and o.termination is Termination.CHECKMATE
+            after = self._outcome_cache
         finally:
             self.pop()
-            self._moves_cache, self._legal_cache = kept     # the same position again
+            self._moves_cache, self._legal_cache, self._outcome_cache = kept     # the same position again
+        if self.resigned is None and after is not None:
+            self._probe = (st, action, after)      # the same push again (a commit after its name) knows it
         return base + ("#" if mate else "+")
 
 

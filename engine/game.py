@@ -571,10 +571,23 @@ class ChessGame(FamilyGame):
     # -- notation --------------------------------------------------------------------------
     def san(self, action: Action) -> str:
         """Readable notation with the variant's letters: Nf3, exd5, Lxc4, e8=Q, O-O, N@e4."""
-        v, g, pos = self.variant, self.geometry, self.position
         m = action.code
         if m < 0:
             return action.text
+        text = self._san_plain(action)
+        pos = self.position
+        pos.push(m)
+        try:
+            if pos.in_check():
+                text += "+" if pos.has_legal_move() else "#"
+        finally:
+            pos.pop()
+        return text
+
+    def _san_plain(self, action: Action) -> str:
+        """SAN without the check suffix (the action is a move or a drop, ``code >= 0``)."""
+        v, g, pos = self.variant, self.geometry, self.position
+        m = action.code
         frm, to, extra, flag = decode(m)
         if flag == DROP:
             text = f"{v.pieces[frm].letter.upper()}@{g.name(to)}"
@@ -593,12 +606,6 @@ class ChessGame(FamilyGame):
                           and ((a.code >> 8) & 0xFF) == to
                           and pos.board[a.code & 0xFF] == pos.board[frm]]
                 text = piece.letter.upper() + self._disambiguation(frm, others) + ("x" if capture else "") + g.name(to)
-        pos.push(m)
-        try:
-            if pos.in_check():
-                text += "+" if pos.has_legal_move() else "#"
-        finally:
-            pos.pop()
         return text
 
     def move_value(self, action: Action) -> Move:

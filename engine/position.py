@@ -547,12 +547,15 @@ class Position:
     def count_legal(self, drops: bool = True) -> int:
         return self._generate(None, drops)
 
-    def has_legal_move(self, drops: bool = True) -> bool:
+    def has_legal_move(self, drops: bool = True, squares: int = -1) -> bool:
         """Whether the side to move has a legal move: counting stops at the first piece type
-        that has one (the ending test: most positions answer after a type or two)."""
-        return self._generate(None, drops, first=True) > 0
+        that has one (the ending test: most positions answer after a type or two).
+        ``squares`` (a bitboard): only moves of the pieces standing there count (a Cost
+        Progressive turn goes on when a piece not yet moved and affordable can move); drops
+        count only when ``drops`` is true."""
+        return self._generate(None, drops, first=True, sel=squares) > 0
 
-    def _generate(self, out: list | None, drops: bool = True, first: bool = False) -> int:
+    def _generate(self, out: list | None, drops: bool = True, first: bool = False, sel: int = -1) -> int:
         us = self.turn
         them = us ^ 1
         own = self.occ[us]
@@ -579,25 +582,25 @@ class Position:
             else:
                 danger = -1  # several protected royals: test every move exactly
         if in_check or danger_to or danger == -1:
-            count = self._gen_general(out, us, protect, in_check, danger, danger_to, -1, evasion)
+            count = self._gen_general(out, us, protect, in_check, danger, danger_to, sel, evasion)
         elif out is None:
-            count = self._count_fast(us, king_sq, danger, first)
+            count = self._count_fast(us, king_sq, danger, first, sel)
         else:
             count = self._list_fast(out, us, king_sq, danger)
         if first and count:
             return count
         if self.castling and not in_check:
-            count += self._castling_moves(us, occ, out, protect)
+            count += self._castling_moves(us, occ, out, protect, sel)
         if drops and any(self.hands[us]):
             count += self._drop_moves(us, ~occ & self._mask, out, protect)
         return count if out is None else len(out)
 
-    def _count_fast(self, us: int, king_sq: int, danger: int, first: bool = False) -> int:
+    def _count_fast(self, us: int, king_sq: int, danger: int, first: bool = False, sel: int = -1) -> int:
         """The number of legal moves when the side to move is not in check and at most one
         royal piece is protected: each piece type counted by the generator its moves allow
         (see _fast_plan); pinned pieces (``danger``) and the types no fast generator serves
         are counted by _gen_general. (Lists of moves always come from _gen_general, in its
-        order: type, from-square, to-square.)"""
+        order: type, from-square, to-square.) Only the pieces on ``sel`` are counted."""
         them = us ^ 1
         own = self.occ[us]
         enemy = self.occ[them]
@@ -606,12 +609,12 @@ class Position:
         notown = empty | enemy
         pbb = self.pbb
         count = 0
-        general = danger
+        general = danger & sel
         royal = None        # with ``first``: the royal piece's moves (a test each) come last
         for kind, code, pt, data in self._fast[us]:
             if first and count:
                 return count
-            bb = pbb[code]
+            bb = pbb[code] & sel
             if not bb:
                 continue
             if kind == _SLIDE:
@@ -670,7 +673,7 @@ class Position:
             vcode = self.board[victim] if 0 <= victim < len(self.board) else 0
             if vcode and vcode & 1 == them and self._pawn_code[vcode] and not occ >> ep & 1:
                 for code, pt in self._ep_types[us]:
-                    cand = pt.rev_lc[ep] & pbb[code] & ~general
+                    cand = pt.rev_lc[ep] & pbb[code] & sel & ~general
                     while cand:
                         low = cand & -cand
                         cand ^= low
@@ -1013,7 +1016,7 @@ class Position:
                 return False
         return True
 
-    def _castling_moves(self, us: int, occ: int, out, protect) -> int:
+    def _castling_moves(self, us: int, occ: int, out, protect, sel: int = -1) -> int:
         rights = self.castling & self._castle_rank[us]
         if not rights:
             return 0
@@ -1027,7 +1030,7 @@ class Position:
             if data is None:
                 continue
             k, kto, rto, must_empty = data
-            if must_empty & occ or self.board[k] not in self._king_code[us]:
+            if must_empty & occ or self.board[k] not in self._king_code[us] or not sel >> k & 1:
                 continue
             step = 1 if kto > k else -1
             if self.attacked(k + step, them, occ) or self.attacked(k, them, occ):

@@ -320,3 +320,73 @@ def test_san_suffix_is_the_turn_ending_check_and_asking_changes_nothing(name):
             assert text.endswith("#") == mate and text.endswith("+") == (checked and not mate), (text, g.fen())
         assert [a.text for a in g.legal_actions()] == before      # naming moves left the game as it was
         g.push(rng.choice(acts))
+
+
+
+@pytest.mark.parametrize("name", ["cost-progressive", "cost-progressive-fibonacci", "cost-progressive-simple",
+                                  "cost-progressive-tomorrow-1"])
+def test_a_turn_goes_on_exactly_when_an_affordable_move_is_listed(name):
+    # after a move the turn ends by itself unless a piece not yet moved, of a type the points
+    # left pay for, can move; asked square by square of the position, the answer must be the
+    # listed moves' -- tried with the points spent and the pieces moved made up at random
+    import random
+    from dataclasses import replace
+    rng = random.Random(f"go-on/{name}")
+    yes = no = 0
+    g = new_game(load_variant(name))
+    for _ in range(60):
+        acts = [a for a in g.legal_actions() if a.text != "end"]
+        if not acts:
+            break
+        g.push(rng.choice(acts))
+        if not g._state.moves:
+            continue
+        real = g._state
+        own = g.position.occ[g.turn]
+        for _ in range(8):
+            spent = max(0, g.turn_budget - rng.randint(0, 2 * max(g.rules.costs)))   # a few points left
+            share = rng.choice((0.3, 0.6, 0.9))                                    # pieces already moved
+            frozen = sum(1 << sq for sq in range(g.geometry.files * g.geometry.ranks)
+                         if own >> sq & 1 and rng.random() < share)
+            g._state = replace(real, spent=spent, frozen=frozen)
+            g._moves_cache = None
+            listed = bool(g._generate(affordable=True))
+            assert g._can_go_on() == listed, (g.fen(), spent, frozen)
+            yes += listed
+            no += not listed
+        g._state = real
+        g._moves_cache = None
+        if rng.random() < 0.3:
+            g.push(g.parse("end"))
+    assert yes > 20 and no > 20
+
+
+@pytest.mark.parametrize("name", ["cost-progressive", "cost-progressive-simple", "cost-progressive-tomorrow-1"])
+def test_a_check_named_then_played_ends_as_a_replayed_game_does(name):
+    # naming a checking move plays it on the side; the commit that follows may reuse what that
+    # found, so the ending after the push must be the one a game replayed afresh reaches
+    import random
+    rng = random.Random(f"named/{name}")
+    checks = 0
+    for _ in range(3):
+        g = new_game(load_variant(name))
+        for _ in range(100):
+            acts = g.legal_actions()
+            if not acts:
+                break
+            checking = [a for a in rng.sample(acts, min(8, len(acts))) if g.san(a).endswith(("+", "#"))]
+            a = rng.choice(checking) if checking and rng.random() < 0.5 else rng.choice(acts)
+            named = g.san(a)
+            g.push(a)
+            if named.endswith(("+", "#")):
+                fresh = new_game(g.variant)
+                for done in g.history:
+                    fresh.push(done.text)
+                assert g.outcome() == fresh.outcome(), " ".join(x.text for x in g.history)
+                checks += 1
+                assert g._state.ended_by == "check"
+                assert named.endswith("#") == (fresh.outcome() is not None
+                                               and fresh.outcome().reason == "checkmate")
+            if g.outcome() is not None:
+                break
+    assert checks >= 10

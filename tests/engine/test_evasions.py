@@ -93,7 +93,7 @@ def test_has_legal_move_agrees_with_the_count(name):
     royal = [t for t, p in enumerate(variant.pieces) if p.royal]
     squares = variant.geometry.squares()
     codes = range(2, 2 * len(variant.pieces) + 2)
-    none = some = 0
+    none = some = split = 0
     for _ in range(300):
         pos = Position(variant)
         placed = rng.sample(squares, rng.randint(2, 16))
@@ -111,4 +111,10 @@ def test_has_legal_move_agrees_with_the_count(name):
         assert pos.has_legal_move() == (n > 0), pos.fen()
         none += n == 0
         some += n > 0
-    assert some > 50 and none > 0
+        # only the pieces on some squares (a Cost Progressive turn: the unmoved, affordable ones)
+        movers = {m & 0xFF for m in pos.legal_moves()}
+        chosen = [sq for sq in placed if rng.random() < 0.3]
+        bb = sum(1 << sq for sq in chosen)
+        assert pos.has_legal_move(squares=bb) == bool(movers & set(chosen)), (pos.fen(), chosen)
+        split += bool(movers) and not movers & set(chosen)
+    assert some > 50 and none > 0 and split > 0
