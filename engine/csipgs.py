@@ -1218,13 +1218,9 @@ class CsipgsGame(FamilyGame):
             text = f"{action.piece.upper()}{g.name(frm)}-{g.name(mid)}-{g.name(to)}"
         else:
             frm, to, _, _ = decode(action.code)
-            others = [a.code & 0xFF for a in self.legal_actions()
-                      if a is not action and a.code >= 0 and a.code >> 24 != DROP
-                      and a.kind in (ActionKind.MOVE, ActionKind.CAPTURE) and (a.code >> 8) & 0xFF == to
-                      and pos.board[a.code & 0xFF] == pos.board[frm]]
-            dis = self._disambiguation(frm, others)
+            dis = self._disambiguation(frm, self._rivals(frm, to))
             text = action.piece.upper() + dis + ("x" if action.kind == ActionKind.CAPTURE else "") + g.name(to)
-        if self.state.phase == "action" and action in self.legal_actions():
+        if self.state.phase == "action" and _listed(action, self.legal_actions()) and self._checks(action):
             kept = (self._legal_cache, self._outcome_cache)
             self._push(action)
             try:
@@ -1238,7 +1234,31 @@ class CsipgsGame(FamilyGame):
         return text
 
 
+    def _checks(self, action: Action) -> bool:
+        """Whether the move ``action`` attacks the opponent's royal piece (played on the
+        position alone and taken back: the game's own push copies the whole state)."""
+        pos = self.position
+        mover = self.state.turn
+        steps = (action.code,) if action.code >= 0 else (action.detail.first, action.detail.second)
+        for m in steps:
+            pos.push(m)
+        try:
+            return any(self._attacked(k, mover, pos) for k in pos.royal_squares(mover ^ 1))
+        finally:
+            for _ in steps:
+                pos.pop()
+
+
 # -- helpers ---------------------------------------------------------------------------------------
+def _listed(action: Action, legal: list[Action]) -> bool:
+    """``action in legal``, the same object looked for first (actions are handed out once and
+    compared field by field otherwise)."""
+    for a in legal:
+        if a is action:
+            return True
+    return action in legal
+
+
 def _copy_state(st: _State) -> _State:
     return dataclasses.replace(st, treasury=list(st.treasury), designs=list(st.designs),
                                army_spent=list(st.army_spent), army_count=list(st.army_count))

@@ -325,6 +325,23 @@ class FamilyGame(Resignable, BoardView):
         return None
 
     # -- notation --------------------------------------------------------------------------------
+    def _rivals(self, frm: int, to: int) -> list[int]:
+        """The squares of the other pieces of the same kind as the one on ``frm`` that have a
+        legal move to ``to`` (SAN's disambiguation). Only a piece that reaches ``to`` at all
+        (its pseudo-legal targets) is looked for among the legal actions."""
+        pos = self.position
+        others = pos.pbb[pos.board[frm]] & ~(1 << frm)
+        out = []
+        for sq in bits(others):
+            quiet, caps = pos.targets_of(sq)
+            if not (quiet | caps) >> to & 1:
+                continue
+            want = sq | to << 8
+            if any(a.code >= 0 and a.code & 0xFFFF == want and (a.code >> 24) not in (DROP, CASTLE)
+                   for a in self.legal_actions()):
+                out.append(sq)
+        return out
+
     def _disambiguation(self, frm: int, others: list[int]) -> str:
         """What SAN adds after the piece letter when pieces of the same kind on ``others``
         could go to the same square: the file, else the rank, else the whole square."""
@@ -601,11 +618,8 @@ class ChessGame(FamilyGame):
                 if extra:
                     text += "=" + v.pieces[extra - 1].letter.upper()
             else:
-                others = [a.code & 0xFF for a in self.legal_actions() if a.code != m and a.code >= 0
-                          and (a.code >> 24) not in (DROP, CASTLE)
-                          and ((a.code >> 8) & 0xFF) == to
-                          and pos.board[a.code & 0xFF] == pos.board[frm]]
-                text = piece.letter.upper() + self._disambiguation(frm, others) + ("x" if capture else "") + g.name(to)
+                text = (piece.letter.upper() + self._disambiguation(frm, self._rivals(frm, to))
+                        + ("x" if capture else "") + g.name(to))
         return text
 
     def move_value(self, action: Action) -> Move:

@@ -227,6 +227,42 @@ def test_drawless_a_doublemove_piece_checks_at_two_steps():
     assert texts(g) == ["d4c4", "d4c5", "d4d5", "d4e4", "d4e5"]
 
 
+def test_a_doublemove_check_is_named_with_its_sign():
+    g = doublemove_game()
+    play(g, "buy:doublemove-W", "end", "d5d4", "end", "W@b2", "end", "buy:N", "end")
+    a = g.parse("b2c2,c2d2")
+    assert g.san(a).endswith("+")           # d2 reaches d4 in two steps: check
+    quiet = g.parse("b2b1,b1c1")
+    assert not g.san(quiet).endswith(("+", "#"))
+
+
+@pytest.mark.parametrize("name", ["csipgs", "csipgs-power-super", "csipgs-dutch", "csipgs-balanced-1"])
+def test_the_check_sign_is_what_playing_the_move_shows(name):
+    # SAN tests a check on the position alone; the game's own push must agree
+    import random
+    from engine.game import new_game
+    rng = random.Random(f"sign/{name}")
+    g = new_game(load_variant(name))
+    checks = 0
+    for _ in range(400):
+        acts = g.legal_actions()
+        if not acts or g.outcome() is not None:
+            break
+        if g.phase == "action":
+            mover = g.state.turn
+            for a in acts:
+                if a.silent or a.kind.value not in ("move", "capture"):
+                    continue
+                probe = g.copy()
+                probe.push(a)
+                gives = any(probe._attacked(k, mover) for k in probe.position.royal_squares(mover ^ 1))
+                assert g.san(a).endswith(("+", "#")) == gives, (a.text, g.fen())
+                checks += gives
+        physical = [a for a in acts if not a.silent]
+        g.push(rng.choice(physical if physical and rng.random() < 0.8 else acts))
+    assert checks > 0
+
+
 # -- Configurable: inventions ---------------------------------------------------------------------------
 def test_configurable_inventing_the_chinese_knight():
     g = game("csipgs-configurable", fen="4k3/8/8/8/8/8/8/4K3 w - - 0 1", treasury=(5, 5))
