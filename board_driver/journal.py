@@ -18,8 +18,9 @@ A game is one file ``<data>/games/<id>.jsonl``, one JSON object per line:
     the end of the game (a takeback after it removes the result: ``{"type": "reopen"}``).
 
 Actions and results are written with ``fsync`` before the LEDs confirm them; board events
-are written without (they survive a killed process, and losing the last few in a power cut
-only means the board is read afresh). A torn last line (a write cut short) is ignored and
+are written without, by the end of the step that saw them (in the same write as the action
+they complete; they survive a killed process, and losing the last few in a power cut only
+means the board is read afresh). A torn last line (a write cut short) is ignored and
 cut off before the next append.
 
 Observers (:func:`add_observer`, for every journal or for one data folder's; ``on_record`` of a
@@ -65,6 +66,7 @@ class DataFolderBusy(JournalError):
 
 
 _observers: list[tuple[OnRecord, Path | None]] = []
+_ENCODE = json.JSONEncoder(separators=(",", ":")).encode     # one record per line, no spaces
 
 
 def add_observer(fn: OnRecord, root: Path | None = None) -> None:
@@ -143,6 +145,7 @@ class Journal:
         self._count = lines                 # whole lines in the file: the next record's seq
         self._torn = False                  # a failed write could not be cut off yet
         self._unsynced: list[tuple[int, dict]] = []
+        self._held: list[dict] = []          # written in front of the next write (see write)
         self._root: Path | None = None      # the data folder, for observers of one folder
 
     def _repair(self) -> int:
@@ -169,18 +172,34 @@ class Journal:
             os.fsync(f.fileno())
         return lines
 
-    def write(self, record: dict, *, sync: bool) -> None:
+    def write(self, record: dict, *, sync: bool, hold: bool = False) -> None:
+        """Write one record. ``hold`` (with ``sync=False``): keep it until the next write or
+        :meth:`flush`, which writes it in front of what follows -- one system call for a
+        board event and the move it completes (the service flushes at the end of each step)."""
+        if hold and not sync:
+            if self._fd is None:
+                raise JournalError(f"{self.path}: the journal is closed")
+            self._held.append(record)
+            return
         self.write_all([record], sync=sync)
 
+    def flush(self) -> None:
+        """Write the held records (see :meth:`write`)."""
+        if self._held:
+            self.write_all([], sync=False)
+
     def write_all(self, records: list[dict], *, sync: bool) -> None:
-        """Write ``records`` together: all of them, or (JournalError) none."""
+        """Write ``records`` (after any held ones) together: all of them, or (JournalError)
+        none -- the held ones are then kept for the next try."""
         if self._fd is None:
             raise JournalError(f"{self.path}: the journal is closed")
+        if self._held:
+            records = self._held + records
         if not records:
             if sync:
                 self.sync()
             return
-        line = b"".join(json.dumps(r, separators=(",", ":")).encode() + b"\n" for r in records)
+        line = b"".join(_ENCODE(r).encode() + b"\n" for r in records)
         if self._torn:
             self._cut(self._size)
         done = 0
@@ -197,6 +216,7 @@ class Journal:
             raise JournalError(f"{self.path}: cannot write the game record "
                                f"({exc.strerror or exc}); it was not saved") from None
         self._size += len(line)
+        self._held = []
         for record in records:
             self._unsynced.append((self._count, record))
             self._count += 1
@@ -214,6 +234,8 @@ class Journal:
     def sync(self) -> None:
         if self._fd is None:
             return
+        if self._held:
+            self.flush()
         try:
             os.fsync(self._fd)
         except OSError as exc:
@@ -238,6 +260,7 @@ class Journal:
         if self._fd is None:
             return
         try:
+            self.flush()
             if self._unsynced:
                 self.sync()
         finally:
@@ -474,7 +497,7 @@ class GameStore:
                   "players": dict(players or {"white": "White", "black": "Black"})}
         header.update(extra or {})
         try:
-            data = json.dumps(header, separators=(",", ":")).encode() + b"\n"
+            data = _ENCODE(header).encode() + b"\n"
             done = 0
             while done < len(data):
                 k = os.write(fd, data[done:])

@@ -102,6 +102,10 @@ class Base:
     before_last: int = -1               # the occupancy one physical action further back (-1: none)
     masks: tuple[tuple[int, int], ...] = field(default=(), compare=False, repr=False)
     sources: tuple[int, ...] = field(default=(), compare=False, repr=False)
+    after: dict[int, list[int]] = field(default_factory=dict, compare=False, repr=False)
+    lifting: dict[int, list[int]] = field(default_factory=dict, compare=False, repr=False)
+    placing: dict[int, list[int]] = field(default_factory=dict, compare=False, repr=False)
+    victims: int = field(default=0, compare=False, repr=False)     # squares the side to move could capture on
 
     def __post_init__(self) -> None:
         if not self.masks:
@@ -111,6 +115,21 @@ class Base:
             per = [_action_masks(a) for a in self.actions]
             object.__setattr__(self, "masks", tuple((lm, pm) for lm, pm, _ in per))
             object.__setattr__(self, "sources", tuple(src for _, _, src in per))
+        # indexes of the actions (made while the board is idle, read by every frame): by the
+        # occupancy each leaves, and by each square it lifts from or places on
+        b = self.occupancy
+        after, lifting, placing = self.after, self.lifting, self.placing
+        victims = 0
+        for i, (lm, pm) in enumerate(self.masks):
+            if not lm and not pm:
+                continue
+            victims |= lm & pm
+            after.setdefault((b & ~lm) | pm, []).append(i)
+            for sq in bits(lm):
+                lifting.setdefault(sq, []).append(i)
+            for sq in bits(pm):
+                placing.setdefault(sq, []).append(i)
+        object.__setattr__(self, "victims", victims)
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,9 +304,18 @@ def _scan(base: Base, occ: int, lifted: int, weak_lifted: int = 0, weak: list[in
     partial: list[int] = []
     if not changed:
         return exact, partial
-    for i, (lm, pm) in enumerate(base.masks):
-        if not lm and not pm:
-            continue
+    # the candidates: the actions that leave this occupancy, and those that may be under way
+    # (every emptied square one they lift from, every filled one one they place on)
+    candidates = base.after.get(occ, ())
+    if emptied:
+        under_way = base.lifting.get((emptied & -emptied).bit_length() - 1, ())
+    else:
+        under_way = base.placing.get((filled & -filled).bit_length() - 1, ())
+    if under_way:
+        candidates = sorted(set(candidates).union(under_way)) if candidates else under_way
+    masks = base.masks
+    for i in candidates:
+        lm, pm = masks[i]
         if (b & ~lm) | pm == occ:
             if (lm & pm) & ~lifted == 0 and _in_order(log, start, base.sources[i], pm):
                 exact.append(i)
@@ -323,7 +351,9 @@ def _extendable(base: Base, index: int) -> bool:
     files = base.files
     src = [s for s in range(sources.bit_length()) if sources >> s & 1]
     dst = [d for d in range(dests.bit_length()) if dests >> d & 1]
-    for j, (lm2, pm2) in enumerate(base.masks):
+    near = {j for s in src for j in base.lifting.get(s, ())}     # the actions moving a piece off a source
+    for j in sorted(near):
+        lm2, pm2 = base.masks[j]
         if j == index or not lm2 & sources:
             continue
         for t2 in range(pm2.bit_length()):
@@ -490,10 +520,7 @@ def reconcile(bases: Callable[[int], Base | None], board: Board, now: int, *,
 
 def _victims(base: Base) -> int:
     """Squares the side to move could capture on."""
-    v = 0
-    for lm, pm in base.masks:
-        v |= lm & pm
-    return v
+    return base.victims
 
 
 def _slid_on(b1: Base, index: int, placed: int) -> bool:

@@ -130,6 +130,13 @@ class Session:
         self._step(self.debouncer.advance(self.now))
 
     def _step(self, events: list[SquareEvent]) -> None:
+        try:
+            self._step_events(events)
+        finally:
+            if events and self.journal is not None:
+                self.journal.flush()        # the step's board events, if no action took them along
+
+    def _step_events(self, events: list[SquareEvent]) -> None:
         for e in events:
             self._on_event(e)
         d = self.verdict.deadline
@@ -154,7 +161,11 @@ class Session:
         """The board read afresh (a start, a resume, a reconnect): what changed while nobody
         watched is explained from the journaled position (unwatched.py)."""
         from .unwatched import read_board
-        read_board(self, self.layout.occupancy(frame.closed), frame.t)
+        try:
+            read_board(self, self.layout.occupancy(frame.closed), frame.t)
+        finally:
+            if self.journal is not None:
+                self.journal.flush()
         self._render()
 
     def _on_event(self, e: SquareEvent, update: bool = True) -> None:
@@ -164,8 +175,9 @@ class Session:
             self.occupancy &= ~(1 << e.square)
         self.events.append(e, self.occupancy)
         if self.journal is not None:
+            # held until the step ends, or written with the action it completes (one write)
             self.journal.write({"type": "event", "t": e.t, "sq": self.game.geometry.name(e.square),
-                                "placed": e.placed, "occ": format(self.occupancy, "x")}, sync=False)
+                                "placed": e.placed, "occ": format(self.occupancy, "x")}, sync=False, hold=True)
         if self.events.n % 4096 == 0:
             # bounded memory in a long game: what no window can start before any more
             self.events.forget_before(min(self.marks[-8:], default=0))

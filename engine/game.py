@@ -227,6 +227,19 @@ class BoardView:
         return {sq: (pieces[(board[sq] >> 1) - 1].letter, board[sq] & 1) for sq in bits(pos.occ[0] | pos.occ[1])}
 
 
+_NAMES: dict[int, tuple] = {}      # id(variant) -> (variant, {letter: name}) for the typed view
+
+
+def _piece_names(variant) -> MappingProxyType:
+    """{letter: name} of a variant's pieces (read-only; made once per variant object)."""
+    hit = _NAMES.get(id(variant))
+    if hit is None or hit[0] is not variant:
+        if len(_NAMES) >= 256:
+            _NAMES.clear()
+        hit = _NAMES[id(variant)] = (variant, MappingProxyType({p.letter: p.name for p in variant.pieces}))
+    return hit[1]
+
+
 class FamilyGame(Resignable, BoardView):
     """The shared part of every family (:class:`engine.contract.Game`): checked ``push``,
     ``copy``, the ``outcome`` template, SAN disambiguation, the typed :meth:`board_state`,
@@ -393,19 +406,18 @@ class FamilyGame(Resignable, BoardView):
         bought = self._bought(legal)
         purchase = frozenset(sq for a in legal if a.piece.lower() == bought
                              for sq in a.places) if bought else frozenset()
-        v = self.position.variant
+        pos = self.position
+        v = pos.variant
         pm = self.piece_map()
-        royal_letters = {p.letter for p in v.pieces if p.royal}
-        royals = tuple(sorted((sq, c) for sq, (letter, c) in pm.items() if letter in royal_letters)) \
-            if royal_letters else ()
+        royals = tuple(sorted((sq, c) for c in (WHITE, BLACK) for sq in pos.royal_squares(c)))
         last = next((a for a in reversed(self.history) if not a.silent), None)
         fields = dict(
             family=self.family, turn=self.turn, occupancy=self.occupancy(),
-            pieces=MappingProxyType(pm), move_number=self.position.fullmove, hand_word=self.hand_word,
+            pieces=MappingProxyType(pm), move_number=pos.fullmove, hand_word=self.hand_word,
             drop_squares=drops, purchase_squares=purchase, bought=bought,
             checked=tuple(self.checked_royals()), royals=royals,
             last=frozenset(last.lifts | last.places) if last else frozenset(), outcome=out,
-            piece_names=MappingProxyType({p.letter: p.name for p in v.pieces}))
+            piece_names=_piece_names(v))
         fields.update(self._view_fields())
         return BoardState(**fields)
 
