@@ -23,12 +23,23 @@ class Bases:
         self.game = game
         self.marks = marks          # shared with the session, which keeps it in step with the history
         self._cache: dict = {}
+        self._spent: list[dict] = []   # caches invalidated but not yet freed (see release)
         self.only = None            # the computer's action: the one action accepted now (see .computer)
         self.generation = 0         # counts the invalidations: equal numbers, the same inputs
 
     def invalidate(self) -> None:
-        self._cache.clear()
+        # the old states are let go later (release): freeing their action lists and indexes
+        # is work a commit's LED frame need not wait for
+        if self._cache:
+            if len(self._spent) >= 8:
+                self._spent.clear()         # never idle for a while: bounded all the same
+            self._spent.append(self._cache)
+            self._cache = {}
         self.generation += 1
+
+    def release(self) -> None:
+        """Free what earlier invalidations left (the service calls it when the board is idle)."""
+        self._spent.clear()
 
     def outcome(self):
         """The game's outcome (cached until the game changes)."""

@@ -349,28 +349,27 @@ def _extendable(base: Base, index: int) -> bool:
     if not sources or not dests:
         return False
     files = base.files
-    src = [s for s in range(sources.bit_length()) if sources >> s & 1]
-    dst = [d for d in range(dests.bit_length()) if dests >> d & 1]
-    near = {j for s in src for j in base.lifting.get(s, ())}     # the actions moving a piece off a source
-    for j in sorted(near):
-        lm2, pm2 = base.masks[j]
-        if j == index or not lm2 & sources:
+    src = [(s, *divmod(s, files)) for s in bits(sources)]          # (square, rank, file)
+    dst = [divmod(d, files) for d in bits(dests)]
+    masks = base.masks
+    for j in {j for s, _, _ in src for j in base.lifting.get(s, ())}:   # the moves off a source
+        if j == index:
             continue
-        for t2 in range(pm2.bit_length()):
-            if not pm2 >> t2 & 1 or pm >> t2 & 1:
-                continue
-            f2, r2 = _coords(t2, files)
-            for s in src:
+        lm2, pm2 = masks[j]
+        further = pm2 & ~pm
+        while further:
+            low = further & -further
+            further ^= low
+            r2, f2 = divmod(low.bit_length() - 1, files)
+            for s, rs, fs in src:
                 if not lm2 >> s & 1:
                     continue
-                fs, rs = _coords(s, files)
                 df, dr = f2 - fs, r2 - rs
                 if not (df == 0 or dr == 0 or abs(df) == abs(dr)):
                     continue            # not along a line: the piece does not slide there
                 n = max(abs(df), abs(dr))
                 sf, sr = (df > 0) - (df < 0), (dr > 0) - (dr < 0)
-                for d in dst:
-                    fd, rd = _coords(d, files)
+                for rd, fd in dst:
                     k = max(abs(fd - fs), abs(rd - rs))
                     if 0 < k < n and fd == fs + k * sf and rd == rs + k * sr:
                         return True     # d lies on the way from s to t2

@@ -189,6 +189,7 @@ class Session:
         """Work ahead while nothing happens on the board: the position's legal actions (a
         commit shows its LED frame before listing them) and the states a takeback or a
         replacement would be explained from, so that the next frame is answered at once."""
+        self.bases.release()
         if self.outcome() is None:
             self.bases.base(0)
             self.bases.base(1)
