@@ -15,7 +15,7 @@ Standard library only, like the rest of the engine.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 from enum import Enum
 from fractions import Fraction
 from types import MappingProxyType
@@ -162,6 +162,60 @@ class BoardState:
     last: frozenset[int] = frozenset()
     outcome: Outcome | None = None
     piece_names: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+
+    @classmethod
+    def of(cls, fields: dict) -> BoardState:
+        """The view with ``fields`` (names of this class's fields; the rest keep their
+        defaults), made without the frozen dataclass's per-field setter calls: a commit's
+        LED frame waits for it."""
+        st = object.__new__(cls)
+        d = st.__dict__
+        d.update(_VIEW_DEFAULTS)
+        d.update(fields)
+        return st
+
+
+class PieceMap(Mapping):
+    """{square: (letter, colour)} of a board, read-only and worked out on first use from a
+    snapshot of the board (piece codes as :class:`~engine.position.Position` keeps them)."""
+
+    __slots__ = ("_board", "_occupancy", "_letters", "_map")
+
+    def __init__(self, board: list[int], occupancy: int, letters: Sequence[str]):
+        self._board = board             # a copy: the position goes on changing
+        self._occupancy = occupancy
+        self._letters = letters         # by type index
+        self._map: dict | None = None
+
+    def _items(self) -> dict:
+        m = self._map
+        if m is None:
+            board, letters, occ = self._board, self._letters, self._occupancy
+            m = {}
+            while occ:
+                low = occ & -occ
+                sq = low.bit_length() - 1
+                occ ^= low
+                code = board[sq]
+                m[sq] = (letters[(code >> 1) - 1], code & 1)
+            self._map = m
+        return m
+
+    def __getitem__(self, sq: int) -> tuple[str, int]:
+        return self._items()[sq]
+
+    def __iter__(self):
+        return iter(self._items())
+
+    def __len__(self) -> int:
+        return self._occupancy.bit_count()
+
+    def __repr__(self) -> str:
+        return f"PieceMap({self._items()!r})"
+
+
+_VIEW_DEFAULTS = {f.name: (f.default if f.default_factory is MISSING else f.default_factory())  # type: ignore[misc]
+                  for f in fields(BoardState)}
 
 
 @runtime_checkable

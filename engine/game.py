@@ -27,7 +27,7 @@ from fractions import Fraction
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
-from .contract import ActionKind, BoardState, Termination
+from .contract import ActionKind, BoardState, PieceMap, Termination
 from .errors import IllegalMoveError, VariantError
 from .geometry import bits
 from .moves import CASTLE, DROP, EN_PASSANT, Move, decode, to_uci
@@ -227,17 +227,27 @@ class BoardView:
         return {sq: (pieces[(board[sq] >> 1) - 1].letter, board[sq] & 1) for sq in bits(pos.occ[0] | pos.occ[1])}
 
 
-_NAMES: dict[int, tuple] = {}      # id(variant) -> (variant, {letter: name}) for the typed view
+_NAMES: dict[int, tuple] = {}      # id(variant) -> (variant, {letter: name}, letters) for the typed view
 
 
-def _piece_names(variant) -> MappingProxyType:
-    """{letter: name} of a variant's pieces (read-only; made once per variant object)."""
+def _names(variant) -> tuple:
     hit = _NAMES.get(id(variant))
     if hit is None or hit[0] is not variant:
         if len(_NAMES) >= 256:
             _NAMES.clear()
-        hit = _NAMES[id(variant)] = (variant, MappingProxyType({p.letter: p.name for p in variant.pieces}))
-    return hit[1]
+        hit = _NAMES[id(variant)] = (variant, MappingProxyType({p.letter: p.name for p in variant.pieces}),
+                                     tuple(p.letter for p in variant.pieces))
+    return hit
+
+
+def _piece_names(variant) -> MappingProxyType:
+    """{letter: name} of a variant's pieces (read-only; made once per variant object)."""
+    return _names(variant)[1]
+
+
+def _letters(variant) -> tuple[str, ...]:
+    """The variant's piece letters by type index."""
+    return _names(variant)[2]
 
 
 class FamilyGame(Resignable, BoardView):
@@ -408,18 +418,18 @@ class FamilyGame(Resignable, BoardView):
                              for sq in a.places) if bought else frozenset()
         pos = self.position
         v = pos.variant
-        pm = self.piece_map()
+        occupancy = pos.occ[0] | pos.occ[1]
         royals = tuple(sorted((sq, c) for c in (WHITE, BLACK) for sq in pos.royal_squares(c)))
         last = next((a for a in reversed(self.history) if not a.silent), None)
         fields = dict(
-            family=self.family, turn=self.turn, occupancy=self.occupancy(),
-            pieces=MappingProxyType(pm), move_number=pos.fullmove, hand_word=self.hand_word,
+            family=self.family, turn=self.turn, occupancy=occupancy,
+            pieces=PieceMap(pos.board[:], occupancy, _letters(v)), move_number=pos.fullmove, hand_word=self.hand_word,
             drop_squares=drops, purchase_squares=purchase, bought=bought,
             checked=tuple(self.checked_royals()), royals=royals,
             last=frozenset(last.lifts | last.places) if last else frozenset(), outcome=out,
             piece_names=_piece_names(v))
         fields.update(self._view_fields())
-        return BoardState(**fields)
+        return BoardState.of(fields)
 
     def _view_fields(self) -> dict:
         """The family's own fields of the view (hands, treasuries, points ...)."""
