@@ -331,6 +331,9 @@ def _scan(base: Base, occ: int, lifted: int, weak_lifted: int = 0, weak: list[in
     return exact, partial
 
 
+_MAX_RANKS = 32      # no board is taller
+
+
 def _coords(sq: int, files: int) -> tuple[int, int]:
     return sq % files, sq // files
 
@@ -348,6 +351,34 @@ def _extendable(base: Base, index: int) -> bool:
     dests = pm & ~lm
     if not sources or not dests:
         return False
+    files = base.files
+    if not sources & (sources - 1) and not dests & (dests - 1):
+        # one piece from s to d (the usual move): is there a legal destination of the same
+        # piece further along the line from s through d?
+        s = sources.bit_length() - 1
+        rs, fs = divmod(s, files)
+        rd, fd = divmod(dests.bit_length() - 1, files)
+        df, dr = fd - fs, rd - rs
+        if not (df == 0 or dr == 0 or abs(df) == abs(dr)):
+            return False                # not along a line
+        sf, sr = (df > 0) - (df < 0), (dr > 0) - (dr < 0)
+        beyond = 0
+        f, r = fd + sf, rd + sr
+        while 0 <= f < files and 0 <= r < _MAX_RANKS:     # (squares off the board match no action)
+            beyond |= 1 << (r * files + f)
+            f += sf
+            r += sr
+        masks = base.masks
+        return any(masks[j][1] & beyond and masks[j][0] & sources for j in base.lifting.get(s, ()) if j != index)
+    return _extendable_general(base, index)
+
+
+def _extendable_general(base: Base, index: int) -> bool:
+    """:func:`_extendable` for any move (several pieces: castling), by every pair of a source
+    and another destination of the pieces moving off it."""
+    lm, pm = base.masks[index]
+    sources = lm & ~pm
+    dests = pm & ~lm
     files = base.files
     src = [(s, *divmod(s, files)) for s in bits(sources)]          # (square, rank, file)
     dst = [divmod(d, files) for d in bits(dests)]

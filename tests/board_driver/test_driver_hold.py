@@ -47,3 +47,31 @@ def test_a_held_move_is_answered_as_reconcile_answers_it(variant):
             t.wait(1000)
         assert s.verdict.status == "settled", (a.text, s.verdict)
     assert held >= 5
+
+
+@pytest.mark.parametrize("variant", ["orthodox", "tomorrow-3", "courier", "csipgs-power-super", "tomorrow-5"])
+def test_whether_a_move_may_slide_on_is_the_same_by_the_short_way(variant):
+    # a move of one piece asks only for destinations further along its line; every move
+    # is also asked the long way (every source and every other destination of its moves)
+    from board_driver.config import load_variant
+    from board_driver.reconcile import Base, _extendable, _extendable_general
+    from engine.game import new_game
+    rng = random.Random(f"slide/{variant}")
+    g = new_game(load_variant(variant))
+    yes = no = 0
+    for _ in range(60):
+        legal = g.legal_actions()
+        if not legal or g.outcome() is not None:
+            break
+        base = Base(0, g.occupancy(), tuple(legal), g.geometry.files)
+        for i, a in enumerate(legal):
+            lm, pm = base.masks[i]
+            if not (lm & ~pm and pm & ~lm) or lm & pm:
+                continue
+            short = _extendable(base, i)
+            assert short == _extendable_general(base, i), (a.text, g.fen())
+            yes += short
+            no += not short
+        physical = [a for a in legal if not a.silent]
+        g.push(rng.choice(physical if physical and rng.random() < 0.9 else legal))
+    assert yes > 10 and no > 10
