@@ -607,14 +607,14 @@ class Position:
         occ = own | enemy
         empty = ~occ & self._mask
         notown = empty | enemy
-        pbb = self.pbb
+        pbb = self.pbb if sel == -1 else [bb & sel for bb in self.pbb]
         count = 0
         general = danger & sel
         royal = None        # with ``first``: the royal piece's moves (a test each) come last
         for kind, code, pt, data in self._fast[us]:
             if first and count:
                 return count
-            bb = pbb[code] & sel
+            bb = pbb[code]
             if not bb:
                 continue
             if kind == _SLIDE:
