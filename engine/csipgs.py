@@ -66,7 +66,7 @@ from .game import (
     Action, ArmySetup, DesignChange, DoubleMove, FamilyGame, Invention, Outcome, Purchase, Transfer,
 )
 from .moves import DROP, decode, encode, to_uci
-from .position import BLACK, WHITE, Position
+from .position import BLACK, WHITE, Position, slot_copier
 from .variant import PieceType
 
 F = Fraction
@@ -672,6 +672,9 @@ class CsipgsGame(FamilyGame):
             return super().next_drops()
         ahead = self.copy()
         ahead._push(END)                    # always legal in a design phase
+        # this game's outcome (None) already found that the opponent can act: only the fifty
+        # moves and repetition are left to ask after the end of the turn
+        ahead._outcome_cache = (ahead._action_outcome(can_act=True),)
         return [] if ahead.outcome() is not None else ahead._transfers()
 
     def _buy_refusal(self, design: str | None = None) -> str | None:
@@ -1183,15 +1186,21 @@ class CsipgsGame(FamilyGame):
             return result
         return self._action_outcome()
 
-    def _action_outcome(self, decisive_only: bool = False) -> Outcome | None:
+    def _action_outcome(self, decisive_only: bool = False, can_act: bool = False) -> Outcome | None:
+        """The ending in an action phase (``decisive_only``: a win, loss or stalemate only;
+        ``can_act``: the side to act is known to have an action, and its royal pieces)."""
         st = self.state
         pos = self.position
         us = st.turn
 
         def royals_lost():
+            if can_act:
+                return None
             return next((c for c in (us, us ^ 1) if not pos.royal_squares(c)), None)
 
         def has_actions() -> bool:
+            if can_act:
+                return True
             if not (self._protected(us) and self._doublemovers(us ^ 1, pos)) and pos.has_legal_move(drops=False):
                 return True          # a move is an action: no need to list them all
             actions = self._generate()
@@ -1260,8 +1269,18 @@ def _listed(action: Action, legal: list[Action]) -> bool:
 
 
 def _copy_state(st: _State) -> _State:
-    return dataclasses.replace(st, treasury=list(st.treasury), designs=list(st.designs),
-                               army_spent=list(st.army_spent), army_count=list(st.army_count))
+    """A copy whose lists are its own (made slot by slot: ``dataclasses.replace`` looks the
+    fields up again on every call, and a push copies the state once or twice)."""
+    out = object.__new__(_State)
+    _copy_slots(st, out)
+    out.treasury = list(st.treasury)
+    out.designs = list(st.designs)
+    out.army_spent = list(st.army_spent)
+    out.army_count = list(st.army_count)
+    return out
+
+
+_copy_slots = slot_copier(_State)
 
 
 _DOUBLEMOVE_TYPES: dict[int, tuple] = {}   # id(variant) -> (variant, doublemove type indexes)

@@ -360,14 +360,20 @@ class Position:
         return None if not code else ((code >> 1) - 1, code & 1)
 
     def royal_squares(self, color: int) -> list[int]:
+        codes = self._royal_codes[color]
+        pbb = self.pbb
+        if len(codes) == 1:
+            bb = pbb[codes[0]]
+            if not bb & (bb - 1):           # one royal piece (or none): the usual case
+                return [bb.bit_length() - 1] if bb else []
         out = []
-        for code in self._royal_codes[color]:
-            bb = self.pbb[code]
+        for code in codes:
+            bb = pbb[code]
             while bb:
                 low = bb & -bb
                 out.append(low.bit_length() - 1)
                 bb ^= low
-        return sorted(out)
+        return out if len(codes) == 1 else sorted(out)
 
     # -- attacks ---------------------------------------------------------------------------
     def attacked(self, sq: int, by: int, occ: int | None = None, exclude: int = 0) -> bool:
@@ -1196,7 +1202,7 @@ class Position:
         self.turn ^= 1
 
 
-def _slot_copier(cls):
+def slot_copier(cls):
     """A function assigning every slot of ``cls`` from one instance to another, written out
     (a loop of getattr/setattr costs several times more)."""
     lines = ["def copy_slots(src, dst):"] + [f"    dst.{n} = src.{n}" for n in cls.__slots__]
@@ -1205,7 +1211,7 @@ def _slot_copier(cls):
     return namespace["copy_slots"]
 
 
-_copy_slots = _slot_copier(Position)
+_copy_slots = slot_copier(Position)
 
 _DERIVED: dict[int, tuple] = {}
 
