@@ -527,8 +527,8 @@ class CostProgressiveGame(ChessGame):
             frozen |= 1 << sq
         pawn = self.variant.pieces[self.variant.piece_index(action.piece)].pawn
         reset = st.reset or pawn or len(action.lifts) > 1 and action.kind != ActionKind.CASTLE
-        self._state = replace(st, spent=st.spent + action.detail.cost, frozen=frozen,
-                              moves=st.moves + (action,), reset=reset)
+        self._state = _TurnState(half=st.half, spent=st.spent + action.detail.cost, frozen=frozen,
+                                 moves=st.moves + (action,), ended_by=st.ended_by, quiet=st.quiet, reset=reset)
         self._changed()
         self.history.append(action)
         if pos.in_check():                       # the opponent (to move in pos) is in check
