@@ -90,7 +90,24 @@ class EventLog:
         return self._place.get(square, -1)
 
     def touched_since(self, index: int) -> tuple[int, int]:
-        """(lifted, placed) square masks of the events from ``index`` on."""
+        """(lifted, placed) square masks of the events from ``index`` on: read off those events
+        when there are few (a window is a move or two), else off the per-square indexes."""
+        k = self.n - max(index, 0)
+        if k <= 0:
+            return 0, 0
+        recent = self.recent
+        if k <= 64 and k <= len(recent):
+            lifted = placed = 0
+            for j in range(1, k + 1):
+                e = recent[-j]
+                if e.placed:
+                    placed |= 1 << e.square
+                else:
+                    lifted |= 1 << e.square
+            return lifted, placed
+        return self._touched_by_square(index)
+
+    def _touched_by_square(self, index: int) -> tuple[int, int]:
         lifted = placed = 0
         if index < self.n:
             for sq, i in self._lift.items():

@@ -127,3 +127,24 @@ def test_the_same_sequence_then_the_pawn_set_down_elsewhere_is_that_move():
     assert t.pending["type"] == "prompt"
     t.place("e5").settle()                    # it was in the hand after all
     assert t.moves == ["e2e4", "d7d5", "e4e5"] and t.pending is None
+
+
+def test_the_squares_touched_since_an_event_are_the_same_read_either_way():
+    # the event log reads a short window off its last events and a long one off its
+    # per-square indexes: both must give the squares lifted and placed since any event
+    import random
+    from board_driver.debounce import SquareEvent
+    from board_driver.evidence import EventLog
+    rng = random.Random("touched")
+    log = EventLog()
+    occ = 0
+    for i in range(3000):
+        sq = rng.randrange(96) if rng.random() < 0.3 else rng.randrange(6)   # a few busy squares
+        placed = not occ >> sq & 1
+        occ ^= 1 << sq
+        log.append(SquareEvent(i * 10, sq, placed), occ)
+        if i % 7 == 0:
+            for back in (0, 1, 2, 5, 40, 64, 65, 300, 2999):
+                index = len(log) - back
+                assert log.touched_since(index) == log._touched_by_square(index), (i, back)
+    assert log.touched_since(len(log)) == (0, 0)
