@@ -166,6 +166,7 @@ class Layout:
     rank_offset: int
     _sensor_game: tuple = ()     # sensor index -> game square or -1
     _game_phys: tuple = ()       # game square -> physical square (-1 for holes)
+    _spare: list = field(default_factory=list, init=False, compare=False, repr=False)   # spare_squares(), once worked out
 
     @classmethod
     def place(cls, profile: BoardProfile, geometry: Geometry) -> Layout:
@@ -218,7 +219,13 @@ class Layout:
         return self._sensor_game.index(game_sq)
 
     def spare_squares(self) -> list[int]:
-        """Physical squares outside the game's block, nearest the block first, then a1 first."""
+        """Physical squares outside the game's block, nearest the block first, then a1 first
+        (worked out once: the LEDs show movement points on them at every frame)."""
+        if not self._spare:
+            self._spare.append(tuple(self._spare_squares()))
+        return list(self._spare[0])
+
+    def _spare_squares(self) -> list[int]:
         inside = set(p for p in self._game_phys if p >= 0)
         f0, f1 = self.file_offset, self.file_offset + self.geometry.files - 1
 
