@@ -306,6 +306,7 @@ class CsipgsGame(FamilyGame):
         self._cost_cache: dict = {}
         self._legal_cache: list[Action] | None = None
         self._outcome_cache: Any = None
+        self._probe: tuple | None = None    # (state, action, outcome cache) of SAN's last check probe
         g = variant.geometry
         self._forward: dict[str, bool] = {}     # Betza -> every move goes forward (pawn-like)
         self._adjacent = [self._king_area(g, sq) for sq in range(g.size)]
@@ -1036,6 +1037,7 @@ class CsipgsGame(FamilyGame):
 
     # -- making actions ---------------------------------------------------------------------------
     def _push(self, action: Action) -> None:
+        before = self.state
         self._stack.append((self.state, self.position.copy(), self._pv))
         self.state = st = _copy_state(self.state)
         pos = self.position
@@ -1091,6 +1093,9 @@ class CsipgsGame(FamilyGame):
         self._keys.append(self._key())
         self._legal_cache = None
         self._outcome_cache = None
+        probe = self._probe
+        if probe is not None and probe[0] is before and probe[1] is action:
+            self._outcome_cache = probe[2]      # SAN played this very action from this very state
 
     def _end_turn(self) -> None:
         st = self.state
@@ -1231,17 +1236,18 @@ class CsipgsGame(FamilyGame):
             text = action.piece.upper() + dis + ("x" if action.kind == ActionKind.CAPTURE else "") + g.name(to)
         if self.state.phase == "action" and _listed(action, self.legal_actions()) and self._checks(action):
             kept = (self._legal_cache, self._outcome_cache)
+            before = self.state
             self._push(action)
             try:
-                them = self.state.turn ^ 1
-                if any(self._attacked(k, self.state.turn) for k in self.position.royal_squares(them)):
-                    o = self.outcome()
-                    text += "#" if o is not None and o.termination is Termination.CHECKMATE else "+"
+                o = self.outcome()
+                text += "#" if o is not None and o.termination is Termination.CHECKMATE else "+"
+                after = self._outcome_cache
             finally:
                 self.pop()
                 self._legal_cache, self._outcome_cache = kept      # the same position again
+            if self.resigned is None and after is not None:
+                self._probe = (before, action, after)   # the commit that follows knows the ending
         return text
-
 
     def _checks(self, action: Action) -> bool:
         """Whether the move ``action`` attacks the opponent's royal piece (played on the

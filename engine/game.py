@@ -473,6 +473,7 @@ class ChessGame(FamilyGame):
         self._legal_cache: list[Action] | None = None
         self._outcome_cache: tuple | None = None
         self._actions: dict[int, Action] = {}   # see action_of
+        self._check_probe: tuple | None = None  # (state's key, move, replies?) of SAN's last check test
         self.resigned: int | None = None
 
     def _copy_into(self, other) -> None:
@@ -602,9 +603,15 @@ class ChessGame(FamilyGame):
         pos = self.position
         v = self.variant
         us = pos.turn
+        has_actions = pos.has_legal_move
+        probe = self._check_probe
+        if probe is not None and len(self._keys) > 1 and self._keys[-2] is probe[0] \
+                and self.history and self.history[-1].code == probe[1]:
+            replies = probe[2]          # SAN named this move from the state before: it found the replies
+            has_actions = lambda: replies   # noqa: E731
         return self._chess_rules_outcome(
             us, royals_lost=lambda: us if not pos.royal_squares(us) and any(p.royal for p in v.pieces) else None,
-            has_actions=pos.has_legal_move, checked=pos.in_check, quiet=pos.halfmove,
+            has_actions=has_actions, checked=pos.in_check, quiet=pos.halfmove,
             repeated=lambda: self._keys.count(self._keys[-1]) >= v.repetitions)
 
     # -- notation --------------------------------------------------------------------------
@@ -618,7 +625,10 @@ class ChessGame(FamilyGame):
         pos.push(m)
         try:
             if pos.in_check():
-                text += "+" if pos.has_legal_move() else "#"
+                replies = pos.has_legal_move()
+                text += "+" if replies else "#"
+                # the commit that follows a move's name asks the same of the same position
+                self._check_probe = (self._keys[-1], m, replies)
         finally:
             pos.pop()
         return text
