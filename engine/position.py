@@ -588,7 +588,7 @@ class Position:
             else:
                 danger = -1  # several protected royals: test every move exactly
         if in_check or danger_to or danger == -1:
-            count = self._gen_general(out, us, protect, in_check, danger, danger_to, sel, evasion)
+            count = self._gen_general(out, us, protect, in_check, danger, danger_to, sel, evasion, first)
         elif out is None:
             count = self._count_fast(us, king_sq, danger, first, sel)
         else:
@@ -759,10 +759,11 @@ class Position:
         return len(out)
 
     def _gen_general(self, out: list | None, us: int, protect, in_check: bool, danger: int,
-                     danger_to: int, sel: int, evasion: int = -1) -> int:
+                     danger_to: int, sel: int, evasion: int = -1, first: bool = False) -> int:
         """Moves of the pieces on ``sel`` by the fully general steps (any Betza piece).
         ``evasion``: the only targets a non-royal piece's move may have (see _evasions);
-        en passant is tested apart."""
+        en passant is tested apart. ``first`` (counting only): stop after the first piece
+        with a legal move (whether a reply to a check exists)."""
         them = us ^ 1
         T = self.tables
         ray = T.ray
@@ -847,6 +848,8 @@ class Position:
                         if self._safe(sq, to, us, protect, royal, 0):
                             if out is None:
                                 count += 1
+                                if first:
+                                    return count
                             else:
                                 out.append(sq | to << 8)
                 elif out is None:
@@ -865,6 +868,8 @@ class Position:
                                 count += 1
                             else:
                                 out.append(encode(sq, ep, 0, EN_PASSANT))
+                if first and count:
+                    return count
         return count
 
     def _hop_bent_targets(self, pt, sq, occ, empty, enemy):
