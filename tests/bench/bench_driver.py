@@ -23,6 +23,11 @@ wall time includes being preempted. Goal: the commit's CPU p99 under 1 ms for ev
 (a Pi Zero 2 W is 5-10x slower than a desktop core).
 
     .venv/bin/python tests/bench/bench_driver.py [--samples N] [--variant NAME ...] [--ram]
+
+``--against DIR`` measures this checkout and another one (``DIR``: e.g. a ``git worktree``
+of an earlier commit) side by side: variant by variant, each checkout's benchmark runs as a
+process of its own, in alternating order (``--rounds`` times), and the rows are printed with
+the ratios of the medians (this / other) and the rows under the goal on each side.
 """
 
 from __future__ import annotations
@@ -31,6 +36,9 @@ import argparse
 import gc
 import os
 import random
+import re
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -195,8 +203,12 @@ def main(argv=None) -> int:
     ap.add_argument("--variant", action="append", help="only these variants (repeatable)")
     ap.add_argument("--journal-dir", help="write the journals in a temporary folder here")
     ap.add_argument("--ram", action="store_true", help="journals on /dev/shm (the software's cost alone)")
+    ap.add_argument("--against", metavar="DIR", help="another checkout to measure side by side with this one")
+    ap.add_argument("--rounds", type=int, default=1, help="with --against: runs of each checkout per variant")
     args = ap.parse_args(argv)
     names = args.variant or (variant_names() + ["random-1-2-3"])
+    if args.against:
+        return compare(Path(args.against), names, args)
     where = "/dev/shm" if args.ram else args.journal_dir
     rng = random.Random(1)
     gc.disable()            # the service loop's collector policy (board_driver.runner.run_realtime)
@@ -242,6 +254,61 @@ def main(argv=None) -> int:
     print(f"worst p99: cpu {worst:.2f} ms, wall {worst_wall:.2f} ms")
     print(f"worst commit cpu p99: {worst_commit:.2f} ms ({worst_commit_case}) -- goal < 1 ms: "
           f"{'met' if worst_commit < 1 else 'NOT met'}")
+    return 0
+
+
+_ROW = re.compile(r"(\S+)\s+(typical|busiest)\s+\d+.*\(([\d.]+)/([\d.]+)\)\s+\d+\s*$")
+
+
+def _commit_rows(text: str) -> dict[tuple[str, str], tuple[float, float]]:
+    """{(variant, position): (commit cpu p50, p99)} from this benchmark's printed table."""
+    return {(m.group(1), m.group(2)): (float(m.group(3)), float(m.group(4)))
+            for m in map(_ROW.match, text.splitlines()) if m}
+
+
+def compare(other: Path, names: list[str], args) -> int:
+    """This checkout against ``other``, variant by variant, in alternating order."""
+    here = ROOT
+    script = "tests/bench/bench_driver.py"
+    if not (other / script).exists():
+        print(f"{other}: no {script} there (give the top folder of a checkout)", file=sys.stderr)
+        return 2
+    extra = ["--samples", str(args.samples)] + (["--ram"] if args.ram else []) + \
+        (["--journal-dir", args.journal_dir] if args.journal_dir else [])
+    print(f"machine: {os.cpu_count()} CPUs; {args.samples} samples, {args.rounds} round(s) of each checkout per variant")
+    print(f"this: {here}\nother: {other}\ncommit CPU p50/p99 in ms, medians over the rounds")
+    print(f"{'variant':28} {'position':8} {'other':>11} {'this':>11}   ratio p50 p99")
+    ratios, under = [], [0, 0]
+    for i, name in enumerate(names):
+        got: dict = {"this": [], "other": []}
+        for r in range(args.rounds):
+            order = [("this", here), ("other", other)]
+            if (i + r) % 2:
+                order.reverse()
+            for label, tree in order:
+                out = subprocess.run([sys.executable, str(tree / script), "--variant", name] + extra,
+                                     capture_output=True, text=True, cwd=tree)
+                if out.returncode:
+                    print(f"{label} ({tree}) failed on {name}:\n{out.stderr}", file=sys.stderr)
+                    return 1
+                got[label].append(_commit_rows(out.stdout))
+        for pos in ("typical", "busiest"):
+            key = (name, pos)
+            a = [rows[key] for rows in got["other"] if key in rows]
+            b = [rows[key] for rows in got["this"] if key in rows]
+            if not a or not b:
+                continue
+            o50, o99 = statistics.median(x[0] for x in a), statistics.median(x[1] for x in a)
+            t50, t99 = statistics.median(x[0] for x in b), statistics.median(x[1] for x in b)
+            ratios.append((t50 / o50, t99 / o99))
+            under[0] += o99 < 1
+            under[1] += t99 < 1
+            print(f"{name:28} {pos:8} {o50:5.2f}/{o99:5.2f} {t50:5.2f}/{t99:5.2f}   "
+                  f"{t50 / o50:5.2f} {t99 / o99:5.2f}", flush=True)
+    if ratios:
+        print(f"median ratio over {len(ratios)} rows: p50 {statistics.median(r for r, _ in ratios):.2f}, "
+              f"p99 {statistics.median(r for _, r in ratios):.2f}; rows with p99 < 1 ms: "
+              f"other {under[0]}, this {under[1]}")
     return 0
 
 
