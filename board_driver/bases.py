@@ -6,14 +6,33 @@ action, ...), the state after ending a multi-move turn, and the player's prefere
 game and the event marks (per history entry: the index in the event log where its window
 starts) and never changes either: states before the current one are read off a copy of
 the game (``game.copy()``), never by popping and re-pushing the live game.
+
+It also keeps *previews*: for an action the board may be on its way to (a piece is in the
+player's hand), what a commit of it needs after the push -- its name, the ending, the typed
+view and the next drops -- worked out on a copy while the board is idle (:meth:`preview`),
+and handed over when that very action is committed from this very state (:meth:`seed`).
 """
 
 from __future__ import annotations
 
-from engine.contract import ActionKind, Termination
+from dataclasses import dataclass
+
+from engine.contract import ActionKind, BoardState, Termination
+from engine.errors import EngineError
 from engine.variant import PROMOTION_PREFERENCE as PROMOTION_ORDER  # noqa: F401  (re-exported)
 
 from .reconcile import Base, Preferences
+
+
+@dataclass(frozen=True, slots=True)
+class Preview:
+    """What a commit of ``action`` needs once it is pushed, worked out ahead on a copy."""
+
+    action: object
+    san: str
+    outcome: object
+    state: BoardState
+    drops: tuple
 
 
 class Bases:
@@ -167,6 +186,43 @@ class Bases:
                     return (letter,)
                 return ()
         return ()
+
+    def next_drops(self) -> tuple:
+        """``game.next_drops()`` (cached until the game changes; a preview seeds it)."""
+        d = self._cache.get("next_drops")
+        if d is None:
+            d = self._cache["next_drops"] = tuple(self.game.next_drops())
+        return d
+
+    # -- previews ------------------------------------------------------------------------------
+    def preview(self, action) -> bool:
+        """Work out the preview of ``action`` (a legal physical action now) unless it is there;
+        True when this did the work."""
+        previews = self._cache.setdefault("previews", {})
+        if id(action) in previews:
+            return False
+        g = self.game.copy()
+        try:
+            san = g.san(action)
+            g.push(action)
+            out = g.outcome()
+            pv = Preview(action, san, out, g.board_state(), tuple(g.next_drops()) if out is None else ())
+        except EngineError:
+            pv = None
+        previews[id(action)] = pv
+        return True
+
+    def preview_of(self, action) -> Preview | None:
+        """The preview of ``action`` made in the current state, or None."""
+        pv = self._cache.get("previews", {}).get(id(action))
+        return pv if pv is not None and pv.action is action else None
+
+    def seed(self, pv: Preview) -> None:
+        """The game has just pushed ``pv.action`` from the state the preview was made in: its
+        ending, typed view and next drops are the preview's."""
+        self._cache["outcome"] = pv.outcome
+        self._cache["state"] = pv.state
+        self._cache["next_drops"] = pv.drops
 
     def prefs(self, choice: str | None) -> Preferences:
         key = ("prefs", choice)

@@ -106,9 +106,12 @@ def collect_garbage() -> None:
         gc.collect(2 if c2 + 1 >= t2 else 1)
 
 
+POLL = 0.05     # seconds the service loop waits for a frame before an idle step (tick, prepare)
+
+
 def run_realtime(session: Session, source: SensorSource, sink: LedSink, clock: Callable[[], int], *,
                  commands: "queue.Queue[str] | None" = None, stop: Callable[[], bool] = lambda: False,
-                 on_notice: Callable[[str], None] = print, poll: float = 0.05,
+                 on_notice: Callable[[str], None] = print, poll: float = POLL,
                  on_update: Callable[[Session], None] | None = None) -> Session:
     """The service loop: frames and commands in, LED frames out, until ``stop()``.
 

@@ -194,6 +194,23 @@ class Session:
             self.bases.base(0)
             self.bases.base(1)
             self.bases.end_base()
+            self._preview_ahead()
+
+    PREVIEWS_PER_STEP = 3       # previews made by one idle prepare(): each is a push on a copy, and a frame waits for it
+
+    def _preview_ahead(self) -> None:
+        """While a piece is in the player's hand: the aftermath of the actions the board may be
+        on its way to, a few per idle step, so that the commit only pushes and writes."""
+        v = self.verdict
+        if self.recover or v.status == VS.SETTLED or self.computer is not None:
+            return
+        budget = self.PREVIEWS_PER_STEP
+        for e in v.options + v.partial:
+            if e.depth == 0 and len(e.actions) == 1 and not e.actions[0].silent:
+                if self.bases.preview(e.actions[0]):
+                    budget -= 1
+                    if not budget:
+                        return
 
     def outcome(self):
         """The game's outcome (cached until the game changes)."""
@@ -285,9 +302,12 @@ class Session:
             self.journal.write({"type": "result", "result": out.result, "reason": out.reason}, sync=False)
 
     def _commit(self, expl: Explanation, start: int) -> None:
-        sans = self._sans(expl)
+        pv = self.bases.preview_of(expl.actions[0]) if expl.depth == 0 and len(expl.actions) == 1 else None
+        sans = [pv.san] if pv is not None and self.san_notices else self._sans(expl)
         self._mover = self.game.turn
         popped = self._push_mem(expl, start)
+        if pv is not None:
+            self.bases.seed(pv)             # worked out while the piece was in the hand
         self._journal_apply(expl, popped, start, "replaced" if expl.actions else "takeback", sans)
 
     def _sans(self, expl: Explanation) -> list[str]:
@@ -375,7 +395,7 @@ class Session:
     def scene_state(self) -> SceneState:
         if self._scene is None:
             out = self.outcome()
-            legal = self.game.next_drops() if out is None else ()
+            legal = self.bases.next_drops() if out is None else ()
             self._scene = scene_of(self.bases.state(), out, legal, self.bases.bought(legal) if legal else ())
         return self._scene
 
