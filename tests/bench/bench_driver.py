@@ -28,9 +28,10 @@ wall time includes being preempted. Goal: the commit's CPU p99 under 1 ms for ev
     .venv/bin/python tests/bench/bench_driver.py [--samples N] [--variant NAME ...] [--ram]
 
 ``--against DIR`` measures this checkout and another one (``DIR``: e.g. a ``git worktree``
-of an earlier commit) side by side: variant by variant, each checkout's benchmark runs as a
-process of its own, in alternating order (``--rounds`` times), and the rows are printed with
-the ratios of the medians (this / other) and the rows under the goal on each side.
+of an earlier commit) side by side: variant by variant, this benchmark runs in a process of
+its own for each checkout's code (``--code DIR`` imports the packages from ``DIR``), in
+alternating order (``--rounds`` times), and the rows are printed with the ratios of the
+medians (this / other) and the rows under the goal on each side.
 """
 
 from __future__ import annotations
@@ -47,7 +48,18 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parents[2]
+
+
+def _code_root(argv: list[str]) -> Path:
+    """The checkout whose packages are measured: ``--code DIR``, else this one (read before
+    the imports below)."""
+    if "--code" in argv[:-1]:
+        return Path(argv[argv.index("--code") + 1]).resolve()
+    return HERE
+
+
+ROOT = _code_root(sys.argv)
 sys.path.insert(0, str(ROOT))
 
 from board_driver.choreo import Choreographer, Style  # noqa: E402
@@ -55,7 +67,8 @@ from board_driver.config import load_variant, variant_names  # noqa: E402
 from board_driver.devices import RawFrame  # noqa: E402
 from board_driver.journal import Journal  # noqa: E402
 from board_driver.layout import Layout  # noqa: E402
-from board_driver.runner import POLL, collect_garbage, settle_memory  # noqa: E402
+import board_driver.runner as _runner  # noqa: E402
+from board_driver.runner import collect_garbage, settle_memory  # noqa: E402
 from board_driver.session import Session  # noqa: E402
 from board_driver.settings import Settings, load_profile, load_settings  # noqa: E402
 from engine.game import new_game  # noqa: E402
@@ -92,7 +105,8 @@ def positions(variant: str, plies: int = 60):
 
 
 FRAME_GAP_MS = 200                        # between the frames of a move (frame_after)
-IDLE_POLLS = FRAME_GAP_MS // int(POLL * 1000)   # the service loop's idle steps in that time
+POLL = getattr(_runner, "POLL", 0.05)     # the service loop's wait for a frame (s)
+IDLE_POLLS = FRAME_GAP_MS // int(POLL * 1000)   # the loop's idle steps in that time
 
 
 def build(variant, prefix, journal_dir):
@@ -217,6 +231,7 @@ def main(argv=None) -> int:
     ap.add_argument("--ram", action="store_true", help="journals on /dev/shm (the software's cost alone)")
     ap.add_argument("--against", metavar="DIR", help="another checkout to measure side by side with this one")
     ap.add_argument("--rounds", type=int, default=1, help="with --against: runs of each checkout per variant")
+    ap.add_argument("--code", metavar="DIR", help="measure the packages of this checkout (default: this one's)")
     args = ap.parse_args(argv)
     names = args.variant or (variant_names() + ["random-1-2-3"])
     if args.against:
@@ -227,7 +242,7 @@ def main(argv=None) -> int:
     worst = worst_wall = 0.0
     worst_commit, worst_commit_case = 0.0, ""
     with tempfile.TemporaryDirectory(dir=where) as jdir:
-        print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
+        print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; code: {ROOT}")
         print(f"journal in {jdir} ({filesystem_of(jdir)}), fsynced; {args.samples} samples each; times in ms")
         print("wall: elapsed time (includes being preempted by other processes); cpu: this thread's own time")
         print(f"{'variant':28} {'position':8} {'actions':>7}   {'lift p50/p99 wall':>17} {'(cpu)':>11}"
@@ -280,10 +295,9 @@ def _commit_rows(text: str) -> dict[tuple[str, str], tuple[float, float]]:
 
 def compare(other: Path, names: list[str], args) -> int:
     """This checkout against ``other``, variant by variant, in alternating order."""
-    here = ROOT
-    script = "tests/bench/bench_driver.py"
-    if not (other / script).exists():
-        print(f"{other}: no {script} there (give the top folder of a checkout)", file=sys.stderr)
+    here = HERE
+    if not (other / "board_driver" / "session.py").exists():
+        print(f"{other}: no board_driver/session.py there (give the top folder of a checkout)", file=sys.stderr)
         return 2
     extra = ["--samples", str(args.samples)] + (["--ram"] if args.ram else []) + \
         (["--journal-dir", args.journal_dir] if args.journal_dir else [])
@@ -298,8 +312,8 @@ def compare(other: Path, names: list[str], args) -> int:
             if (i + r) % 2:
                 order.reverse()
             for label, tree in order:
-                out = subprocess.run([sys.executable, str(tree / script), "--variant", name] + extra,
-                                     capture_output=True, text=True, cwd=tree)
+                out = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--code", str(tree),
+                                      "--variant", name] + extra, capture_output=True, text=True, cwd=tree)
                 if out.returncode:
                     print(f"{label} ({tree}) failed on {name}:\n{out.stderr}", file=sys.stderr)
                     return 1
