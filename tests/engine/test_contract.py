@@ -295,3 +295,36 @@ def test_engine_imports_only_the_standard_library():
                 if top not in stdlib and top != "engine":
                     bad.append(f"{path.relative_to(ROOT)}:{node.lineno}: {n}")
     assert not bad, "engine/ must stay pure (standard library only):\n" + "\n".join(bad)
+
+
+CHECKING = [n for n in VARIANTS if load_variant(n).family in ("chess", "csipgs", "cost-progressive")]
+
+
+@pytest.mark.parametrize("name", CHECKING)
+def test_a_checking_move_named_then_played_ends_as_on_a_copy(name):
+    """Naming a checking move looks at what follows it (chess: whether the opponent can reply;
+    Cost Progressive and csipgs: the ending after playing it on the side), and the push that
+    follows reuses that: the ending must be the one the same move reaches on a copy of the
+    game taken before the move was named."""
+    game, rng = _play(name, seed=3)
+    if name == "csipgs-army":
+        _army_setup(game)
+    checks = 0
+    for _ in range(160):
+        acts = game.legal_actions()
+        if not acts or game.outcome() is not None:
+            break
+        reference = game.copy()         # taken before any naming in this state
+        moves = [a for a in acts if a.kind in (ActionKind.MOVE, ActionKind.CAPTURE)]
+        named = {a: game.san(a) for a in rng.sample(moves, min(6, len(moves)))}
+        checking = [a for a, text in named.items() if text.endswith(("+", "#"))]
+        a = rng.choice(checking) if checking and rng.random() < 0.7 else _pick(game, rng)
+        text = named.get(a)
+        game.push(a)
+        reference.push(a)
+        assert game.outcome() == reference.outcome(), " ".join(x.text for x in game.history)
+        if text is not None and text.endswith(("+", "#")):
+            checks += 1
+            mate = reference.outcome() is not None and reference.outcome().termination is Termination.CHECKMATE
+            assert text.endswith("#") == mate, text
+    assert checks >= 3

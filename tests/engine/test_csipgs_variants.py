@@ -487,37 +487,3 @@ def test_a_forward_only_design_plays_the_pawns_role_a_backward_step_does_not():
     assert g.fen().split()[4] == "0"
     play(g, "e7e8", "end", "e2e1", "end")               # king steps count again
     assert g.fen().split()[4] == "2"
-
-
-@pytest.mark.parametrize("name", ["csipgs", "csipgs-power-super", "csipgs-dutch"])
-def test_a_check_named_then_played_ends_as_a_replayed_game_does(name):
-    # naming a checking move plays it on the side; the commit that follows reuses the ending
-    # it found, which must be the one the same move reaches on a copy of the game
-    import random
-    from engine.game import new_game
-    rng = random.Random(f"named/{name}")
-    variant = load_variant(name)
-    checks = 0
-    for _ in range(3):
-        g = new_game(variant)
-        for _ in range(300):
-            acts = g.legal_actions()
-            if not acts or g.outcome() is not None:
-                break
-            moves = [a for a in acts if not a.silent and a.kind.value in ("move", "capture")]
-            named = {a: g.san(a) for a in rng.sample(moves, min(8, len(moves)))} if g.phase == "action" else {}
-            checking = [a for a, text in named.items() if text.endswith(("+", "#"))]
-            physical = [a for a in acts if not a.silent]
-            if checking and rng.random() < 0.7:
-                a = rng.choice(checking)
-            else:
-                a = rng.choice(physical if physical and rng.random() < 0.8 else acts)
-            text = named.get(a) or g.san(a)
-            reference = g.copy()            # a copy has its own state: nothing found by SAN is reused
-            reference._probe = None
-            g.push(a)
-            if text.endswith(("+", "#")):
-                reference.push(a)
-                assert g.outcome() == reference.outcome(), " ".join(x.text for x in g.history)
-                checks += 1
-    assert checks >= 5
