@@ -142,3 +142,20 @@ def test_the_data_folder(monkeypatch, tmp_path):
     monkeypatch.delenv("XDG_DATA_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert data_dir() == tmp_path / "home" / ".local" / "share" / "fairyboard"
+
+
+def test_a_board_event_is_in_the_file_when_its_step_ends_and_a_move_goes_with_its_last_event(tmp_path):
+    t = Table(data=tmp_path)
+    path = t.session.journal.path
+
+    def lines():
+        return [json.loads(x) for x in path.read_text().splitlines()]
+    t.lift("e2")                                    # no move yet: the event is written by the step's end
+    assert [r["sq"] for r in lines() if r["type"] == "event"] == ["e2"]
+    writes = []
+    real = t.session.journal.write_all
+    t.session.journal.write_all = lambda recs, sync: (writes.append([r["type"] for r in t.session.journal._held + recs]),
+                                                     real(recs, sync=sync))
+    t.place("e4").wait(500)
+    assert ["event", "push"] in writes              # the completing event and the move in one write
+    assert [r["type"] for r in lines()][-2:] == ["event", "push"]
