@@ -33,6 +33,7 @@ class Preview:
     outcome: object
     state: BoardState
     drops: tuple
+    squares: frozenset
 
 
 class Bases:
@@ -45,6 +46,7 @@ class Bases:
         self._spent: list[dict] = []   # caches invalidated but not yet freed (see release)
         self.only = None            # the computer's action: the one action accepted now (see .computer)
         self.generation = 0         # counts the invalidations: equal numbers, the same inputs
+        self._promotion = game.variant.promotion_order     # the variant never changes
 
     def invalidate(self) -> None:
         # the old states are let go later (release): freeing their action lists and indexes
@@ -170,9 +172,10 @@ class Bases:
                 return eb.actions
         return legal
 
-    def bought(self, legal) -> tuple[str, ...]:
-        """The letter of the piece bought last, when it may be dropped now (the default of a
-        'which reserve piece?' prompt, and the purchase LEDs)."""
+    def bought(self, legal=None) -> tuple[str, ...]:
+        """The letter of the piece bought last, when one of the drops ``legal`` (by default
+        :meth:`next_drops`) sets it down: the default of a 'which reserve piece?' prompt, and
+        the purchase LEDs. The drops are listed only when a piece was bought."""
         h = self.game.history
         for idx in range(len(h) - 1, max(-1, len(h) - 8), -1):
             a = h[idx]
@@ -182,6 +185,8 @@ class Bases:
                     pieces = self.game.describe().get("pieces", {}) if hasattr(self.game, "describe") else {}
                     letter = next((k for k, d in pieces.items() if d == a.piece), letter)
                 letter = letter.lower()
+                if legal is None:
+                    legal = self.next_drops()
                 if any(x.kind == ActionKind.DROP and x.piece.lower() == letter for x in legal):
                     return (letter,)
                 return ()
@@ -193,6 +198,23 @@ class Bases:
         if d is None:
             d = self._cache["next_drops"] = tuple(self.game.next_drops())
         return d
+
+    def next_drop_squares(self) -> frozenset:
+        """``game.next_drop_squares()``, cached like :meth:`next_drops` (the LED scene reads
+        it: a family that knows the squares without listing the drops lets a commit show its
+        frame before the actions are listed)."""
+        d = self._cache.get("next_drop_squares")
+        if d is None:
+            d = self._cache["next_drop_squares"] = self.game.next_drop_squares()
+        return d
+
+    def purchase_squares(self) -> frozenset:
+        """The squares of :meth:`next_drops` that set down the piece just bought."""
+        bought = self.bought()
+        if not bought:
+            return frozenset()
+        return frozenset(sq for a in self.next_drops() if a.kind == ActionKind.DROP and a.piece.lower() in bought
+                         for sq in a.places)
 
     # -- previews ------------------------------------------------------------------------------
     def preview(self, action) -> bool:
@@ -206,7 +228,9 @@ class Bases:
             san = g.san(action)
             g.push(action)
             out = g.outcome()
-            pv = Preview(action, san, out, g.board_state(), tuple(g.next_drops()) if out is None else ())
+            drops = tuple(g.next_drops()) if out is None else ()
+            pv = Preview(action, san, out, g.board_state(), drops,
+                         frozenset(sq for a in drops for sq in a.places))
         except EngineError:
             pv = None
         previews[id(action)] = pv
@@ -223,11 +247,12 @@ class Bases:
         self._cache["outcome"] = pv.outcome
         self._cache["state"] = pv.state
         self._cache["next_drops"] = pv.drops
+        self._cache["next_drop_squares"] = pv.squares
 
     def prefs(self, choice: str | None) -> Preferences:
         key = ("prefs", choice)
         p = self._cache.get(key)
         if p is None:
-            p = self._cache[key] = Preferences(promotion=self.game.variant.promotion_order,
+            p = self._cache[key] = Preferences(promotion=self._promotion,
                                                drop=self.bought(self.droppable()), choice=choice)
         return p

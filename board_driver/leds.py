@@ -41,7 +41,6 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any, Mapping
 
-from engine.contract import ActionKind
 from engine.game import Outcome
 
 from .devices import DARK, FAST, RGB, SLOW, STEADY, LedFrame
@@ -112,14 +111,11 @@ class SceneState:
     points_left: int | None = None              # multi-move turn
 
 
-def scene_of(st, outcome: Outcome | None, legal, bought: tuple[str, ...]) -> SceneState:
+def scene_of(st, outcome: Outcome | None, drops: frozenset[int], purchase: frozenset[int]) -> SceneState:
     """The scene state read off the game's typed view ``st`` (``game.board_state()``):
-    ``legal`` are the actions the next physical action comes from (empty when the game is
-    over; after a design phase, the next player's), ``bought`` the letter of a piece just
-    bought."""
-    drops = frozenset(sq for a in legal if a.kind == ActionKind.DROP for sq in a.places)
-    purchase = frozenset(sq for a in legal if a.kind == ActionKind.DROP and a.piece.lower() in bought
-                         for sq in a.places) if bought else frozenset()
+    ``drops`` are the squares the next physical action may drop a piece on (empty when the
+    game is over; after a design phase, the next player's), ``purchase`` those of the piece
+    just bought."""
     territory = st.territory if outcome is not None else None
     return SceneState(st.occupancy, st.last, st.checked, drops, purchase, outcome, st.royals,
                       territory, st.points_left)

@@ -194,6 +194,7 @@ class Session:
             self.bases.base(0)
             self.bases.base(1)
             self.bases.end_base()
+            self.bases.prefs(self.choice)
             self._preview_ahead()
 
     PREVIEWS_PER_STEP = 3       # previews made by one idle prepare(): each is a push on a copy, and a frame waits for it
@@ -395,8 +396,9 @@ class Session:
     def scene_state(self) -> SceneState:
         if self._scene is None:
             out = self.outcome()
-            legal = self.bases.next_drops() if out is None else ()
-            self._scene = scene_of(self.bases.state(), out, legal, self.bases.bought(legal) if legal else ())
+            drops = self.bases.next_drop_squares() if out is None else frozenset()
+            purchase = self.bases.purchase_squares() if drops else frozenset()
+            self._scene = scene_of(self.bases.state(), out, drops, purchase)
         return self._scene
 
     def _render(self) -> None:

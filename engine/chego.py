@@ -235,6 +235,7 @@ class ChegoGame(FamilyGame):
         self._analysis: _Analysis | None = None
         self._after: tuple | None = None        # what _analyse_after starts from, or None
         self._legal: list[Action] | None = None
+        self._drop_set: tuple | None = None     # (analysis, its drop squares)
         self.resigned: int | None = None
         self._kinds = _kinds(pos)
         # drop actions made so far, shared by copies: the same drop is one object in every
@@ -475,6 +476,21 @@ class ChegoGame(FamilyGame):
             "points": self.points(), "passes": self.passes,
             "territory": (frozenset(bits(a.white)), frozenset(bits(a.black))),
         }
+
+    def _drop_squares(self) -> frozenset[int]:
+        """The squares some piece in hand may be dropped on (the analysis knows them without
+        listing the drops; the view and the LED scene both ask, once per position)."""
+        a = self._analyse()
+        known = self._drop_set
+        if known is None or known[0] is not a:
+            known = self._drop_set = (a, frozenset(bits(reduce(or_, a.legal.values(), 0))))
+        return known[1]
+
+    def _drop_fields(self, out: Outcome | None) -> tuple[frozenset[int], frozenset[int], str | None]:
+        return (frozenset() if out is not None else self._drop_squares()), frozenset(), None
+
+    def next_drop_squares(self) -> frozenset[int]:
+        return frozenset() if self.outcome() is not None else self._drop_squares()
 
     def _drops_now(self) -> list[Action]:
         legal = self.legal_actions()

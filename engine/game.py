@@ -411,11 +411,7 @@ class FamilyGame(Resignable, BoardView):
     def board_state(self) -> BoardState:
         """What the board shows, typed (see :class:`engine.contract.BoardState`)."""
         out = self.outcome()
-        legal = self._drops_now() if out is None and self.can_drop() else ()
-        drops = frozenset(sq for a in legal for sq in a.places)
-        bought = self._bought(legal)
-        purchase = frozenset(sq for a in legal if a.piece.lower() == bought
-                             for sq in a.places) if bought else frozenset()
+        drops, purchase, bought = self._drop_fields(out)
         pos = self.position
         v = pos.variant
         occupancy = pos.occ[0] | pos.occ[1]
@@ -434,6 +430,21 @@ class FamilyGame(Resignable, BoardView):
     def _view_fields(self) -> dict:
         """The family's own fields of the view (hands, treasuries, points ...)."""
         return {}
+
+    def _drop_fields(self, out: Outcome | None) -> tuple[frozenset[int], frozenset[int], str | None]:
+        """The view's ``drop_squares``, ``purchase_squares`` and ``bought`` (``out``: the
+        outcome, None while the game goes on)."""
+        legal = self._drops_now() if out is None and self.can_drop() else ()
+        drops = frozenset(sq for a in legal for sq in a.places)
+        bought = self._bought(legal)
+        purchase = frozenset(sq for a in legal if a.piece.lower() == bought
+                             for sq in a.places) if bought else frozenset()
+        return drops, purchase, bought
+
+    def next_drop_squares(self) -> frozenset[int]:
+        """The squares of :meth:`next_drops` (families that know them without listing the
+        actions say so: the LEDs light them before the actions are listed)."""
+        return frozenset(sq for a in self.next_drops() for sq in a.places)
 
     def _drops_now(self) -> list[Action]:
         """The legal drops (families that know there are none now without listing every
