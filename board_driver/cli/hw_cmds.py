@@ -347,6 +347,9 @@ def cmd_serve(args) -> int:
         while True:
             if web is not None:
                 bridge.attach(session, sink=sink)
+                # the page sees the game at once, even if a tool (a calibration started the
+                # moment the game opened) holds the loop before its first step
+                bridge.on_update(session)
             try:
                 run_realtime(session, loop_source, sink, clock_ms, commands=commands, stop=stop.is_set, on_notice=say,
                              on_update=on_update)
