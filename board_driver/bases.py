@@ -228,9 +228,8 @@ class Bases:
             san = g.san(action)
             g.push(action)
             out = g.outcome()
-            drops = tuple(g.next_drops()) if out is None else ()
-            pv = Preview(action, san, out, g.board_state(), drops,
-                         frozenset(sq for a in drops for sq in a.places))
+            pv = Preview(action, san, out, g.board_state(), tuple(g.next_drops()) if out is None else (),
+                         g.next_drop_squares() if out is None else frozenset())
         except EngineError:
             pv = None
         previews[id(action)] = pv
