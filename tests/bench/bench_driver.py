@@ -27,11 +27,23 @@ wall time includes being preempted. Goal: the commit's CPU p99 under 1 ms for ev
 
     .venv/bin/python tests/bench/bench_driver.py [--samples N] [--variant NAME ...] [--ram]
 
-``--against DIR`` measures this checkout and another one (``DIR``: e.g. a ``git worktree``
-of an earlier commit) side by side: variant by variant, this benchmark runs in a process of
-its own for each checkout's code (``--code DIR`` imports the packages from ``DIR``), in
-alternating order (``--rounds`` times), and the rows are printed with the ratios of the
-medians (this / other) and the rows under the goal on each side.
+Each case first runs WARMUP samples that are not counted (the service's first commit of a
+game pays for lazily built tables once; a p99 of 200 samples is their 3rd slowest, so a
+cold first sample would be the figure). The process is pinned to one CPU (--cpu, default
+the last one) so that a sample is never moved between CPUs halfway.
+
+How far apart two runs of the same code land is the benchmark's noise: on a shared 2-core
+VM a row's p99 moved by up to 1.2x between processes, more than the margins it is meant to
+show. So ``--rounds R`` measures every variant in R processes of their own (fresh hash
+seed, fresh memory layout) and prints, per row, the median over the rounds of the p50 and
+of the p99, and the spread (slowest / fastest round's p99). ``--against DIR`` measures this
+checkout and another one (``DIR``: e.g. a ``git worktree`` of an earlier commit) the same
+way, variant by variant in alternating order, and prints the ratios of the medians (this /
+other) and the rows under the goal on each side; ``--against .`` (the same code on both
+sides) shows what ratio is noise.
+
+    .venv/bin/python tests/bench/bench_driver.py --rounds 3
+    .venv/bin/python tests/bench/bench_driver.py --against ../old --rounds 3
 """
 
 from __future__ import annotations
@@ -104,6 +116,7 @@ def positions(variant: str, plies: int = 60):
     return (typical if typical is not None else best), best
 
 
+WARMUP = 3                                # samples per case not counted (see above)
 FRAME_GAP_MS = 200                        # between the frames of a move (frame_after)
 POLL = getattr(_runner, "POLL", 0.05)     # the service loop's wait for a frame (s)
 IDLE_POLLS = FRAME_GAP_MS // int(POLL * 1000)   # the loop's idle steps in that time
@@ -142,7 +155,7 @@ def frame_after(session, steps, closed, t):
 
 def measure(variant, prefix, kind, samples, journal_dir, rng):
     times = []
-    for _ in range(samples):
+    for i in range(samples + WARMUP):
         s = build(variant, prefix, journal_dir)
         g = s.game
         physical = [a for a in g.legal_actions() if not a.silent]
@@ -187,7 +200,8 @@ def measure(variant, prefix, kind, samples, journal_dir, rng):
                 s.close()
                 collect_garbage()
                 continue
-        times.append((wall * 1000, cpu * 1000))
+        if i >= WARMUP:
+            times.append((wall * 1000, cpu * 1000))
         s.close()
         collect_garbage()           # as the service loop does after each step
     return times
@@ -223,6 +237,14 @@ def filesystem_of(path: str) -> str:
     return kind
 
 
+def _default_cpu() -> int:
+    """The last CPU this process may run on (the first one takes more of the system's work)."""
+    try:
+        return max(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return -1
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--samples", type=int, default=200)
@@ -230,19 +252,26 @@ def main(argv=None) -> int:
     ap.add_argument("--journal-dir", help="write the journals in a temporary folder here")
     ap.add_argument("--ram", action="store_true", help="journals on /dev/shm (the software's cost alone)")
     ap.add_argument("--against", metavar="DIR", help="another checkout to measure side by side with this one")
-    ap.add_argument("--rounds", type=int, default=1, help="with --against: runs of each checkout per variant")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="measure each variant in this many processes of their own; print medians and spread")
     ap.add_argument("--code", metavar="DIR", help="measure the packages of this checkout (default: this one's)")
+    ap.add_argument("--cpu", type=int, default=_default_cpu(),
+                    help="pin the measuring process to this CPU (default: %(default)s; -1: do not pin)")
     args = ap.parse_args(argv)
     names = args.variant or (variant_names() + ["random-1-2-3"])
-    if args.against:
-        return compare(Path(args.against), names, args)
+    if args.against or args.rounds > 1:
+        sides = [("this", HERE)] + ([("other", Path(args.against).resolve())] if args.against else [])
+        return compare(sides, names, args)
+    if args.cpu >= 0:
+        os.sched_setaffinity(0, {args.cpu})
     where = "/dev/shm" if args.ram else args.journal_dir
     rng = random.Random(1)
     gc.disable()            # the service loop's collector policy (board_driver.runner.run_realtime)
     worst = worst_wall = 0.0
     worst_commit, worst_commit_case = 0.0, ""
     with tempfile.TemporaryDirectory(dir=where) as jdir:
-        print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; code: {ROOT}")
+        print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; code: {ROOT}; "
+              f"pinned to CPU {sorted(os.sched_getaffinity(0))}")
         print(f"journal in {jdir} ({filesystem_of(jdir)}), fsynced; {args.samples} samples each; times in ms")
         print("wall: elapsed time (includes being preempted by other processes); cpu: this thread's own time")
         print(f"{'variant':28} {'position':8} {'actions':>7}   {'lift p50/p99 wall':>17} {'(cpu)':>11}"
@@ -293,22 +322,30 @@ def _commit_rows(text: str) -> dict[tuple[str, str], tuple[float, float]]:
             for m in map(_ROW.match, text.splitlines()) if m}
 
 
-def compare(other: Path, names: list[str], args) -> int:
-    """This checkout against ``other``, variant by variant, in alternating order."""
-    here = HERE
-    if not (other / "board_driver" / "session.py").exists():
-        print(f"{other}: no board_driver/session.py there (give the top folder of a checkout)", file=sys.stderr)
-        return 2
-    extra = ["--samples", str(args.samples)] + (["--ram"] if args.ram else []) + \
+def compare(sides: list[tuple[str, Path]], names: list[str], args) -> int:
+    """Every variant measured ``args.rounds`` times per checkout in ``sides`` ([("this", dir)]
+    and maybe ("other", dir)), each time in a process of its own, the checkouts in alternating
+    order; prints per row the medians over the rounds, the spread of the p99 (slowest / fastest
+    round) and, for two checkouts, the ratios this / other."""
+    for label, tree in sides:
+        if not (tree / "board_driver" / "session.py").exists():
+            print(f"{tree}: no board_driver/session.py there (give the top folder of a checkout)", file=sys.stderr)
+            return 2
+    extra = ["--samples", str(args.samples), "--cpu", str(args.cpu)] + (["--ram"] if args.ram else []) + \
         (["--journal-dir", args.journal_dir] if args.journal_dir else [])
-    print(f"machine: {os.cpu_count()} CPUs; {args.samples} samples, {args.rounds} round(s) of each checkout per variant")
-    print(f"this: {here}\nother: {other}\ncommit CPU p50/p99 in ms, medians over the rounds")
-    print(f"{'variant':28} {'position':8} {'other':>11} {'this':>11}   ratio p50 p99")
-    ratios, under = [], [0, 0]
+    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; "
+          f"{args.samples} samples (+{WARMUP} not counted), {args.rounds} round(s) per variant"
+          f"{' of each checkout' if len(sides) > 1 else ''}, pinned to CPU {args.cpu}")
+    for label, tree in sides:
+        print(f"{label}: {tree}")
+    print("commit CPU p50/p99 in ms, medians over the rounds; spread: slowest / fastest round's p99")
+    head = "".join(f" {label + ' p50/p99':>13} {'spread':>6}" for label, _ in sides)
+    print(f"{'variant':28} {'position':8}{head}" + ("   ratio p50 p99" if len(sides) > 1 else ""))
+    ratios, under, spreads = [], [0] * len(sides), []
     for i, name in enumerate(names):
-        got: dict = {"this": [], "other": []}
+        got: dict = {label: [] for label, _ in sides}
         for r in range(args.rounds):
-            order = [("this", here), ("other", other)]
+            order = list(sides)
             if (i + r) % 2:
                 order.reverse()
             for label, tree in order:
@@ -320,21 +357,35 @@ def compare(other: Path, names: list[str], args) -> int:
                 got[label].append(_commit_rows(out.stdout))
         for pos in ("typical", "busiest"):
             key = (name, pos)
-            a = [rows[key] for rows in got["other"] if key in rows]
-            b = [rows[key] for rows in got["this"] if key in rows]
-            if not a or not b:
+            med = []
+            for label, _ in sides:
+                xs = [rows[key] for rows in got[label] if key in rows]
+                if xs:
+                    p99s = [x[1] for x in xs]
+                    med.append((statistics.median(x[0] for x in xs), statistics.median(p99s),
+                                max(p99s) / min(p99s)))
+            if len(med) < len(sides):
                 continue
-            o50, o99 = statistics.median(x[0] for x in a), statistics.median(x[1] for x in a)
-            t50, t99 = statistics.median(x[0] for x in b), statistics.median(x[1] for x in b)
-            ratios.append((t50 / o50, t99 / o99))
-            under[0] += o99 < 1
-            under[1] += t99 < 1
-            print(f"{name:28} {pos:8} {o50:5.2f}/{o99:5.2f} {t50:5.2f}/{t99:5.2f}   "
-                  f"{t50 / o50:5.2f} {t99 / o99:5.2f}", flush=True)
+            cells = "".join(f" {m50:6.2f}/{m99:5.2f} {sp:6.2f}" for m50, m99, sp in med)
+            spreads += [sp for _, _, sp in med]
+            for k, (_, m99, _) in enumerate(med):
+                under[k] += m99 < 1
+            tail = ""
+            if len(sides) > 1:
+                (t50, t99, _), (o50, o99, _) = med
+                ratios.append((t50 / o50, t99 / o99))
+                tail = f"   {t50 / o50:5.2f} {t99 / o99:5.2f}"
+            print(f"{name:28} {pos:8}{cells}{tail}", flush=True)
+    n = len(spreads) // len(sides)
+    print(f"rows: {n}; with the median p99 < 1 ms: " +
+          ", ".join(f"{label} {u}" for (label, _), u in zip(sides, under)))
+    if spreads:
+        print(f"spread of a row's p99 between rounds: median {statistics.median(spreads):.2f}, "
+              f"largest {max(spreads):.2f}")
     if ratios:
-        print(f"median ratio over {len(ratios)} rows: p50 {statistics.median(r for r, _ in ratios):.2f}, "
-              f"p99 {statistics.median(r for _, r in ratios):.2f}; rows with p99 < 1 ms: "
-              f"other {under[0]}, this {under[1]}")
+        print(f"median ratio this / other over {len(ratios)} rows: p50 {statistics.median(r for r, _ in ratios):.2f}, "
+              f"p99 {statistics.median(r for _, r in ratios):.2f} (range {min(r for _, r in ratios):.2f}"
+              f"-{max(r for _, r in ratios):.2f})")
     return 0
 
 
