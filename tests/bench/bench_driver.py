@@ -44,6 +44,13 @@ sides) shows what ratio is noise.
 
     .venv/bin/python tests/bench/bench_driver.py --rounds 3
     .venv/bin/python tests/bench/bench_driver.py --against ../old --rounds 3
+
+``--wait``: before a move's first frame and between its frames the loop really waits (its
+poll interval per idle step, FRAME_GAP_MS each time), as on a board, instead of running its
+idle steps back to back. The processor's caches then go cold as they do in play, and the
+commit (the fsync above all: 0.04 ms of kernel CPU back to back, about 0.19 ms after 0.2 s
+idle here) costs what it costs a player. It takes FRAME_GAP_MS per frame per sample: use it
+on a few variants, with fewer samples.
 """
 
 from __future__ import annotations
@@ -153,6 +160,9 @@ def frame_after(session, steps, closed, t):
         t += FRAME_GAP_MS
 
 
+WAIT = False        # --wait: sleep the poll interval at each idle step (see above)
+
+
 def measure(variant, prefix, kind, samples, journal_dir, rng):
     times = []
     for i in range(samples + WARMUP):
@@ -174,10 +184,18 @@ def measure(variant, prefix, kind, samples, journal_dir, rng):
             steps = physical_steps(g, rng.choice(physical), rng)
         closed = set(s.layout.closed_sensors(s.occupancy))
         frames = list(frame_after(s, steps, closed, 1000))
+        if WAIT:
+            for _ in range(IDLE_POLLS):     # the player reaches for the board (a drop is one frame)
+                time.sleep(POLL)
+                s.tick(frames[0].t - FRAME_GAP_MS)
+                s.prepare()
+                collect_garbage()
         for f in frames[:-1]:
             s.on_frame(f)
             collect_garbage()
             for _ in range(IDLE_POLLS):     # the loop's idle polls until the next frame
+                if WAIT:
+                    time.sleep(POLL)
                 s.tick(f.t)
                 s.prepare()
                 collect_garbage()
@@ -251,6 +269,8 @@ def main(argv=None) -> int:
     ap.add_argument("--variant", action="append", help="only these variants (repeatable)")
     ap.add_argument("--journal-dir", help="write the journals in a temporary folder here")
     ap.add_argument("--ram", action="store_true", help="journals on /dev/shm (the software's cost alone)")
+    ap.add_argument("--wait", action="store_true",
+                    help="really wait between a move's frames, as on a board (slow: see above)")
     ap.add_argument("--against", metavar="DIR", help="another checkout to measure side by side with this one")
     ap.add_argument("--rounds", type=int, default=1,
                     help="measure each variant in this many processes of their own; print medians and spread")
@@ -264,6 +284,8 @@ def main(argv=None) -> int:
         return compare(sides, names, args)
     if args.cpu >= 0:
         os.sched_setaffinity(0, {args.cpu})
+    global WAIT
+    WAIT = args.wait
     where = "/dev/shm" if args.ram else args.journal_dir
     rng = random.Random(1)
     gc.disable()            # the service loop's collector policy (board_driver.runner.run_realtime)
@@ -272,7 +294,8 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory(dir=where) as jdir:
         print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; code: {ROOT}; "
               f"pinned to CPU {sorted(os.sched_getaffinity(0))}")
-        print(f"journal in {jdir} ({filesystem_of(jdir)}), fsynced; {args.samples} samples each; times in ms")
+        print(f"journal in {jdir} ({filesystem_of(jdir)}), fsynced; {args.samples} samples each; times in ms; "
+              f"{'the loop waits between frames (--wait)' if WAIT else 'idle steps back to back'}")
         print("wall: elapsed time (includes being preempted by other processes); cpu: this thread's own time")
         print(f"{'variant':28} {'position':8} {'actions':>7}   {'lift p50/p99 wall':>17} {'(cpu)':>11}"
               f"   {'commit p50/p99 wall':>19} {'(cpu)':>11} {'n':>4}")
@@ -332,10 +355,12 @@ def compare(sides: list[tuple[str, Path]], names: list[str], args) -> int:
             print(f"{tree}: no board_driver/session.py there (give the top folder of a checkout)", file=sys.stderr)
             return 2
     extra = ["--samples", str(args.samples), "--cpu", str(args.cpu)] + (["--ram"] if args.ram else []) + \
+        (["--wait"] if args.wait else []) + \
         (["--journal-dir", args.journal_dir] if args.journal_dir else [])
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; "
           f"{args.samples} samples (+{WARMUP} not counted), {args.rounds} round(s) per variant"
-          f"{' of each checkout' if len(sides) > 1 else ''}, pinned to CPU {args.cpu}")
+          f"{' of each checkout' if len(sides) > 1 else ''}, pinned to CPU {args.cpu}"
+          f"{'; the loop waits between frames' if args.wait else ''}")
     for label, tree in sides:
         print(f"{label}: {tree}")
     print("commit CPU p50/p99 in ms, medians over the rounds; spread: slowest / fastest round's p99")
