@@ -136,18 +136,22 @@ def run_realtime(session: Session, source: SensorSource, sink: LedSink, clock: C
 
 def _loop(session, source, display, clock, commands, stop, on_notice, poll, on_update) -> Session:
     failing = None
+    ahead = False                   # the session has more work ahead: look for a frame, do not wait
     while not stop():
         d = session.next_deadline()
         now = clock()
         timeout = poll if d is None else max(0.0, min(poll, (d - now) / 1000))
-        frame = source.read(timeout)
+        frame = source.read(0.0 if ahead else timeout)
+        ahead = False
         try:
             if frame is not None:
                 _due(session, frame.t)
                 session.on_frame(frame)
             else:
                 session.tick(clock())
-                session.prepare()           # idle: work ahead for the next frame
+                # idle: work ahead for the next frame, a bounded step at a time, the source
+                # read between steps, so a frame never waits for more than one step
+                ahead = session.prepare()
             failing = None
         except JournalError as exc:
             # the disk refused a record (full, quota): the game stays what its journal holds,

@@ -185,33 +185,41 @@ class Session:
             self._update(e.t, render_leds=False)
 
     # -- game state the reconciler reads (see :mod:`.bases`) ------------------------------------------
-    def prepare(self) -> None:
+    def prepare(self) -> bool:
         """Work ahead while nothing happens on the board: the position's legal actions (a
         commit shows its LED frame before listing them) and the states a takeback or a
-        replacement would be explained from, so that the next frame is answered at once."""
+        replacement would be explained from, so that the next frame is answered at once.
+
+        One call does a bounded step; it returns True when there is more to do (previews
+        left), and the service loop then calls it again as soon as it has found no frame
+        waiting, instead of after its poll interval (runner.py)."""
         self.bases.release()
         if self.outcome() is None:
             self.bases.base(0)
             self.bases.base(1)
             self.bases.end_base()
             self.bases.prefs(self.choice)
-            self._preview_ahead()
+            return self._preview_ahead()
+        return False
 
     PREVIEWS_PER_STEP = 3       # previews made by one idle prepare(): each is a push on a copy, and a frame waits for it
 
-    def _preview_ahead(self) -> None:
+    def _preview_ahead(self) -> bool:
         """While a piece is in the player's hand: the aftermath of the actions the board may be
-        on its way to, a few per idle step, so that the commit only pushes and writes."""
+        on its way to, a few per step, so that the commit only pushes and writes. True when
+        the step's budget ran out before every candidate had its preview."""
         v = self.verdict
         if self.recover or v.status == VS.SETTLED or self.computer is not None:
-            return
+            return False
         budget = self.PREVIEWS_PER_STEP
         for e in v.options + v.partial:
             if e.depth == 0 and len(e.actions) == 1 and not e.actions[0].silent:
-                if self.bases.preview(e.actions[0]):
+                if not budget:
+                    if self.bases.preview_of(e.actions[0]) is None:
+                        return True
+                elif self.bases.preview(e.actions[0]):
                     budget -= 1
-                    if not budget:
-                        return
+        return False
 
     def outcome(self):
         """The game's outcome (cached until the game changes)."""

@@ -158,3 +158,25 @@ def test_the_loop_collects_between_steps_and_gives_the_collector_back():
     assert freed == [True]                  # collected while the loop ran
     assert not any(during)                  # never automatically during the loop
     assert gc.isenabled()                   # and given back afterwards
+
+
+def test_the_idle_loop_works_ahead_without_waiting_until_every_preview_is_made():
+    # with the queen in the hand, the loop previews each of her moves a few per step and
+    # reads the source between steps without waiting, then goes back to its poll interval
+    t = Table(fen="4k3/8/8/8/3Q4/8/8/4K3 w - - 0 1")
+    s = t.session
+    lay = s.layout
+    d4 = s.game.geometry.parse("d4")
+    closed = set(lay.closed_sensors(s.occupancy)) - {lay.sensor_of(d4)}
+    source = ScriptedSource(t.clock, [RawFrame(1000, frozenset(closed))])
+    timeouts = []
+    read = source.read
+    source.read = lambda timeout: (timeouts.append(timeout), read(timeout))[1]
+    run_realtime(s, source, SimulatedBoard(lay, clock=t.clock), t.clock, stop=lambda: t.clock() >= 1400,
+                 on_notice=lambda line: None)
+    queen_moves = [a for a in s.game.legal_actions() if d4 in a.lifts]
+    assert len(queen_moves) > 3 * s.PREVIEWS_PER_STEP
+    assert all(s.bases.preview_of(a) is not None for a in queen_moves)
+    first_zero = timeouts.index(0.0)
+    assert timeouts.count(0.0) >= len(queen_moves) // s.PREVIEWS_PER_STEP - 1
+    assert timeouts[-1] > 0 and 0.0 not in timeouts[first_zero:][-3:]   # done: waiting again
