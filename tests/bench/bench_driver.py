@@ -288,11 +288,15 @@ def main(argv=None) -> int:
                     help="pin the measuring process to this CPU (default: %(default)s; -1: do not pin)")
     args = ap.parse_args(argv)
     names = args.variant or (variant_names() + ["random-1-2-3"])
+    if not hasattr(os, "sched_setaffinity"):
+        args.cpu = -1                   # not on this system: not pinned
+    if args.cpu >= 0 and args.cpu not in os.sched_getaffinity(0):
+        ap.error(f"--cpu {args.cpu}: this process may run on CPUs {sorted(os.sched_getaffinity(0))} only")
     if args.against or args.rounds > 1:
         sides = [("this", HERE)] + ([("other", Path(args.against).resolve())] if args.against else [])
         return compare(sides, names, args)
     if args.cpu >= 0:
-        os.sched_setaffinity(0, {args.cpu})
+        os.sched_setaffinity(0, {args.cpu})     # checked above
     global WAIT
     WAIT = args.wait
     where = "/dev/shm" if args.ram else args.journal_dir
