@@ -13,8 +13,8 @@ frame is ready (debouncing set to 0 ms: the occupancy is stable when the frame a
   actions the board is on its way to are made there, not timed; while it says there is
   more to do, the loop steps again without waiting, and so does this benchmark). A move
   that could still go on is held for hold_ms and committed by the clock: that tick is
-  timed too (the frame's time plus the tick's). Actions that end in a prompt wait for the player and are
-  left out; the ``n`` column says how many of the samples committed.
+  timed too (the frame's time plus the tick's). Actions that end in a prompt wait for the
+  player and are left out; the ``n`` column says how many of the samples committed.
 
 The journal goes to real storage (a folder in the system's temp folder, or --journal-dir;
 --ram puts it on /dev/shm), written and fsynced as the service does. The start-up objects
@@ -34,8 +34,8 @@ cold first sample would be the figure). The process is pinned to one CPU (--cpu,
 the last one) so that a sample is never moved between CPUs halfway.
 
 How far apart two runs of the same code land is the benchmark's noise: on a shared 2-core
-VM a row's p99 moved by up to 1.2x between processes, more than the margins it is meant to
-show. So ``--rounds R`` measures every variant in R processes of their own (fresh hash
+VM a row's p99 moved between processes by a median of 1.24-1.30x and up to 1.9x, more than
+the margins it is meant to show. So ``--rounds R`` measures every variant in R processes of their own (fresh hash
 seed, fresh memory layout) and prints, per row, the median over the rounds of the p50 and
 of the p99, and the spread (slowest / fastest round's p99). ``--against DIR`` measures this
 checkout and another one (``DIR``: e.g. a ``git worktree`` of an earlier commit) the same

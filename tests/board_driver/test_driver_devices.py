@@ -172,11 +172,11 @@ def test_the_idle_loop_works_ahead_without_waiting_until_every_preview_is_made()
     timeouts = []
     read = source.read
     source.read = lambda timeout: (timeouts.append(timeout), read(timeout))[1]
-    run_realtime(s, source, SimulatedBoard(lay, clock=t.clock), t.clock, stop=lambda: t.clock() >= 1400,
+    # the lift counts at 1040 (debounced); by 1150 the loop has been idle for two polls at most
+    run_realtime(s, source, SimulatedBoard(lay, clock=t.clock), t.clock, stop=lambda: t.clock() >= 1150,
                  on_notice=lambda line: None)
     queen_moves = [a for a in s.game.legal_actions() if d4 in a.lifts]
     assert len(queen_moves) > 3 * s.PREVIEWS_PER_STEP
     assert all(s.bases.preview_of(a) is not None for a in queen_moves)
-    first_zero = timeouts.index(0.0)
     assert timeouts.count(0.0) >= len(queen_moves) // s.PREVIEWS_PER_STEP - 1
-    assert timeouts[-1] > 0 and 0.0 not in timeouts[first_zero:][-3:]   # done: waiting again
+    assert timeouts[-1] > 0                     # done: waiting its poll again
