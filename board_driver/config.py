@@ -15,10 +15,9 @@ from typing import Any
 
 import yaml
 
+from board_driver.errors import ConfigError
 from engine.errors import VariantError
 from engine.variant import Variant
-
-from .errors import ConfigError
 
 # libyaml's safe loader when PyYAML was built with it (several times faster), else the Python one.
 _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

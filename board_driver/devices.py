@@ -11,12 +11,12 @@ file) plugs into the driver by implementing one of two small Protocols:
 * :class:`LedSink` -- ``show(frame)`` displays one :class:`LedFrame`: a colour and a blink
   pattern per *physical square* of the board (rank-major, a1 first, ``files * ranks`` of them).
   The sink maps physical squares to its LED chain (along ranks or files, straight or serpentine, any corner first:
-  see :class:`board_driver.layout.LedOrder`) and runs the blink patterns itself (the Pico
+  see :class:`board_driver.referee.layout.LedOrder`) and runs the blink patterns itself (the Pico
   firmware does; a GPIO sink needs a timer of its own).
 
 Both are closed with ``close()``. Everything above them -- calibration, debouncing,
 reconciliation, the LED scene -- is pure and works in physical squares or game squares
-through :class:`board_driver.layout.Layout`.
+through :class:`board_driver.referee.layout.Layout`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from .errors import BoardDriverError
+from board_driver.errors import BoardDriverError
 
 RGB = tuple[int, int, int]
 DARK: RGB = (0, 0, 0)

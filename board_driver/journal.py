@@ -45,7 +45,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Callable
 
-from .errors import BoardDriverError
+from board_driver.errors import BoardDriverError
 
 VERSION = 1
 log = logging.getLogger(__name__)

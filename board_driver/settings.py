@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from .config import configs_dir, read_yaml
-from .errors import ConfigError
-from .layout import BoardProfile
-from .leds import Palette
+from board_driver.config import configs_dir, read_yaml
+from board_driver.errors import ConfigError
+from board_driver.referee.layout import BoardProfile
+from board_driver.referee.scene import Palette
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,13 +43,15 @@ _MODULE_OF = {name: module for name, module, _ in COMMANDS}
 def version() -> str:
     """The installed package's version (or the checkout's pyproject.toml when not installed)."""
     try:
-        from importlib.metadata import PackageNotFoundError, version as dist_version
+        from importlib.metadata import PackageNotFoundError
+        from importlib.metadata import version as dist_version
         return dist_version("fairyboard")
     except PackageNotFoundError:
         pass
     try:
-        import tomllib
         from pathlib import Path
+
+        import tomllib
         with open(Path(__file__).resolve().parents[2] / "pyproject.toml", "rb") as f:
             return str(tomllib.load(f)["project"]["version"])
     except (OSError, KeyError, ValueError):
@@ -106,8 +108,8 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except Exception as exc:  # the one place that catches broadly: print a clear message
-        from engine.errors import EngineError
         from board_driver.errors import BoardDriverError
+        from engine.errors import EngineError
 
         if isinstance(exc, (EngineError, BoardDriverError, OSError, ValueError)):
             print(f"fairyboard {args.command}: error: {exc}", file=sys.stderr)

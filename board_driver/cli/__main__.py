@@ -2,6 +2,6 @@
 
 import sys
 
-from . import main
+from board_driver.cli import main
 
 sys.exit(main())

@@ -8,7 +8,7 @@ import signal
 import threading
 from pathlib import Path
 
-from ..errors import BoardDriverError
+from board_driver.errors import BoardDriverError
 
 
 def register(sub) -> None:
@@ -42,19 +42,19 @@ def register(sub) -> None:
 
 
 def _db(args) -> Path:
-    from ..journal import data_dir
+    from board_driver.journal import data_dir
     return Path(args.db) if args.db else data_dir() / "club.sqlite"
 
 
 def _round_name(name: str) -> str:
-    from ..club.config import NAME_RE
+    from board_driver.club.broker import NAME_RE
     if not NAME_RE.match(name):
         raise BoardDriverError(f"round {name!r}: use 1-64 letters, digits, '-', '_' or '.'")
     return name
 
 
 def cmd_round(args) -> int:
-    from ..club.store import RecorderStore
+    from board_driver.club.store import RecorderStore
     store = RecorderStore(_db(args))
     try:
         store.start_round(_round_name(args.name))
@@ -65,16 +65,16 @@ def cmd_round(args) -> int:
 
 
 def cmd_recorder(args) -> int:
-    from ..club.config import Tls, parse_address
-    from ..club.recorder import Recorder, RecorderConfig
-    from ..club.store import RecorderStore
+    from board_driver.club.broker import Tls, parse_address
+    from board_driver.club.recorder import Recorder, RecorderConfig
+    from board_driver.club.store import RecorderStore
 
     try:
         import paho.mqtt.client  # noqa: F401
     except ImportError:
         raise BoardDriverError("the recorder needs paho-mqtt: pip install paho-mqtt") from None
     tls = Tls(ca=args.ca) if (args.tls or args.ca) else None
-    from ..errors import ConfigError
+    from board_driver.errors import ConfigError
     try:
         host, port = parse_address(args.broker, 8883 if tls else 1883)
         web = parse_address(args.web, 8080) if args.web else None
@@ -104,7 +104,7 @@ def cmd_recorder(args) -> int:
     srv = None
     try:
         if web is not None:
-            from ..club.web import serve
+            from board_driver.club.web import serve
             try:
                 srv = serve(store, *web)
             except OSError as exc:

@@ -6,12 +6,18 @@ and the price (rounded up to the currency unit), separated by a space: ``1.08 2`
 
 from __future__ import annotations
 
+from board_driver.config import load_variant
 from engine.csipgs import CsipgsRules
 from engine.csipgs_cost import (
-    ATOM_MODIFIERS, STEPS, DesignError, atom_spec, breakdown, cost_of, decimal, parse_amount,
+    ATOM_MODIFIERS,
+    STEPS,
+    DesignError,
+    atom_spec,
+    breakdown,
+    cost_of,
+    decimal,
+    parse_amount,
 )
-
-from ..config import load_variant
 
 
 def register(sub) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..config import load_variant, variant_names
+from board_driver.config import load_variant, variant_names
 
 
 def register(sub) -> None:

@@ -7,12 +7,11 @@ import sys
 from fractions import Fraction
 from pathlib import Path
 
+from board_driver.config import load_variant
+from board_driver.errors import BoardDriverError
+from board_driver.journal import GameRecord, GameStore, data_dir, load_any
 from engine.errors import EngineError
 from engine.game import new_game
-
-from ..config import load_variant
-from ..errors import BoardDriverError
-from ..journal import GameRecord, GameStore, data_dir, load_any
 
 
 def register(sub) -> None:
@@ -68,7 +67,7 @@ def _replay(rec: GameRecord):
 
 
 def cmd_list(args) -> int:
-    from ..lifecycle import check
+    from board_driver.host.lifecycle import check
     store = GameStore(data_dir())
     recs = store.list()
     for r in recs:

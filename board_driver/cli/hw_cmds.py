@@ -22,7 +22,7 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from ..errors import BoardDriverError, ConfigError
+from board_driver.errors import BoardDriverError, ConfigError
 
 # The systemd unit and udev rule ship in the package (links to hardware/systemd and hardware/udev).
 HARDWARE_DIR = Path(__file__).resolve().parents[1] / "service_files"
@@ -119,7 +119,7 @@ class ConsolePrompter:
         print(f"{text} ", end="", file=self.out, flush=True)
         line = self.inp.readline()
         if not line:
-            from ..calibrate import CalibrationAborted
+            from board_driver.maintenance.calibrate import CalibrationAborted
             raise CalibrationAborted("no more input: calibration stopped")
         return line.rstrip("\n")
 
@@ -132,8 +132,8 @@ def calibration_plan(board, out: str | None, square_names=(), diode_names=(), di
     """Where a calibration of ``board`` writes (``out``, else the board's own file, never a
     shipped profile) and what it walks: (out, squares or None for all, previous readings,
     rectangle squares). Refuses the simulated board and bad squares with a clear message."""
-    from ..calibrate import previous_readings
-    from ..config import configs_dir, read_yaml
+    from board_driver.config import configs_dir, read_yaml
+    from board_driver.maintenance.calibrate import previous_readings
     from engine.geometry import Geometry
 
     if board.hardware.sensor_backend == "sim":
@@ -175,14 +175,14 @@ def calibration_plan(board, out: str | None, square_names=(), diode_names=(), di
 
 def write_calibration(board, cal, out: Path) -> None:
     """The calibrated profile written to ``out`` (the profile the calibration started from)."""
-    from ..calibrate import profile_data, write_profile
+    from board_driver.maintenance.calibrate import profile_data, write_profile
     data = profile_data(board.data, cal, when=datetime.now().isoformat(timespec="seconds"))
     write_profile(out, data, cal)
 
 
 def cmd_calibrate(args) -> int:
-    from ..calibrate import Wizard
-    from ..hardware.backends import load_board, open_hardware
+    from board_driver.hardware.backends import load_board, open_hardware
+    from board_driver.maintenance.calibrate import Wizard
 
     board = load_board(args.board)
     out, squares, previous, rectangles = calibration_plan(board, args.out, args.square, args.diode, args.diodes)
@@ -208,8 +208,12 @@ def cmd_calibrate(args) -> int:
 # --- selftest -----------------------------------------------------------------------------------
 
 def cmd_selftest(args) -> int:
-    from ..hardware.backends import load_board, open_hardware
-    from ..selftest import config_findings, device_findings, report_lines
+    from board_driver.hardware.backends import load_board, open_hardware
+    from board_driver.maintenance.selftest import (
+        config_findings,
+        device_findings,
+        report_lines,
+    )
 
     try:
         board = load_board(args.board)
@@ -254,20 +258,20 @@ class NullLeds:
 def cmd_serve(args) -> int:
     import logging
 
-    from ..club.publisher import check_board, start_for_board
-    from ..computer import attach
-    from ..hardware.backends import load_board, open_hardware
-    from ..journal import GameStore, data_dir
-    from ..layout import Layout
-    from ..lifecycle import LifecycleError, open_game, replace_game
-    from ..runner import run_realtime
-    from ..service import WatchedSource, setup_logging
-    from .play_cmds import dice_lines
-    from ..session import NewGameRequest
-    from ..settings import load_settings
+    from board_driver.cli.play_cmds import dice_lines
+    from board_driver.club.publisher import check_board, start_for_board
+    from board_driver.hardware.backends import load_board, open_hardware
+    from board_driver.host.lifecycle import LifecycleError, open_game, replace_game
+    from board_driver.host.link import WatchedSource, setup_logging
+    from board_driver.journal import GameStore, data_dir
+    from board_driver.opponents.computer import attach
+    from board_driver.referee.layout import Layout
+    from board_driver.referee.runner import run_realtime
+    from board_driver.referee.session import NewGameRequest
+    from board_driver.settings import load_settings
 
     setup_logging()
-    log = logging.getLogger("board_driver.service")
+    log = logging.getLogger("board_driver.host.link")
     board = load_board(args.board)
     check_board(board)
     settings = load_settings()
@@ -293,7 +297,7 @@ def cmd_serve(args) -> int:
         """The game squares the board shows, for a new game of a variant."""
         return lambda variant: Layout.place(board.profile, variant.geometry).occupancy(closed)
 
-    from ..web.service import WebConfig
+    from board_driver.web.service import WebConfig
     web_cfg = WebConfig.from_dict(board.data.get("web"), str(board.path))     # checked before any device opens
     session = club = web = None
     on_update = None
@@ -309,13 +313,13 @@ def cmd_serve(args) -> int:
         club = start_for_board(board, store.root, hw=hw, log=say)   # the profile's broker: publish the games live
         loop_source = source
         if args.web or web_cfg.listen:                        # the board's page (docs/web.md)
-            from ..web.bridge import OverlaySink, WebSource
-            from ..web.service import hardware_info, start_web
+            from board_driver.web.bridge import OverlaySink, WebSource
+            from board_driver.web.service import hardware_info, start_web
             bridge, web = start_web(args.web or web_cfg.listen, store=store, commands=commands, sim=False,
                                     password=web_cfg.password, data_root=store.root, say=say,
                                     hardware=lambda: hardware_info(board, hw))
             sink, loop_source, on_update = OverlaySink(sink), WebSource(source, bridge, wakeable=False), bridge.on_update
-            from ..web.tools import HardwareTools
+            from board_driver.web.tools import HardwareTools
             web.tools = HardwareTools(board, hw, source, sink, stopping=stop.is_set)   # the Board tab's tools
             say = (lambda line, _say=say: (_say(line), bridge.notice(line)))
         first = None
@@ -325,8 +329,8 @@ def cmd_serve(args) -> int:
         closed = first.closed if first is not None else frozenset()
         players = {k: v for k, v in (("white", args.white), ("black", args.black)) if v} or None
         if players and (args.new or args.variant):
-            from ..computer import check_players
-            from ..config import load_variant
+            from board_driver.config import load_variant
+            from board_driver.opponents.computer import check_players
             check_players(players, load_variant(args.variant or "orthodox"))   # before a game is created
         opening = open_game(store, profile=board.profile, settings=settings, variant=args.variant,
                             new=args.new, resume=args.resume, players=players, occupancy=placed(closed),
@@ -386,7 +390,7 @@ def cmd_serve(args) -> int:
 
 def _fsf_path(board) -> str | None:
     """The Fairy-Stockfish binary the board profile names (``engines: {fsf: PATH}``), if any."""
-    from ..players import fsf_path_from_profile
+    from board_driver.opponents.players import fsf_path_from_profile
     return fsf_path_from_profile(getattr(board, "data", None) or {}, str(getattr(board, "path", "") or "<board>"))
 
 
@@ -447,7 +451,7 @@ FAIRYBOARD_ARGS=
 
 
 def cmd_install_service(args) -> int:
-    from ..hardware.backends import load_board
+    from board_driver.hardware.backends import load_board
 
     root = Path(args.root)
     real = root.resolve() == Path("/")

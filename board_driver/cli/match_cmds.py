@@ -5,10 +5,15 @@ from __future__ import annotations
 import json
 import sys
 
-from ..config import load_variant
-from ..journal import GameStore, data_dir
-from ..match import GameResult, MatchScore, play_game, points_for
-from ..players import PlayerError, can_play, make_player, parse_spec
+from board_driver.config import load_variant
+from board_driver.journal import GameStore, data_dir
+from board_driver.opponents.match import GameResult, MatchScore, play_game, points_for
+from board_driver.opponents.players import (
+    PlayerError,
+    can_play,
+    make_player,
+    parse_spec,
+)
 
 
 def register(sub) -> None:

@@ -8,22 +8,21 @@ import sys
 import tempfile
 from pathlib import Path
 
+from board_driver.config import load_variant
+from board_driver.errors import BoardDriverError
+from board_driver.host.lifecycle import open_game, replace_game
+from board_driver.journal import GameStore, data_dir, load_any
+from board_driver.opponents.computer import attach, carry_out, check_players
+from board_driver.referee.commands import lookup
+from board_driver.referee.runner import Display, pump, settle
+from board_driver.referee.session import CommandError, NewGameRequest, Session
+from board_driver.settings import load_profile, load_settings
+from board_driver.sim.board import SimulatedBoard, SimulatorError, VirtualClock
+from board_driver.sim.console import parse_physical, render_board, status_lines
+from board_driver.sim.events import iter_events, play_events
 from engine.errors import EngineError, SquareError
 from engine.game import new_game
 from engine.geometry import FILE_LETTERS
-
-from ..commands import lookup
-from ..config import load_variant
-from ..console import parse_physical, render_board, status_lines
-from ..errors import BoardDriverError
-from ..events import iter_events, play_events
-from ..journal import GameStore, data_dir, load_any
-from ..computer import attach, carry_out, check_players
-from ..lifecycle import open_game, replace_game
-from ..runner import Display, pump, settle
-from ..session import CommandError, NewGameRequest, Session
-from ..settings import load_profile, load_settings
-from ..simulator import SimulatedBoard, SimulatorError, VirtualClock
 
 PROMPT = "fairyboard> "
 INTRO = """\
@@ -129,7 +128,7 @@ def cmd_play(args) -> int:
         store.path(args.resume)                   # a clear error for anything that is not a game id
     with store.lock("fairyboard play"):          # one process per data folder
         if args.web is not None and args.events is None:
-            from ..web.service import play_web
+            from board_driver.web.service import play_web
             return play_web(args, store, settings, profile, args.board or settings.board)
         if args.events is not None:
             return _play_events(args, store, settings, profile, clock)

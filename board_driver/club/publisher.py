@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from .. import journal as journal_mod
-from .config import BrokerConfig
-from . import topics
+from board_driver import journal as journal_mod
+from board_driver.club import topics
+from board_driver.club.broker import BrokerConfig
 
 STATE_TYPES = frozenset({"game", "push", "pop", "result", "resign", "reopen", "resume"})
 
@@ -497,13 +497,13 @@ class Publisher:
 
 def check_board(board) -> None:
     """Validate the board profile's ``broker:`` section (a ConfigError names the key)."""
-    from .config import broker_of
+    from board_driver.club.broker import broker_of
     cfg = broker_of(board.data, str(board.path))
     if cfg is not None:
         try:
             import paho.mqtt.client  # noqa: F401
         except ImportError:
-            from ..errors import ConfigError
+            from board_driver.errors import ConfigError
             raise ConfigError(f"{board.path}: broker: publishing needs paho-mqtt (pip install paho-mqtt)") from None
 
 
@@ -525,7 +525,7 @@ def board_health(board, hw) -> Callable[[], dict]:
 def start_for_board(board, data: Path, *, hw=None, log: Callable[[str], None] | None = None) -> Publisher | None:
     """The started publisher for ``board`` (a loaded board profile) when it has a ``broker:``
     section, else None. Never waits for the broker."""
-    from .config import broker_of
+    from board_driver.club.broker import broker_of
     cfg = broker_of(board.data, str(board.path))
     if cfg is None:
         return None

@@ -22,9 +22,9 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
-from . import topics
-from .config import Tls
-from .store import Progress, RecorderStore
+from board_driver.club import topics
+from board_driver.club.broker import Tls
+from board_driver.club.store import Progress, RecorderStore
 
 
 @dataclass(frozen=True)

@@ -29,8 +29,8 @@ from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from ..journal import GameRecord, record_from
-from .store import RecorderStore
+from board_driver.club.store import RecorderStore
+from board_driver.journal import GameRecord, record_from
 
 SYMBOLS = {("K", 0): "\u2654", ("Q", 0): "\u2655", ("R", 0): "\u2656", ("B", 0): "\u2657", ("N", 0): "\u2658",
            ("P", 0): "\u2659", ("K", 1): "\u265a", ("Q", 1): "\u265b", ("R", 1): "\u265c", ("B", 1): "\u265d",
@@ -47,7 +47,7 @@ def game_record(board: str, game: str, records: list[dict]) -> GameRecord | None
 
 def pgn(board: str, rec: GameRecord, round_name: str | None = None) -> str:
     """The game's PGN (``fairyboard games export``'s), with the club's Event, Site and Round."""
-    from ..cli.games_cmds import pgn_of
+    from board_driver.cli.games_cmds import pgn_of
     text = pgn_of(rec)
     tags = {"Event": round_name or "fairyboard club", "Site": board, "Round": round_name or "-"}
     out = []
@@ -96,7 +96,7 @@ class Positions:
             rec = game_record(g["board"], g["game"], store.records(g["board"], g["game"]))
             if rec is None:
                 raise ValueError("its header has not arrived yet")
-            from ..config import load_variant
+            from board_driver.config import load_variant
             from engine.game import new_game
             game = new_game(load_variant(rec.variant), rec.header.get("start_fen"))
             for text in rec.actions:
@@ -117,7 +117,7 @@ class Positions:
 def _catalog(game) -> list[dict]:
     """The game's pieces for the drawing (as the board's own page gives them)."""
     try:
-        from ..web.state import catalog
+        from board_driver.web.state import catalog
         return catalog(game, {})
     except ImportError:
         return [{"letter": p.letter, "name": p.name.replace("-", " "), "royal": bool(getattr(p, "royal", False))}

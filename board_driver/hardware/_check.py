@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from ..errors import ConfigError
+from board_driver.errors import ConfigError
 
 _MISSING = object()
 

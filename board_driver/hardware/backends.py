@@ -35,14 +35,30 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from ..devices import LedSink, SensorSource
-from ..errors import ConfigError
-from ..layout import BoardProfile
-from ._check import Section
-from .buttons import ButtonsConfig, GpioButtons
-from .gpio_matrix import GpioMatrix, GpioModule, MatrixConfig, busy_wait_us, import_gpio
-from .pi_leds import BUDGET_MA, PiLedConfig, PiLedSink, PixelDriver, budget, open_driver
-from .serial_board import SerialBoard, SerialConfig, open_serial_board
+from board_driver.devices import LedSink, SensorSource
+from board_driver.hardware._check import Section
+from board_driver.hardware.buttons import ButtonsConfig, GpioButtons
+from board_driver.hardware.gpio_matrix import (
+    GpioMatrix,
+    GpioModule,
+    MatrixConfig,
+    busy_wait_us,
+    import_gpio,
+)
+from board_driver.hardware.pi_leds import (
+    BUDGET_MA,
+    PiLedConfig,
+    PiLedSink,
+    PixelDriver,
+    budget,
+    open_driver,
+)
+from board_driver.hardware.serial_board import (
+    SerialBoard,
+    SerialConfig,
+    open_serial_board,
+)
+from board_driver.referee.layout import BoardProfile
 
 SENSOR_BACKENDS = ("sim", "gpio", "serial")
 LED_BACKENDS = ("sim", "pi", "serial", "none")
@@ -130,7 +146,7 @@ def load_board(name: str | os.PathLike | None = None) -> BoardConfig:
     """Read and validate a board profile, chosen as :func:`board_driver.settings.board_name`
     says (``--board``, ``$FAIRYBOARD_BOARD``, ``/etc/fairyboard/board.yaml``, ``driver.board``,
     ``sim``): the driver's profile plus the devices of its ``hardware:`` section."""
-    from ..settings import read_profile
+    from board_driver.settings import read_profile
 
     path, data = read_profile(name)
     profile = BoardProfile.from_dict(data, str(path) if path else "<sim>")
@@ -182,8 +198,8 @@ def open_hardware(board: BoardConfig, *, gpio: GpioModule | None = None,
                                        sensor_count=profile.sensor_count, clock=clock, open_port=open_port)
             source = serial
         else:
-            from ..layout import Layout
-            from ..simulator import SimulatedBoard
+            from board_driver.referee.layout import Layout
+            from board_driver.sim.board import SimulatedBoard
             from engine.geometry import Geometry
             layout = Layout.place(profile, Geometry(profile.files, profile.ranks))
             sim = SimulatedBoard(layout, clock=lambda: int(clock() * 1000))

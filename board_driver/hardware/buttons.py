@@ -17,10 +17,10 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
-from ..commands import button_words
-from ._check import Section
-from .gpio_matrix import GpioModule, setup_pin, use_bcm
-from .ticker import Ticker
+from board_driver.hardware._check import Section
+from board_driver.hardware.gpio_matrix import GpioModule, setup_pin, use_bcm
+from board_driver.hardware.ticker import Ticker
+from board_driver.referee.commands import button_words
 
 COMMANDS = button_words()          # from the one command registry
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..errors import BoardDriverError, ConfigError
+from board_driver.errors import BoardDriverError, ConfigError
 
 
 class HardwareError(BoardDriverError, OSError):

@@ -26,9 +26,9 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
-from ..devices import RawFrame
-from ._check import Section
-from .errors import HardwareError, MissingLibraryError
+from board_driver.devices import RawFrame
+from board_driver.hardware._check import Section
+from board_driver.hardware.errors import HardwareError, MissingLibraryError
 
 
 class GpioModule(Protocol):

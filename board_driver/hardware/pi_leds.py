@@ -14,7 +14,7 @@ used, with an error saying what to install):
     library. Pi 1-4 only, and PWM/PCM need root.
 
 :class:`PiLedSink` is the :class:`~board_driver.devices.LedSink`: it maps physical squares to
-the chain with the profile's :class:`~board_driver.layout.LedOrder`, scales by brightness and
+the chain with the profile's :class:`~board_driver.referee.layout.LedOrder`, scales by brightness and
 runs the blink patterns on its clock with the same phases as the Pico firmware (slow: on
 while ``ms % 1000 < 500``; fast: on while ``ms % 250 < 125``). :meth:`PiLedSink.tick` redraws
 when a blink phase changes; :meth:`PiLedSink.start` runs ``tick`` in a thread of its own.
@@ -27,11 +27,11 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Protocol, Sequence
 
-from ..devices import DARK, FAST, RGB, SLOW, SLOW_INVERTED, STEADY, LedFrame
-from ..layout import LedOrder
-from ._check import Section
-from .errors import HardwareError, MissingLibraryError
-from .ticker import Ticker
+from board_driver.devices import DARK, FAST, RGB, SLOW, SLOW_INVERTED, STEADY, LedFrame
+from board_driver.hardware._check import Section
+from board_driver.hardware.errors import HardwareError, MissingLibraryError
+from board_driver.hardware.ticker import Ticker
+from board_driver.referee.layout import LedOrder
 
 DRIVERS = ("spi", "ws281x")
 WS281X_PINS = {18: 0, 12: 0, 10: 0, 21: 0, 13: 1, 19: 1}   # pin -> PWM channel

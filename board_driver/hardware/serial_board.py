@@ -23,14 +23,13 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
+from board_driver.devices import LedFrame, RawFrame
+from board_driver.hardware._check import Section
+from board_driver.hardware.errors import HardwareError
+from board_driver.hardware.pi_leds import budget_brightness
+from board_driver.referee.layout import LedOrder
 from firmware_bridge import BoardError, Hello, Occupancy, Settings
 from firmware_bridge.link import Link, LinkHealth, LinkStatus, LinkTimings
-
-from ..devices import LedFrame, RawFrame
-from ..layout import LedOrder
-from ._check import Section
-from .errors import HardwareError
-from .pi_leds import budget_brightness
 
 log = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@
 The web side never touches the session. It queues *jobs* -- callables taking the session --
 onto the loop's command queue (the same queue the buttons put their commands on) and waits
 on a future for the answer; the loop runs them between frames (see
-:func:`board_driver.runner.run_realtime`). After every loop step the loop calls
+:func:`board_driver.referee.runner.run_realtime`). After every loop step the loop calls
 :meth:`WebBridge.on_update`, which builds a new snapshot when anything changed and hands it
 to the web thread's listeners (the WebSocket pushes).
 
@@ -26,10 +26,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ..devices import SLOW, LedFrame, RawFrame
-from ..errors import BoardDriverError
-from ..session import NewGameRequest
-from .state import NOTICE_KEEP, snapshot
+from board_driver.devices import SLOW, LedFrame, RawFrame
+from board_driver.errors import BoardDriverError
+from board_driver.referee.session import NewGameRequest
+from board_driver.web.state import NOTICE_KEEP, snapshot
 
 PAIR_SECONDS = 30
 PAIR_COLOR = (255, 255, 255)

@@ -17,13 +17,12 @@ from urllib.parse import urlsplit
 
 from aiohttp import WSMsgType, web
 
+from board_driver.errors import BoardDriverError
+from board_driver.journal import GameStore, JournalError
+from board_driver.referee.session import CommandError
+from board_driver.sim.board import SimulatorError
+from board_driver.web.bridge import WebBridge, WebNewGame
 from engine.errors import EngineError
-
-from ..errors import BoardDriverError
-from ..journal import GameStore, JournalError
-from ..session import CommandError
-from ..simulator import SimulatorError
-from .bridge import WebBridge, WebNewGame
 
 STATIC = Path(__file__).resolve().parent / "static"
 COOKIE = "fairyboard_token"
@@ -456,7 +455,7 @@ class WebServer:
         return _json(self._calibration_status())
 
     async def calibrate_start(self, request: web.Request) -> web.Response:
-        from .tools import WebPrompter
+        from board_driver.web.tools import WebPrompter
         self._require(request)
         tools = self._tools()
         refusal = tools.calibration_refusal()
@@ -528,7 +527,7 @@ class WebServer:
         return _json(await loop.run_in_executor(None, game_detail, self.store, gid))
 
     async def pgn(self, request: web.Request) -> web.Response:
-        from ..cli.games_cmds import pgn_of
+        from board_driver.cli.games_cmds import pgn_of
         gid = self._gid(request)
         loop = asyncio.get_running_loop()
 
@@ -590,13 +589,13 @@ def _set_cookie(resp: web.Response, token: str) -> None:
 def computer_specs() -> list[str]:
     """The computer players the page offers: the built-in engine, the random mover, and
     Fairy-Stockfish when it is installed."""
-    from ..players import find_fairy_stockfish
+    from board_driver.opponents.players import find_fairy_stockfish
     return ["builtin", "random"] + (["fsf"] if find_fairy_stockfish() else [])
 
 
 def computer_refusal(name: str) -> str | None:
     """Why a player's name may not be used from the page (an engine that runs a command)."""
-    from ..players import PlayerError, parse_spec
+    from board_driver.opponents.players import PlayerError, parse_spec
     try:
         spec = parse_spec(name)
     except PlayerError:
@@ -607,7 +606,7 @@ def computer_refusal(name: str) -> str | None:
 
 
 def list_variants() -> list[dict]:
-    from ..config import configs_dir, load_variant
+    from board_driver.config import configs_dir, load_variant
     out = []
     for path in sorted((configs_dir() / "variants").glob("*.yaml")):
         try:
@@ -632,8 +631,8 @@ def price_design(design: str, session) -> dict:
         except (EngineError, ValueError) as exc:
             raise ApiError(400, f"{design}: {exc}") from None
     else:
+        from board_driver.config import load_variant
         from engine.csipgs import CsipgsRules
-        from ..config import load_variant
         try:
             c = cost_of(design, CsipgsRules.from_variant(load_variant("csipgs")).price_list(), g.geometry)
         except (EngineError, ValueError) as exc:
@@ -656,8 +655,8 @@ def list_games(store: GameStore) -> list[dict]:
 
 
 def game_detail(store: GameStore, gid: str) -> dict:
+    from board_driver.config import load_variant
     from engine.game import new_game
-    from ..config import load_variant
     try:
         rec = store.load(gid)
         variant = load_variant(rec.variant)

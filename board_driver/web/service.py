@@ -14,15 +14,20 @@ The board profile may carry a ``web`` section::
 from __future__ import annotations
 
 import signal
-import sys
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from ..errors import ConfigError
-from .bridge import OverlaySink, TokenStore, WebBridge, WebNewGame, WebSource
+from board_driver.errors import ConfigError
+from board_driver.web.bridge import (
+    OverlaySink,
+    TokenStore,
+    WebBridge,
+    WebNewGame,
+    WebSource,
+)
 
 PLAY_DEFAULT = "127.0.0.1:8080"
 SERVE_DEFAULT = "0.0.0.0:8080"
@@ -55,7 +60,7 @@ class WebConfig:
 
 def profile_web(name: str) -> WebConfig:
     """The ``web`` section of a board profile given by name (configs/boards) or path."""
-    from ..config import configs_dir, read_yaml
+    from board_driver.config import configs_dir, read_yaml
     path = Path(name)
     if not (name.endswith((".yaml", ".yml")) and path.exists()):
         path = configs_dir() / "boards" / f"{name}.yaml"
@@ -87,7 +92,7 @@ def parse_listen(text: str, what: str = "--web") -> tuple[str, int]:
 def start_web(listen: str, *, store, commands, sim: bool, password: str | None, data_root: Path | None,
               say=print, hardware=None, tools=None):
     """Start the server; returns (bridge, server). ``hardware()`` answers ``GET /api/hardware``."""
-    from .server import WebServer
+    from board_driver.web.server import WebServer
     host, port = parse_listen(listen)
     tokens = TokenStore(Path(data_root) / "web-tokens.json" if data_root is not None else None)
     bridge = WebBridge(commands=commands, tokens=tokens, password=password, sim=sim)
@@ -100,9 +105,9 @@ def play_web(args, store, settings, profile, board_name: str) -> int:
     """``fairyboard play --web``: the simulated board in real time, with the page."""
     import queue
 
-    from ..cli.play_cmds import _open_session
-    from ..runner import run_realtime
-    from ..session import NewGameRequest
+    from board_driver.cli.play_cmds import _open_session
+    from board_driver.referee.runner import run_realtime
+    from board_driver.referee.session import NewGameRequest
 
     web = profile_web(board_name)
     listen = args.web or web.listen or PLAY_DEFAULT
@@ -125,7 +130,7 @@ def play_web(args, store, settings, profile, board_name: str) -> int:
             "calibrated": True, "problems": [], "link": None}
     bridge, server = start_web(listen, store=store, commands=commands, sim=True, password=web.password,
                                data_root=store.root, say=say, hardware=lambda: info)
-    from .tools import SimTools
+    from board_driver.web.tools import SimTools
     server.tools = SimTools(profile, lambda: bridge.board)
     if resumed:
         say(f"Resumed game {session.game_id} ({session.variant_name}), {len(session.game.history)} actions so far.")
@@ -164,8 +169,8 @@ def attach_computer(session, move_time: float, fsf_path: str | None = None) -> N
     """The computer plays the sides whose player is an engine spec, thinking in the background
     (the session is the real-time loop's); an engine that cannot start is said as a notice (the
     game goes on with people)."""
-    from ..computer import attach
-    from ..errors import BoardDriverError
+    from board_driver.errors import BoardDriverError
+    from board_driver.opponents.computer import attach
     try:
         attach(session, seconds=move_time, fsf_path=fsf_path, background=True)
     except BoardDriverError as exc:
@@ -175,12 +180,11 @@ def attach_computer(session, move_time: float, fsf_path: str | None = None) -> N
 def _new_sim_game(variant, fen, players, session, store, settings, profile, clock, move_time: float = 1.0):
     """A new game on the simulated board, set up; the game in progress is left (abandoned if
     unfinished) only once the new one can start."""
+    from board_driver.cli.play_cmds import _state_file
+    from board_driver.config import load_variant
+    from board_driver.host.lifecycle import abandon, replace_game, start
+    from board_driver.sim.board import SimulatedBoard
     from engine.game import new_game
-
-    from ..cli.play_cmds import _state_file
-    from ..config import load_variant
-    from ..lifecycle import abandon, replace_game, start
-    from ..simulator import SimulatedBoard
     if fen is None:
         new = replace_game(session, store, variant, profile=profile, settings=settings, players=players,
                            now=clock()).session

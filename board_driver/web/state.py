@@ -12,9 +12,8 @@ import dataclasses
 import enum
 from typing import Any
 
+from board_driver.devices import BLINK_NAMES
 from engine.errors import EngineError
-
-from ..devices import BLINK_NAMES
 
 # What each LED layer means, in words (the page's legend; layer names come from leds.py).
 MEANINGS = {
@@ -117,7 +116,7 @@ def computer_move(session) -> dict | None:
     hint = comp.hint()
     if hint is None:
         return None
-    from ..computer import describe_move
+    from board_driver.opponents.computer import describe_move
     try:
         text = describe_move(session, hint)
     except (EngineError, ValueError, KeyError):

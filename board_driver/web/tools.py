@@ -19,8 +19,8 @@ import threading
 import time
 from typing import Any, Callable
 
-from ..calibrate import CalibrationAborted, Wizard
-from ..errors import BoardDriverError
+from board_driver.errors import BoardDriverError
+from board_driver.maintenance.calibrate import CalibrationAborted, Wizard
 
 KEEP_LINES = 200
 ANSWER_WAIT_S = 900            # a question unanswered this long stops the calibration
@@ -184,7 +184,7 @@ class HardwareTools:
 
     def selftest(self, session, seconds: float, leds: bool) -> dict:
         """On the loop thread: the selftest on the open devices."""
-        from ..selftest import config_findings, device_findings
+        from board_driver.maintenance.selftest import config_findings, device_findings
         findings = config_findings(self.board)
         try:
             device_findings(findings, self.board.profile, source=self.source, leds=self.hw.leds if leds else None,
@@ -195,12 +195,12 @@ class HardwareTools:
 
     def plan(self, squares: list[str], out: str | None = None):
         """In the web thread, before anything starts: where it writes and what it walks."""
-        from ..cli.hw_cmds import calibration_plan
+        from board_driver.cli.hw_cmds import calibration_plan
         return calibration_plan(self.board, out, squares)
 
     def calibrate(self, session, prompter: WebPrompter, plan, *, leds: bool, settle: float, timeout: float) -> None:
         """On the loop thread: the wizard, until it ends or is stopped (the game paused)."""
-        from ..cli.hw_cmds import write_calibration
+        from board_driver.cli.hw_cmds import write_calibration
         out, squares, previous, rectangles = plan
         p = self.board.profile
         chain = self.hw.leds if leds else None
@@ -255,7 +255,7 @@ class SimTools:
         return "the simulated board needs no calibration (calibrate a real board: fairyboard serve --web)"
 
     def selftest(self, session, seconds: float, leds: bool) -> dict:
-        from ..selftest import device_findings
+        from board_driver.maintenance.selftest import device_findings
         p = self.profile
         findings: dict = {"problems": [], "config": {
             "file": None, "board": p.name, "size": f"{p.files}x{p.ranks}", "sensors": "sim", "leds": "sim",

@@ -1,6 +1,6 @@
 """Benchmark: the board loop while the computer thinks (a script, not a test).
 
-* ``loop`` -- the service loop (:func:`board_driver.runner.run_realtime`) on a real clock, the
+* ``loop`` -- the service loop (:func:`board_driver.referee.runner.run_realtime`) on a real clock, the
   computer (``--spec``, default ``builtin``) playing Black with ``--seconds`` a move (default 1,
   the service's default): the player makes a move on a scripted board, and the time from the
   moment the move is stable (its last frame plus the debounce time) to the LED frame showing it
@@ -29,13 +29,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from board_driver.computer import Computer  # noqa: E402
 from board_driver.config import load_variant  # noqa: E402
 from board_driver.devices import RawFrame  # noqa: E402
-from board_driver.layout import Layout  # noqa: E402
-from board_driver.players import make_player  # noqa: E402
-from board_driver.runner import run_realtime  # noqa: E402
-from board_driver.session import Session  # noqa: E402
+from board_driver.opponents.computer import Computer  # noqa: E402
+from board_driver.opponents.players import make_player  # noqa: E402
+from board_driver.referee.layout import Layout  # noqa: E402
+from board_driver.referee.runner import run_realtime  # noqa: E402
+from board_driver.referee.session import Session  # noqa: E402
 from board_driver.settings import load_profile, load_settings  # noqa: E402
 from engine.game import new_game  # noqa: E402
 
@@ -137,7 +137,7 @@ def loop_once(spec: str, seconds: float, frm: str, to: str, sync: bool) -> tuple
 
 def commit_under_search(samples: int, intervals, seconds: float):
     """{interval: [(wall ms, cpu ms) per commit]}, {interval: search nodes/s} (None: no search)."""
-    from board_driver.players import BuiltinPlayer, parse_spec
+    from board_driver.opponents.players import BuiltinPlayer, parse_spec
     v = load_variant("orthodox")
     settings = load_settings()
     rng = random.Random(1)

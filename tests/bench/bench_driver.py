@@ -20,7 +20,7 @@ The journal goes to real storage (a folder in the system's temp folder, or --jou
 --ram puts it on /dev/shm), written and fsynced as the service does. The start-up objects
 are frozen out of the garbage collector's passes before each variant, and the collector runs
 between samples, never inside one, as the service loop runs it between steps
-(board_driver.runner.settle_memory, collect_garbage). Each case is measured
+(board_driver.referee.runner.settle_memory, collect_garbage). Each case is measured
 --samples times (default 200, so that the 99th percentile is not simply the slowest run).
 CPU time is this thread's own time, which other load on a shared machine does not inflate;
 wall time includes being preempted. Goal: the commit's CPU p99 under 1 ms for every variant
@@ -82,15 +82,15 @@ def _code_root(argv: list[str]) -> Path:
 ROOT = _code_root(sys.argv)
 sys.path.insert(0, str(ROOT))
 
-from board_driver.choreo import Choreographer, Style  # noqa: E402
+import board_driver.referee.runner as _runner  # noqa: E402
 from board_driver.config import load_variant, variant_names  # noqa: E402
 from board_driver.devices import RawFrame  # noqa: E402
 from board_driver.journal import Journal  # noqa: E402
-from board_driver.layout import Layout  # noqa: E402
-import board_driver.runner as _runner  # noqa: E402
-from board_driver.runner import collect_garbage, settle_memory  # noqa: E402
-from board_driver.session import Session  # noqa: E402
+from board_driver.referee.layout import Layout  # noqa: E402
+from board_driver.referee.runner import collect_garbage, settle_memory  # noqa: E402
+from board_driver.referee.session import Session  # noqa: E402
 from board_driver.settings import Settings, load_profile, load_settings  # noqa: E402
+from board_driver.sim.choreography import Choreographer, Style  # noqa: E402
 from engine.game import new_game  # noqa: E402
 
 
@@ -301,7 +301,7 @@ def main(argv=None) -> int:
     WAIT = args.wait
     where = "/dev/shm" if args.ram else args.journal_dir
     rng = random.Random(1)
-    gc.disable()            # the service loop's collector policy (board_driver.runner.run_realtime)
+    gc.disable()            # the service loop's collector policy (board_driver.referee.runner.run_realtime)
     worst = worst_wall = 0.0
     worst_commit, worst_commit_case = 0.0, ""
     with tempfile.TemporaryDirectory(dir=where) as jdir:
@@ -365,7 +365,7 @@ def compare(sides: list[tuple[str, Path]], names: list[str], args) -> int:
     round) and, for two checkouts, the ratios this / other."""
     for label, tree in sides:
         if not (tree / "board_driver" / "session.py").exists():
-            print(f"{tree}: no board_driver/session.py there (give the top folder of a checkout)", file=sys.stderr)
+            print(f"{tree}: no board_driver/referee/session.py there (give the top folder of a checkout)", file=sys.stderr)
             return 2
     extra = ["--samples", str(args.samples), "--cpu", str(args.cpu)] + (["--ram"] if args.ram else []) + \
         (["--wait"] if args.wait else []) + \

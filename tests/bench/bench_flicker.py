@@ -15,11 +15,11 @@ import argparse
 import time
 
 from board_driver.config import load_variant
-from board_driver.layout import Layout
-from board_driver.runner import pump
-from board_driver.session import Session
+from board_driver.referee.layout import Layout
+from board_driver.referee.runner import pump
+from board_driver.referee.session import Session
 from board_driver.settings import load_profile, load_settings
-from board_driver.simulator import SimulatedBoard, VirtualClock
+from board_driver.sim.board import SimulatedBoard, VirtualClock
 from engine.game import new_game
 
 

@@ -23,8 +23,9 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "hardware"))
 
-from board_driver.hardware.gpio_matrix import GpioMatrix, MatrixConfig  # noqa: E402
 from fake_gpio import PI_COLUMNS, PI_ROWS, FakeGPIO, ReedBoard  # noqa: E402
+
+from board_driver.hardware.gpio_matrix import GpioMatrix, MatrixConfig  # noqa: E402
 
 
 class NullGPIO:

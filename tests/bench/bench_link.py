@@ -31,7 +31,6 @@ for extra in (REPO, REPO / "hardware" / "firmware", REPO / "tests" / "firmware_b
 from firmware_bridge import Blink, Decoder, LedFrame, Occupancy, Pong, encode  # noqa: E402
 from firmware_bridge.link import Link, LinkTimings  # noqa: E402
 
-
 # --- codec --------------------------------------------------------------------------------------
 
 def best_of(measure, seconds: float, runs: int = 5) -> float:

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import pathlib
+import resource
 import shutil
 import statistics
 import subprocess

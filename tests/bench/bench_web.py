@@ -26,11 +26,11 @@ from pathlib import Path
 
 import aiohttp
 
+from board_driver.host.lifecycle import open_game
 from board_driver.journal import GameStore
-from board_driver.lifecycle import open_game
-from board_driver.runner import run_realtime
+from board_driver.referee.runner import run_realtime
 from board_driver.settings import load_profile, load_settings
-from board_driver.simulator import SimulatedBoard
+from board_driver.sim.board import SimulatedBoard
 from board_driver.web.bridge import OverlaySink, WebSource
 from board_driver.web.service import start_web
 from board_driver.web.state import snapshot

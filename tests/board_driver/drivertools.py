@@ -6,13 +6,13 @@ import random
 from pathlib import Path
 
 from board_driver.config import load_variant
-from board_driver.events import play_events
 from board_driver.journal import GameStore
-from board_driver.layout import Layout
-from board_driver.runner import Display, pump, settle
-from board_driver.session import Session
+from board_driver.referee.layout import Layout
+from board_driver.referee.runner import Display, pump, settle
+from board_driver.referee.session import Session
 from board_driver.settings import Settings, load_profile, load_settings
-from board_driver.simulator import SimulatedBoard, VirtualClock
+from board_driver.sim.board import SimulatedBoard, VirtualClock
+from board_driver.sim.events import play_events
 from engine.game import new_game
 
 

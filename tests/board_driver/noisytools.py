@@ -11,7 +11,7 @@ import random
 import re
 
 from board_driver.config import load_variant
-from board_driver.noisy import NoiseMaker, NoisyGame
+from board_driver.sim.noise import NoiseMaker, NoisyGame
 from engine.fsf import expressible, variants_ini
 from engine.game import new_game
 

@@ -68,7 +68,7 @@ def test_variants_reads_the_configs_without_the_driver_the_games_or_the_move_tab
     text, modules, compiled = loaded_after(["variants"])
     assert "orthodox" in text and "tomorrow-1" in text
     assert modules & {"board_driver.cli.engine_cmds", "board_driver.config"}
-    heavy = {"board_driver.session", "board_driver.console", "engine.game", "engine.csipgs", "chess", "serial",
+    heavy = {"board_driver.referee.session", "board_driver.sim.console", "engine.game", "engine.csipgs", "chess", "serial",
              "board_driver.cli.play_cmds", "board_driver.cli.hw_cmds", "importlib.resources"}
     assert not modules & heavy, modules & heavy
     assert not compiled, "listing the variants compiled move tables"

@@ -4,12 +4,11 @@ player, the reconciler holding the player to it, silent actions applied, takebac
 from __future__ import annotations
 
 import pytest
-
-from board_driver.computer import Computer, movers, victims
-from board_driver.players import make_player
-from engine.game import new_game
-
 from drivertools import Table
+
+from board_driver.opponents.computer import Computer, movers, victims
+from board_driver.opponents.players import make_player
+from engine.game import new_game
 
 COMPUTER_LAYERS = ("computer from", "computer to")
 

@@ -9,12 +9,12 @@ import threading
 import time
 from collections import deque
 
-from board_driver.computer import Computer, attach, movers
-from board_driver.devices import RawFrame
-from board_driver.players import Player, PlayerError, make_player
-from board_driver.runner import run_realtime
-
 from drivertools import Table
+
+from board_driver.devices import RawFrame
+from board_driver.opponents.computer import Computer, attach, movers
+from board_driver.opponents.players import Player, PlayerError, make_player
+from board_driver.referee.runner import run_realtime
 
 COMPUTER_LAYERS = ("computer from", "computer to")
 THINKING = "Computer (black) is thinking."

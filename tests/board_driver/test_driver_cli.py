@@ -11,13 +11,12 @@ import sys
 
 import chess.pgn
 import pytest
-
-from board_driver.choreo import Choreographer, Style
-from board_driver.config import load_variant
-from board_driver.events import Ev
-from engine.game import new_game
-
 from drivertools import random_actions
+
+from board_driver.config import load_variant
+from board_driver.sim.choreography import Choreographer, Style
+from board_driver.sim.events import Ev
+from engine.game import new_game
 
 CLI = [sys.executable, "-m", "board_driver.cli"]
 PROMPT = b"fairyboard> "

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from board_driver.commands import COMMANDS, button_words, help_lines
+from board_driver.referee.commands import COMMANDS, button_words, help_lines
 
 CLI = [sys.executable, "-m", "board_driver.cli"]
 

@@ -5,10 +5,10 @@ import io
 import re
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 
 from board_driver.cli import main
 from engine import random_variant

@@ -2,12 +2,12 @@
 
 import queue
 
-from board_driver.debounce import Debouncer, SquareEvent
-from board_driver.devices import LedSink, RawFrame, SensorSource
-from board_driver.runner import run_realtime
-from board_driver.simulator import SimulatedBoard, VirtualClock
-
 from drivertools import Table
+
+from board_driver.devices import LedSink, RawFrame, SensorSource
+from board_driver.referee.debounce import Debouncer, SquareEvent
+from board_driver.referee.runner import run_realtime
+from board_driver.sim.board import SimulatedBoard, VirtualClock
 
 
 def test_a_change_counts_once_it_has_held_for_the_settle_time():

@@ -3,12 +3,11 @@
 import random
 
 import pytest
+from drivertools import Table
 
 from board_driver.config import load_variant
-from board_driver.session import CommandError
+from board_driver.referee.session import CommandError
 from engine.game import new_game
-
-from drivertools import Table
 
 
 def _chego_position_with(predicate, seeds=range(40)):

@@ -5,11 +5,10 @@ when asked afresh at the same moment."""
 import random
 
 import pytest
-
-from board_driver.choreo import Choreographer, Style
-from board_driver.reconcile import Board, reconcile
-
 from drivertools import Table
+
+from board_driver.referee.reconcile import Board, reconcile
+from board_driver.sim.choreography import Choreographer, Style
 
 
 def _fresh(s, now):
@@ -54,7 +53,7 @@ def test_whether_a_move_may_slide_on_is_the_same_by_the_short_way(variant):
     # a move of one piece asks only for destinations further along its line; every move
     # is also asked the long way (every source and every other destination of its moves)
     from board_driver.config import load_variant
-    from board_driver.reconcile import Base, _extendable, _extendable_general
+    from board_driver.referee.reconcile import Base, _extendable, _extendable_general
     from engine.game import new_game
     rng = random.Random(f"slide/{variant}")
     g = new_game(load_variant(variant))

@@ -2,12 +2,12 @@
 
 import json
 
-from board_driver.journal import GameStore, Journal, load_record, read_records
-from board_driver.runner import Display, pump
-from board_driver.session import Session
-from board_driver.settings import load_profile, load_settings
-
 from drivertools import Table
+
+from board_driver.journal import GameStore, Journal, load_record, read_records
+from board_driver.referee.runner import Display, pump
+from board_driver.referee.session import Session
+from board_driver.settings import load_profile, load_settings
 
 
 class JournalWatchingSink:

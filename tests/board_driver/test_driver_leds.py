@@ -1,15 +1,14 @@
 """The LED scene, the board layout and the settings that shape them."""
 
 import pytest
+from drivertools import Table
 
 from board_driver.devices import FAST, STEADY, LedFrame
 from board_driver.errors import ConfigError
-from board_driver.layout import BoardProfile, Layout, LedOrder
-from board_driver.leds import Palette, SceneState, render
+from board_driver.referee.layout import BoardProfile, Layout, LedOrder
+from board_driver.referee.scene import Palette, SceneState, render
 from board_driver.settings import load_settings
 from engine.geometry import Geometry
-
-from drivertools import Table
 
 
 def test_an_8x8_game_sits_on_files_c_to_j_and_the_rest_stays_dark():

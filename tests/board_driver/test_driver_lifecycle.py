@@ -10,11 +10,10 @@ import subprocess
 import sys
 
 import pytest
+from drivertools import Table
 
 from board_driver.cli import main
 from board_driver.journal import GameStore, load_any
-
-from drivertools import Table
 
 CLI = [sys.executable, "-m", "board_driver.cli"]
 

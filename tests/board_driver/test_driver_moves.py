@@ -185,7 +185,8 @@ def test_mate_ends_the_game_and_lights_both_kings():
 def test_commands_the_game_does_not_have_say_so():
     t = Table()
     import pytest
-    from board_driver.session import CommandError
+
+    from board_driver.referee.session import CommandError
     for cmd in ("buy N", "end", "pass"):
         with pytest.raises(CommandError, match="not possible now in orthodox"):
             t.say(cmd)

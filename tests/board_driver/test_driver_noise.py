@@ -1,6 +1,6 @@
 """The board never records a move that was not played, whatever noise the players make.
 
-Noisy physical games (board_driver/noisy.py): games played by python-chess (orthodox), by
+Noisy physical games (board_driver/sim/noise.py): games played by python-chess (orthodox), by
 Fairy-Stockfish through pyffish (the 12x8 arrays it can express, Courier Chess) and by the
 engine's legal actions (csipgs drops and purchases, Chego drops and removals, Cost Progressive
 multi-move turns), made on the simulated board with bounces, slides, knocked pieces, late
@@ -15,11 +15,10 @@ Then each noise kind of the reconciler's rules on its own, as a player would mak
 from collections import Counter
 
 import pytest
-
-from board_driver.noisy import KINDS, run_noisy
-
 from drivertools import Table
 from noisytools import FAMILIES, noisy_game
+
+from board_driver.sim.noise import KINDS, run_noisy
 
 SAMPLE = [(v, seed) for vs in FAMILIES.values() for v in vs[:2] for seed in range(3)]
 
@@ -133,8 +132,9 @@ def test_the_squares_touched_since_an_event_are_the_same_read_either_way():
     # the event log reads a short window off its last events and a long one off its
     # per-square indexes: both must give the squares lifted and placed since any event
     import random
-    from board_driver.debounce import SquareEvent
-    from board_driver.evidence import EventLog
+
+    from board_driver.referee.debounce import SquareEvent
+    from board_driver.referee.evidence import EventLog
     rng = random.Random("touched")
     log = EventLog()
     occ = 0

@@ -6,11 +6,9 @@ without: the same moves, notices, LED frames and journal."""
 import random
 
 import pytest
-
-from board_driver.choreo import Choreographer, Style
-from board_driver.runner import pump
-
 from drivertools import Table
+
+from board_driver.sim.choreography import Choreographer, Style
 
 
 class IdleTable(Table):

@@ -11,13 +11,18 @@ import sys
 
 import chess.pgn
 import pytest
+from drivertools import Table
 
 from board_driver.cli import main
-from board_driver.journal import GameStore, Journal, JournalError, load_record, read_records
-from board_driver.session import Session
+from board_driver.journal import (
+    GameStore,
+    Journal,
+    JournalError,
+    load_record,
+    read_records,
+)
+from board_driver.referee.session import Session
 from board_driver.settings import load_profile, load_settings
-
-from drivertools import Table
 
 CLI = [sys.executable, "-m", "board_driver.cli"]
 

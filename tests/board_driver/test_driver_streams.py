@@ -14,15 +14,14 @@ import functools
 import random
 
 import pytest
-
-from board_driver.choreo import script_game
-from board_driver.config import load_variant, variant_names
-from board_driver.events import Ev
-from engine.fsf import expressible, variants_ini
-from engine.game import new_game
-
 from drivertools import random_actions, replay_script
 from noisytools import opening
+
+from board_driver.config import load_variant, variant_names
+from board_driver.sim.choreography import script_game
+from board_driver.sim.events import Ev
+from engine.fsf import expressible, variants_ini
+from engine.game import new_game
 
 VARIANTS = variant_names() + ["random-1-2-3", "random-3-4-6"]
 PLIES = 40

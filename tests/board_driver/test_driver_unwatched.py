@@ -1,16 +1,15 @@
 """What happened while nobody watched: the board is read at every start, resume and reconnect,
 and the new occupancy is explained by legal actions from the journaled position."""
 
-import pytest
-
-from board_driver.devices import RawFrame
-from board_driver.events import Ev, play_events
-from board_driver.runner import Display, pump
-from board_driver.service import WatchedSource
-from board_driver.session import Session
-from board_driver.settings import load_profile, load_settings
 
 from drivertools import Table
+
+from board_driver.devices import RawFrame
+from board_driver.host.link import WatchedSource
+from board_driver.referee.runner import Display
+from board_driver.referee.session import Session
+from board_driver.settings import load_profile, load_settings
+from board_driver.sim.events import Ev, play_events
 
 
 def _down(t: Table, *steps: str) -> None:
@@ -145,7 +144,7 @@ def test_the_first_frame_after_a_reconnect_is_read_afresh(tmp_path):
 def test_an_event_file_is_read_one_line_at_a_time():
     """An events file is streamed: the first event is played before later lines are read."""
     from board_driver.config import load_variant
-    from board_driver.events import iter_events
+    from board_driver.sim.events import iter_events
 
     read = []
 

@@ -17,9 +17,14 @@ import chess.pgn
 import pytest
 
 from board_driver.config import load_variant
-from board_driver.match import MatchScore, play_game
-from board_driver.players import (
-    EngineSpec, PlayerError, find_fairy_stockfish, legacy_ini, make_player, parse_spec,
+from board_driver.opponents.match import MatchScore, play_game
+from board_driver.opponents.players import (
+    EngineSpec,
+    PlayerError,
+    find_fairy_stockfish,
+    legacy_ini,
+    make_player,
+    parse_spec,
 )
 
 
@@ -197,8 +202,8 @@ def test_any_uci_engine_plays_orthodox_chess():
 
 
 def test_board_profile_names_the_fairy_stockfish_binary():
-    from board_driver.layout import BoardProfile
-    from board_driver.players import fsf_path_from_profile
+    from board_driver.opponents.players import fsf_path_from_profile
+    from board_driver.referee.layout import BoardProfile
     data = {"name": "x", "engines": {"fsf": "/opt/fsf/fairy-stockfish"}}
     BoardProfile.from_dict(data, "x.yaml")                      # a known key of a profile
     assert fsf_path_from_profile(data, "x.yaml") == "/opt/fsf/fairy-stockfish"

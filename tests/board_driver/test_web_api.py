@@ -4,15 +4,14 @@ and WebSocket, checked against python-chess where it is the reference."""
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import subprocess
 import time
 
 import chess
 import chess.pgn
-import io
 import pytest
-
 from webtools import CLI, Server
 
 
@@ -320,10 +319,9 @@ def test_serve_serves_the_page_for_the_board_it_runs(tmp_path):
     """`serve --web` on the simulated profile: the page reads the real loop's state; /api/sim is
     the simulator's own and refused there; SIGINT stops both."""
     import os
-    import signal
-    import select
     import re
-    import time
+    import select
+    import signal
     env = dict(os.environ, FAIRYBOARD_DATA=str(tmp_path / "data"))
     env.pop("XDG_DATA_HOME", None)
     proc = subprocess.Popen(CLI + ["serve", "--board", "sim", "--web", "127.0.0.1:0", "--variant", "tomorrow-1"],

@@ -14,7 +14,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from webtools import Server, colours_in, read_png
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"

@@ -231,7 +231,7 @@ class SimBoard:
 
     def __init__(self, folder: Path, name: str, port: int, password: str | None, *, window: int = 100,
                  tls=None) -> None:
-        from board_driver.club.config import BrokerConfig
+        from board_driver.club.broker import BrokerConfig
         from board_driver.journal import GameStore
         self.name = name
         self.folder = Path(folder)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from clubtools import Broker
 
 BOARDS = {f"b{i}": f"pw-b{i}" for i in range(1, 5)}

@@ -8,7 +8,7 @@ import json
 import pytest
 import yaml
 
-from board_driver.club.config import broker_of, parse_address
+from board_driver.club.broker import broker_of, parse_address
 from board_driver.errors import ConfigError
 from board_driver.hardware.backends import load_board
 

@@ -6,7 +6,6 @@ compares the whole sequence with the board's own journal)."""
 from __future__ import annotations
 
 import json
-import os
 import random
 import signal
 import subprocess
@@ -15,7 +14,6 @@ import threading
 import time
 
 import pytest
-
 from clubtools import OPERA, TcpProxy
 
 

@@ -9,7 +9,6 @@ import time
 import urllib.request
 
 import chess.pgn
-
 from clubtools import OPERA
 
 _OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))

@@ -10,7 +10,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from clubtools import OPERA
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or (

@@ -13,7 +13,6 @@ import time
 import urllib.request
 
 import yaml
-
 from clubtools import free_port
 
 
@@ -106,11 +105,10 @@ def test_tls_broker(tmp_path):
     import shutil
 
     import pytest
-
-    from board_driver.club.config import broker_of
-    from board_driver.club.publisher import Publisher
-    from board_driver.hardware.backends import load_board
     from clubtools import MOSQUITTO, MOSQUITTO_PASSWD, OPERA, Broker, SimBoard
+
+    from board_driver.club.broker import broker_of
+    from board_driver.hardware.backends import load_board
     if not (MOSQUITTO and MOSQUITTO_PASSWD and shutil.which("openssl")):
         pytest.skip("needs mosquitto and openssl")
     broker = Broker(tmp_path / "broker", {"recorder": "pw-rec", "b1": "pw-b1", "b2": "pw-b2"},

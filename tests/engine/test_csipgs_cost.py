@@ -16,7 +16,14 @@ import yaml
 from board_driver.config import configs_dir, read_yaml
 from engine.csipgs import CsipgsGame
 from engine.csipgs_cost import (
-    DesignError, PriceList, colourbound, cost_of, decimal, direction_multiplier, parse_design, round_up,
+    DesignError,
+    PriceList,
+    colourbound,
+    cost_of,
+    decimal,
+    direction_multiplier,
+    parse_design,
+    round_up,
 )
 from engine.errors import BetzaError, VariantError
 from engine.variant import Variant

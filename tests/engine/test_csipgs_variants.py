@@ -240,6 +240,7 @@ def test_a_doublemove_check_is_named_with_its_sign():
 def test_the_check_sign_is_what_playing_the_move_shows(name):
     # SAN tests a check on the position alone; the game's own push must agree
     import random
+
     from engine.game import new_game
     rng = random.Random(f"sign/{name}")
     g = new_game(load_variant(name))

@@ -6,10 +6,16 @@ import random
 
 import pytest
 
-from engine.errors import BetzaError, FenError, IllegalMoveError, SquareError, VariantError
+from engine.betza import parse_betza
+from engine.errors import (
+    BetzaError,
+    FenError,
+    IllegalMoveError,
+    SquareError,
+    VariantError,
+)
 from engine.game import ChessGame
 from engine.geometry import Geometry
-from engine.betza import parse_betza
 from engine.variant import Variant
 
 

@@ -38,6 +38,7 @@ if str(FIRMWARE_DIR) not in sys.path:
 
 import fb_core  # noqa: E402
 import fb_pins  # noqa: E402
+
 from firmware_bridge import Occupancy, OccupancyReason  # noqa: E402
 from firmware_bridge.link import Link, LinkTimings, Received  # noqa: E402
 

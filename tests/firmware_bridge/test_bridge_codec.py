@@ -2,17 +2,43 @@
 
 from __future__ import annotations
 
+import bridge_fakes  # noqa: F401  (puts the firmware's modules on sys.path)
+import fb_proto
 import pytest
 
 from firmware_bridge import (
-    Blink, BoardError, BridgeError, CrcError, Decoder, ErrorCode, FrameError, Heartbeat, Hello,
-    LedAck, LedFrame, MessageError, Occupancy, OccupancyReason, Ping, Pong, Request, RequestKind,
-    SetSettings, Settings, body_of, decode, encode,
+    Blink,
+    BoardError,
+    BridgeError,
+    CrcError,
+    Decoder,
+    ErrorCode,
+    FrameError,
+    Heartbeat,
+    Hello,
+    LedAck,
+    LedFrame,
+    MessageError,
+    Occupancy,
+    OccupancyReason,
+    Ping,
+    Pong,
+    Request,
+    RequestKind,
+    SetSettings,
+    Settings,
+    body_of,
+    decode,
+    encode,
 )
-from firmware_bridge.framing import MAX_ENCODED, MAX_PAYLOAD, cobs_decode, cobs_encode, crc16, pack_body
-
-import bridge_fakes  # noqa: F401  (puts the firmware's modules on sys.path)
-import fb_proto
+from firmware_bridge.framing import (
+    MAX_ENCODED,
+    MAX_PAYLOAD,
+    cobs_decode,
+    cobs_encode,
+    crc16,
+    pack_body,
+)
 
 H = bytes.fromhex
 

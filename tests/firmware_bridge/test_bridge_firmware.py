@@ -8,15 +8,35 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
-from bridge_fakes import FakeMachine, FakeNeopixel, FakeTicks  # first: puts the firmware on sys.path
 import fb_core
 import fb_pins
 import fb_proto
+import pytest
+from bridge_fakes import (  # first: puts the firmware on sys.path
+    FakeMachine,
+    FakeNeopixel,
+    FakeTicks,
+)
+
 from firmware_bridge import (
-    Blink, BoardError, Decoder, ErrorCode, Heartbeat, Hello, LedAck, LedFrame, Occupancy,
-    OccupancyReason, Ping, Pong, Request, RequestKind, SetSettings, Settings, body_of, encode,
+    Blink,
+    BoardError,
+    Decoder,
+    ErrorCode,
+    Heartbeat,
+    Hello,
+    LedAck,
+    LedFrame,
+    Occupancy,
+    OccupancyReason,
+    Ping,
+    Pong,
+    Request,
+    RequestKind,
+    SetSettings,
+    Settings,
+    body_of,
+    encode,
 )
 from firmware_bridge.framing import cobs_encode, pack_body
 
@@ -326,6 +346,7 @@ def test_firmware_codec_matches_host_codec_for_each_board_message():
 
 def test_both_sides_refuse_a_length_over_2048():
     import struct
+
     from firmware_bridge.framing import MAX_ENCODED, crc16
     assert MAX_ENCODED == fb_proto.MAX_ENCODED == 2062
     head = struct.pack("<BH", Ping.TYPE, 2049) + bytes(2049)

@@ -9,18 +9,40 @@ from __future__ import annotations
 import threading
 import time
 
-import pytest
-import serial
-
-from bridge_fakes import RealTicks, Rig, VirtualBoard, board  # noqa: F401  (board: a fixture)
 import fb_core
 import fb_proto
+import pytest
+import serial
+from bridge_fakes import RealTicks, Rig, VirtualBoard, board  # noqa: F401  (board: a fixture)
+
 from firmware_bridge import (
-    Blink, BoardError, Decoder, ErrorCode, Hello, IncompatibleBoardError, LedFrame, LinkClosedError,
-    LinkTimeoutError, MessageError, Occupancy, OccupancyReason, PortError, Pong, RequestKind,
-    Settings, encode,
+    Blink,
+    BoardError,
+    Decoder,
+    ErrorCode,
+    Hello,
+    IncompatibleBoardError,
+    LedFrame,
+    LinkClosedError,
+    LinkTimeoutError,
+    MessageError,
+    Occupancy,
+    OccupancyReason,
+    Pong,
+    PortError,
+    RequestKind,
+    Settings,
+    encode,
 )
-from firmware_bridge.link import BoardLink, Link, LinkHealth, LinkState, LinkStatus, LinkTimings, resolve_ports
+from firmware_bridge.link import (
+    BoardLink,
+    Link,
+    LinkHealth,
+    LinkState,
+    LinkStatus,
+    LinkTimings,
+    resolve_ports,
+)
 
 CHANGE = OccupancyReason.CHANGE
 RED, GREEN, BLUE, DARK = (255, 0, 0), (0, 255, 0), (0, 0, 255), (0, 0, 0)

@@ -8,15 +8,31 @@ fresh random data each run would be a flaky test, not a stronger one.
 
 from __future__ import annotations
 
+import bridge_fakes  # noqa: F401  (puts the firmware's modules on sys.path)
+import fb_proto
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import bridge_fakes  # noqa: F401  (puts the firmware's modules on sys.path)
-import fb_proto
 from firmware_bridge import (
-    Blink, BoardError, Decoder, ErrorCode, Heartbeat, Hello, LedAck, LedFrame, Occupancy,
-    OccupancyReason, Ping, Pong, Request, RequestKind, SetSettings, Settings, decode, encode,
+    Blink,
+    BoardError,
+    Decoder,
+    ErrorCode,
+    Heartbeat,
+    Hello,
+    LedAck,
+    LedFrame,
+    Occupancy,
+    OccupancyReason,
+    Ping,
+    Pong,
+    Request,
+    RequestKind,
+    SetSettings,
+    Settings,
+    decode,
+    encode,
 )
 from firmware_bridge.codec import payload_of
 

@@ -6,12 +6,19 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
-
 import bridge_fakes  # noqa: F401  (puts the firmware's modules on sys.path)
 import fb_proto
+import pytest
+
 import firmware_bridge
-from firmware_bridge import BOARD_MESSAGES, HOST_MESSAGES, Decoder, body_of, decode, encode
+from firmware_bridge import (
+    BOARD_MESSAGES,
+    HOST_MESSAGES,
+    Decoder,
+    body_of,
+    decode,
+    encode,
+)
 from firmware_bridge.codec import payload_of
 from firmware_bridge.framing import cobs_decode, cobs_encode, crc16
 

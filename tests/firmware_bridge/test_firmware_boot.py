@@ -4,11 +4,18 @@ the Ctrl-C race at boot, the watchdog, the reset after a failure, and writes tha
 from __future__ import annotations
 
 import pytest
-
 from bridge_fakes import FIRMWARE_DIR  # first: puts the firmware on sys.path
 from mpy_fakes import FakeUsb, WouldBlock, boot
+
 from firmware_bridge import (
-    BoardError, Decoder, ErrorCode, Hello, Occupancy, OccupancyReason, Request, RequestKind, encode,
+    BoardError,
+    Decoder,
+    ErrorCode,
+    Hello,
+    Occupancy,
+    Request,
+    RequestKind,
+    encode,
 )
 
 # main.py as it was: Ctrl-C turned off only after the imports and building the firmware

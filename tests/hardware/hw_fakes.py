@@ -7,7 +7,7 @@ import heapq
 import itertools
 from typing import Callable, Sequence
 
-from board_driver.layout import LedOrder
+from board_driver.referee.layout import LedOrder
 
 
 class VirtualClock:
@@ -98,9 +98,10 @@ class SerialRig:
                  installed: LedOrder | None = None, settings=None, boot_id: int = 0xB007,
                  quantum_ms: int = 1) -> None:
         from bridge_fakes import VirtualBoard
+
+        from board_driver.hardware.serial_board import SerialBoard
         from firmware_bridge import Settings
         from firmware_bridge.link import Link, LinkState, LinkTimings
-        from board_driver.hardware.serial_board import SerialBoard
 
         self.reed, self.clock = reed, clock
         self.quantum_ms = quantum_ms

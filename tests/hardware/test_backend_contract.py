@@ -6,19 +6,20 @@ board events, the same moves and the same LEDs."""
 from __future__ import annotations
 
 import pytest
+from fake_gpio import PI_COLUMNS, PI_ROWS, FakeGPIO, ReedBoard
+from hw_fakes import FakeStrip, SerialRig, VirtualClock
 
 from board_driver.config import load_variant
 from board_driver.devices import STEADY
 from board_driver.hardware.gpio_matrix import GpioMatrix, MatrixConfig
 from board_driver.hardware.pi_leds import PiLedSink
-from board_driver.layout import Layout
-from board_driver.runner import Display, pump
-from board_driver.session import Session
+from board_driver.referee.layout import Layout
+from board_driver.referee.runner import Display, pump
+from board_driver.referee.session import Session
 from board_driver.settings import load_profile, load_settings
-from board_driver.simulator import SimulatedBoard, VirtualClock as MsClock
+from board_driver.sim.board import SimulatedBoard
+from board_driver.sim.board import VirtualClock as MsClock
 from engine.game import new_game
-from fake_gpio import PI_COLUMNS, PI_ROWS, FakeGPIO, ReedBoard
-from hw_fakes import FakeStrip, SerialRig, VirtualClock
 
 MOVES = [("e2", "e4"), ("e7", "e5"), ("g1", "f3"), ("b8", "c6"), ("f1", "c4"), ("g8", "f6")]
 

@@ -7,18 +7,18 @@ import threading
 
 import pytest
 import yaml
+from fake_gpio import PI_COLUMNS, PI_ROWS, FakeGPIO, ReedBoard
+from hw_fakes import FakeStrip
 
 from board_driver.config import configs_dir
 from board_driver.devices import LedFrame
 from board_driver.errors import ConfigError
 from board_driver.hardware.backends import load_board, open_hardware
-from board_driver.hardware.buttons import ButtonDebouncer, ButtonsConfig, Button
+from board_driver.hardware.buttons import Button, ButtonDebouncer, ButtonsConfig
 from board_driver.hardware.gpio_matrix import GpioMatrix, MatrixConfig
 from board_driver.hardware.pi_leds import PiLedConfig, PiLedSink
 from board_driver.hardware.serial_board import SerialBoard, SerialConfig
-from board_driver.simulator import SimulatedBoard
-from fake_gpio import PI_COLUMNS, PI_ROWS, FakeGPIO, ReedBoard
-from hw_fakes import FakeStrip
+from board_driver.sim.board import SimulatedBoard
 
 BOARDS = configs_dir() / "boards"
 
@@ -173,6 +173,7 @@ def test_a_held_button_sends_its_hold_command_and_a_short_press_its_command():
 def test_the_real_board_keeps_the_device_contract():
     """On a Pi: the named board's devices give frames of valid sensors and take LED frames."""
     import os
+
     from board_driver.devices import LedSink, SensorSource
     board = load_board(os.environ["FAIRYBOARD_TEST_BOARD"])
     hw = open_hardware(board)

@@ -8,18 +8,25 @@ import re
 
 import pytest
 import yaml
+from fake_gpio import PI_COLUMNS as COLUMNS
+from fake_gpio import PI_ROWS as ROWS
+from hw_fakes import FakeStrip, SerialRig
 
-from board_driver.calibrate import (
-    Calibration, Wizard, analyse, led_order_from, previous_readings, profile_data, write_profile,
-)
+from board_driver.config import configs_dir
 from board_driver.hardware.gpio_matrix import GpioMatrix, MatrixConfig
 from board_driver.hardware.pi_leds import PiLedSink
-from board_driver.config import configs_dir
-from board_driver.layout import LedOrder
+from board_driver.maintenance.calibrate import (
+    Calibration,
+    Wizard,
+    analyse,
+    led_order_from,
+    previous_readings,
+    profile_data,
+    write_profile,
+)
+from board_driver.referee.layout import LedOrder
 from board_driver.settings import load_profile
 from engine.geometry import Geometry
-from fake_gpio import PI_COLUMNS as COLUMNS, PI_ROWS as ROWS
-from hw_fakes import FakeStrip, SerialRig
 
 G = Geometry(12, 8)
 COLOUR_WORDS = {"RED": (255, 0, 0), "GREEN": (0, 255, 0), "BLUE": (0, 0, 255), "WHITE": (255, 255, 255)}
@@ -312,7 +319,7 @@ def test_a_square_that_reads_empty_points_at_the_reed_position_first(gpio, reed,
 
 @pytest.mark.parametrize("files,ranks", [(12, 8), (8, 8), (16, 8), (10, 10)])
 def test_every_led_order_is_found_from_the_probes(files, ranks):
-    from board_driver.calibrate import LED_ORDERS, probe_indexes
+    from board_driver.maintenance.calibrate import LED_ORDERS, probe_indexes
     probes = probe_indexes(files, ranks)
     for order in LED_ORDERS:
         for first in ("a1", "l1", "a8", "l8"):

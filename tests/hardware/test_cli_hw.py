@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from board_driver.calibrate import analyse, profile_data
 from board_driver.config import configs_dir
+from board_driver.maintenance.calibrate import analyse, profile_data
 from engine.geometry import Geometry
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -284,7 +284,7 @@ def test_calibrate_refuses_the_simulator_and_bad_squares(tmp_path):
 
 def start_position_sensors():
     from board_driver.config import load_variant
-    from board_driver.layout import Layout
+    from board_driver.referee.layout import Layout
     from board_driver.settings import load_profile
     from engine.game import new_game
     v = load_variant("orthodox")

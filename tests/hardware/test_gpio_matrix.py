@@ -4,13 +4,15 @@ real Pi needs them driven."""
 from __future__ import annotations
 
 import pytest
+from fake_gpio import PI_COLUMNS as COLUMNS
+from fake_gpio import PI_ROWS as ROWS
+from fake_gpio import FakeGPIO, ReedBoard
 
 from board_driver.devices import RawFrame, SensorSource
+from board_driver.errors import ConfigError
 from board_driver.hardware._check import Section
 from board_driver.hardware.errors import HardwareError
 from board_driver.hardware.gpio_matrix import GpioMatrix, MatrixConfig
-from board_driver.errors import ConfigError
-from fake_gpio import PI_COLUMNS as COLUMNS, PI_ROWS as ROWS, FakeGPIO, ReedBoard
 
 CONFIG = MatrixConfig(ROWS, COLUMNS, settle_us=10, scan_ms=10)
 

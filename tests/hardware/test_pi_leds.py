@@ -6,17 +6,26 @@ from __future__ import annotations
 import sys
 
 import pytest
+from hw_fakes import FakeStrip
 
 from board_driver.devices import FAST, SLOW, SLOW_INVERTED, LedFrame, LedSink
 from board_driver.errors import ConfigError
 from board_driver.hardware._check import Section
 from board_driver.hardware.errors import HardwareError, MissingLibraryError
 from board_driver.hardware.pi_leds import (
-    LEAD_BYTES, RESET_BYTES, PiLedConfig, PiLedSink, SpiDriver, Ws281xDriver, budget_brightness, current_ma,
-    decode_spi, encode_spi, fit_budget,
+    LEAD_BYTES,
+    RESET_BYTES,
+    PiLedConfig,
+    PiLedSink,
+    SpiDriver,
+    Ws281xDriver,
+    budget_brightness,
+    current_ma,
+    decode_spi,
+    encode_spi,
+    fit_budget,
 )
-from board_driver.layout import LedOrder
-from hw_fakes import FakeStrip
+from board_driver.referee.layout import LedOrder
 
 RED, GREEN, BLUE, WHITE, DARK = (255, 0, 0), (0, 255, 0), (0, 0, 255), (255, 255, 255), (0, 0, 0)
 

@@ -5,16 +5,20 @@ from __future__ import annotations
 import threading
 
 import pytest
+from hw_fakes import SerialRig
 
 from board_driver.devices import FAST, SLOW, LedFrame, LedSink, RawFrame, SensorSource
 from board_driver.errors import ConfigError
 from board_driver.hardware._check import Section
 from board_driver.hardware.errors import HardwareError
-from board_driver.hardware.serial_board import DEFAULT_PORTS, SerialConfig, open_serial_board
-from board_driver.layout import LedOrder
+from board_driver.hardware.serial_board import (
+    DEFAULT_PORTS,
+    SerialConfig,
+    open_serial_board,
+)
+from board_driver.referee.layout import LedOrder
 from firmware_bridge import Blink
 from firmware_bridge.link import LinkState, LinkStatus
-from hw_fakes import SerialRig
 
 RED, GREEN, BLUE, DARK = (255, 0, 0), (0, 255, 0), (0, 0, 255), (0, 0, 0)
 

@@ -13,9 +13,9 @@ import signal
 import subprocess
 import time
 
-from board_driver.journal import GameStore
-
 from test_cli_hw import G8, Expect, pico, spawn, start_position_sensors  # noqa: F401  (pico: a fixture)
+
+from board_driver.journal import GameStore
 
 
 class Lines:

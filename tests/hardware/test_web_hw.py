@@ -14,12 +14,16 @@ import urllib.request
 
 import pytest
 import yaml
-
-from board_driver.calibrate import PROBE_WORDS, analyse, probe_indexes, profile_data
-from board_driver.layout import LedOrder
-from engine.geometry import Geometry
-
 from test_cli_hw import pico, spawn  # noqa: F401  (the fixture, and the CLI as a subprocess)
+
+from board_driver.maintenance.calibrate import (
+    PROBE_WORDS,
+    analyse,
+    probe_indexes,
+    profile_data,
+)
+from board_driver.referee.layout import LedOrder
+from engine.geometry import Geometry
 
 G = Geometry(12, 8)
 ORDER = LedOrder(12, 8, "serpentine", "a1")       # the pico-serial profile's chain

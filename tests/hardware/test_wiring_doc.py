@@ -6,9 +6,9 @@ import re
 from pathlib import Path
 
 import yaml
+from fake_gpio import BOARD_TO_BCM
 
 from board_driver.hardware.backends import HardwareConfig, load_board
-from fake_gpio import BOARD_TO_BCM
 
 ROOT = Path(__file__).resolve().parents[2]
 WIRING = (ROOT / "hardware" / "WIRING.md").read_text()
@@ -57,6 +57,7 @@ def test_the_profile_example_in_the_docs_is_valid():
 
 def test_one_led_supply_and_one_current_budget_everywhere():
     import fb_pins
+
     from board_driver.hardware.pi_leds import BUDGET_MA
     bom = (ROOT / "hardware" / "BOM.md").read_text()
     firmware = (ROOT / "hardware" / "firmware" / "README.md").read_text()

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from ..errors import ConfigError
-from ..hardware._check import Section
+from board_driver.errors import ConfigError
+from board_driver.hardware._check import Section
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 

@@ -14,13 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from board_driver.errors import BoardDriverError
+from board_driver.referee.reconcile import Explanation
+from board_driver.referee.reconcile import VerdictStatus as VS
+from board_driver.referee.texts import COLOR, option_list
 from engine.contract import ActionKind, Termination
 from engine.errors import EngineError, IllegalMoveError
-
-from .errors import BoardDriverError
-from .reconcile import Explanation
-from .reconcile import VerdictStatus as VS
-from .texts import COLOR, option_list
 
 
 class CommandError(BoardDriverError, ValueError):

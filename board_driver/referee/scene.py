@@ -41,12 +41,11 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any, Mapping
 
+from board_driver.devices import DARK, FAST, RGB, SLOW, STEADY, LedFrame
+from board_driver.errors import ConfigError
+from board_driver.referee.layout import Layout
+from board_driver.referee.reconcile import Fix, Verdict
 from engine.game import Outcome
-
-from .devices import DARK, FAST, RGB, SLOW, STEADY, LedFrame
-from .errors import ConfigError
-from .layout import Layout
-from .reconcile import Fix, Verdict
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,7 +187,7 @@ def render_scene(layout: Layout, palette: Palette, state: SceneState, verdict: V
     if computer is not None and idle and not over:
         # the computer's action for the player to carry out: its pieces blink where they
         # stand, their destinations are lit, victims to lift off blink as removals
-        from .computer import movers, victims
+        from board_driver.opponents.computer import movers, victims
         put(computer.places, palette.computer, layer="computer to")
         put(movers(computer), palette.computer, SLOW, "computer from")
         put(victims(computer), palette.remove, SLOW, "remove")

@@ -34,16 +34,23 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Callable
 
+from board_driver.config import load_variant
+from board_driver.errors import BoardDriverError
+from board_driver.journal import (
+    GameRecord,
+    GameStore,
+    JournalError,
+    _line_numbers,
+    load_any,
+    read_prefix,
+    read_records,
+)
+from board_driver.referee.debounce import SquareEvent
+from board_driver.referee.layout import BoardProfile, Layout
+from board_driver.referee.texts import COLOR
+from board_driver.settings import Settings
 from engine.errors import EngineError
 from engine.game import new_game
-
-from .config import load_variant
-from .debounce import SquareEvent
-from .errors import BoardDriverError
-from .journal import GameRecord, GameStore, JournalError, _line_numbers, load_any, read_prefix, read_records
-from .layout import BoardProfile, Layout
-from .settings import Settings
-from .texts import COLOR
 
 ANCIENT = -10 ** 9     # the time of board events restored from a journal: long past
 
@@ -63,7 +70,7 @@ class ReplayError(JournalError):
 
 
 def _session_class():
-    from .session import Session
+    from board_driver.referee.session import Session
     return Session
 
 def start(cls, store: GameStore, variant_name: str, *, profile: BoardProfile, settings: Settings,

@@ -21,9 +21,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Mapping
 
+from board_driver.errors import ConfigError
 from engine.geometry import FILE_LETTERS, Geometry
-
-from .errors import ConfigError
 
 _ORDERS = ("row-major", "serpentine", "column-major", "column-serpentine")
 _CORNERS = ("a1", "l1", "a8", "l8", "first-file-first-rank")
@@ -95,8 +94,8 @@ class BoardProfile:
         if not isinstance(data, Mapping):
             raise ConfigError(f"{source}: a board profile is a mapping, not {type(data).__name__}")
         known = {"name", "description", "files", "ranks", "sensors", "leds", "small_game", "hardware",
-                 "broker", "web", "engines"}    # broker: board_driver.club.config; web: board_driver.web.service;
-        # engines: board_driver.players (engines: {fsf: PATH})
+                 "broker", "web", "engines"}    # broker: board_driver.club.broker; web: board_driver.web.service;
+        # engines: board_driver.opponents.players (engines: {fsf: PATH})
         for k in data:
             if k not in known:
                 raise ConfigError(f"{source}: {k}: unknown key (known: {', '.join(sorted(known))})")

@@ -12,9 +12,9 @@ from __future__ import annotations
 import logging
 import sys
 
-from .devices import RawFrame, SensorSource
+from board_driver.devices import RawFrame, SensorSource
 
-log = logging.getLogger("board_driver.service")
+log = logging.getLogger("board_driver.host.link")
 
 
 def setup_logging(level: int = logging.INFO) -> None:

@@ -16,11 +16,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from board_driver.devices import FAST, SLOW, LedFrame
+from board_driver.referee.scene import Palette
+from board_driver.referee.texts import state_lines
 from engine.geometry import FILE_LETTERS
-
-from .devices import FAST, SLOW, LedFrame
-from .leds import Palette
-from .texts import state_lines
 
 # any letter and number, so that a square off the board (z1, e9) is named as such, not taken
 # for a command

@@ -20,7 +20,7 @@ from bisect import bisect_left
 from collections import deque
 from typing import Iterator
 
-from .debounce import SquareEvent
+from board_driver.referee.debounce import SquareEvent
 
 
 class EventLog:

@@ -48,11 +48,10 @@ from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
 
 import yaml
 
+from board_driver.devices import DARK, RGB, LedFrame, SensorSource
+from board_driver.errors import BoardDriverError, ConfigError
+from board_driver.referee.layout import LedOrder
 from engine.geometry import Geometry
-
-from .devices import DARK, RGB, LedFrame, SensorSource
-from .errors import BoardDriverError, ConfigError
-from .layout import LedOrder
 
 RED, GREEN, BLUE, WHITE = (255, 0, 0), (0, 255, 0), (0, 0, 255), (255, 255, 255)
 CORNERS = ("a1", "l1", "a8", "l8")

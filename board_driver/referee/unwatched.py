@@ -16,10 +16,9 @@ on the LEDs and asked about, none is a mismatch whose fix the LEDs show.
 
 from __future__ import annotations
 
+from board_driver.referee.debounce import SquareEvent
+from board_driver.referee.reconcile import Explanation, Verdict
 from engine.geometry import bits
-
-from .debounce import SquareEvent
-from .reconcile import Explanation, Verdict
 
 MAX_PHYSICAL = 2
 
@@ -69,7 +68,7 @@ def sequences(game, occupancy: int, physical: int = MAX_PHYSICAL) -> list[tuple]
 
 def read_board(session, occupancy: int, now: int) -> None:
     """``occupancy`` is what the board shows now, read afresh after a time nobody watched."""
-    from .session import _Tentative
+    from board_driver.referee.session import _Tentative
 
     session.now = max(session.now, now)
     session.debouncer.reset(occupancy)

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from board_driver.referee.reconcile import Explanation, Fix, Verdict
+from board_driver.referee.reconcile import VerdictStatus as VS
 from engine.contract import ActionKind
 from engine.errors import EngineError
-
-from .reconcile import Explanation, Fix, Verdict
-from .reconcile import VerdictStatus as VS
 
 COLOR = ("white", "black")
 

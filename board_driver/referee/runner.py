@@ -13,12 +13,11 @@ import gc
 import queue
 from typing import Callable
 
+from board_driver.devices import LedSink, SensorSource
+from board_driver.errors import BoardDriverError
+from board_driver.journal import JournalError
+from board_driver.referee.session import Session
 from engine.errors import EngineError
-
-from .devices import LedSink, SensorSource
-from .errors import BoardDriverError
-from .journal import JournalError
-from .session import Session
 
 
 class Display:
@@ -118,7 +117,7 @@ def run_realtime(session: Session, source: SensorSource, sink: LedSink, clock: C
     A command is a console line, or a callable that is called with the session (the web
     page's jobs: see :mod:`board_driver.web.bridge`). ``on_update(session)`` is called after
     every step (the page's snapshots). The session's computer thinks in the background here
-    (:meth:`board_driver.computer.Computer.think_in_background`): a commit's LED frame goes out
+    (:meth:`board_driver.opponents.computer.Computer.think_in_background`): a commit's LED frame goes out
     at once, and frames and commands are read while it thinks."""
     if session.computer is not None:
         session.computer.think_in_background()

@@ -14,10 +14,9 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+from board_driver.sim.events import Ev
 from engine.contract import ActionKind
 from engine.game import Action
-
-from .events import Ev
 
 
 @dataclass

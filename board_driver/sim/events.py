@@ -12,12 +12,11 @@ import json
 from dataclasses import dataclass
 from typing import Iterable, Iterator
 
+from board_driver.errors import BoardDriverError
+from board_driver.referee.runner import Display, pump, settle
+from board_driver.referee.session import CommandError, NewGameRequest, Session
+from board_driver.sim.board import SimulatedBoard, SimulatorError, VirtualClock
 from engine.geometry import Geometry
-
-from .errors import BoardDriverError
-from .runner import Display, pump, settle
-from .session import CommandError, NewGameRequest, Session
-from .simulator import SimulatedBoard, SimulatorError, VirtualClock
 
 
 class EventFileError(BoardDriverError, ValueError):

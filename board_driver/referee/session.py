@@ -22,22 +22,29 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from board_driver.devices import LedFrame, RawFrame
+from board_driver.host import lifecycle
+from board_driver.journal import GameStore, Journal, JournalError
+from board_driver.referee import commands, texts
+from board_driver.referee.bases import PROMOTION_ORDER, Bases
+from board_driver.referee.commands import CommandError, NewGameRequest
+from board_driver.referee.debounce import Debouncer, SquareEvent
+from board_driver.referee.evidence import EventLog
+from board_driver.referee.layout import BoardProfile, Layout
+from board_driver.referee.reconcile import (
+    Board,
+    Explanation,
+    Fix,
+    Verdict,
+    _fix,
+    reconcile,
+)
+from board_driver.referee.reconcile import VerdictStatus as VS
+from board_driver.referee.scene import SceneState, render_scene, scene_of
+from board_driver.referee.texts import COLOR
+from board_driver.settings import Settings
 from engine.errors import EngineError
 from engine.game import Action
-
-from . import commands, lifecycle, texts
-from .bases import PROMOTION_ORDER, Bases
-from .commands import CommandError, NewGameRequest
-from .debounce import Debouncer, SquareEvent
-from .evidence import EventLog
-from .devices import LedFrame, RawFrame
-from .journal import GameStore, Journal, JournalError
-from .layout import BoardProfile, Layout
-from .leds import SceneState, render_scene, scene_of
-from .reconcile import Board, Explanation, Fix, Verdict, _fix, reconcile
-from .reconcile import VerdictStatus as VS
-from .settings import Settings
-from .texts import COLOR
 
 __all__ = ["COLOR", "CommandError", "HELP", "NewGameRequest", "PROMOTION_ORDER", "Session"]
 
@@ -160,7 +167,7 @@ class Session:
     def read_board(self, frame: RawFrame) -> None:
         """The board read afresh (a start, a resume, a reconnect): what changed while nobody
         watched is explained from the journaled position (unwatched.py)."""
-        from .unwatched import read_board
+        from board_driver.referee.unwatched import read_board
         try:
             read_board(self, self.layout.occupancy(frame.closed), frame.t)
         finally:

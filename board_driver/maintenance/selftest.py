@@ -12,9 +12,8 @@ from __future__ import annotations
 import time
 from typing import Any, Callable
 
+from board_driver.devices import DARK, LedFrame
 from engine.geometry import Geometry
-
-from .devices import DARK, LedFrame
 
 LINK_PROBLEMS = ("crc_errors", "framing_errors", "message_errors", "occupancy_lost", "board_errors",
                  "heartbeat_timeouts", "leds_refused")

@@ -18,9 +18,9 @@ from collections import deque
 from pathlib import Path
 from typing import Callable
 
-from .devices import LedFrame, RawFrame
-from .errors import BoardDriverError
-from .layout import BoardProfile, Layout
+from board_driver.devices import LedFrame, RawFrame
+from board_driver.errors import BoardDriverError
+from board_driver.referee.layout import BoardProfile, Layout
 
 
 class SimulatorError(BoardDriverError, ValueError):

@@ -33,10 +33,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from board_driver.errors import BoardDriverError
 from engine.errors import EngineError
 from engine.search import Searcher, level_depth, random_turn
-
-from .errors import BoardDriverError
 
 FSF_DEFAULT = "/usr/games/fairy-stockfish"
 KINDS = ("builtin", "random", "fsf", "uci")

@@ -2,7 +2,7 @@
 noise real players make -- then played through a session to see what the driver recorded.
 
 :class:`NoiseMaker` turns a list of legal actions into *segments*: the events of one action
-(made by the :class:`~board_driver.choreo.Choreographer`: both capture orders, castling either
+(made by the :class:`~board_driver.sim.choreography.Choreographer`: both capture orders, castling either
 way round, slides with short and long stops, contact bounce) or of one piece of noise, each
 with the game as it stands once its events are done. The noise kinds (:data:`KINDS`):
 
@@ -35,10 +35,9 @@ import random
 from collections import Counter
 from dataclasses import dataclass, field
 
+from board_driver.sim.choreography import Choreographer, Style
+from board_driver.sim.events import Ev, apply_event
 from engine.game import Action
-
-from .choreo import Choreographer, Style
-from .events import Ev, apply_event
 
 KINDS = ("knock", "knock-lift", "hesitation", "late-victim", "capturer-hesitation", "set-aside", "takeback")
 
@@ -304,14 +303,13 @@ def _prefix(h: tuple[str, ...], of: tuple[str, ...]) -> bool:
 
 def run_noisy(ng: NoisyGame, *, settings=None, profile=None) -> Outcome:
     """Play ``ng`` on a fresh session (no journal) and compare what it recorded with the game."""
+    from board_driver.config import load_variant
+    from board_driver.referee.layout import Layout
+    from board_driver.referee.runner import pump, settle
+    from board_driver.referee.session import CommandError, Session
+    from board_driver.settings import load_profile, load_settings
+    from board_driver.sim.board import SimulatedBoard, SimulatorError, VirtualClock
     from engine.game import new_game
-
-    from .config import load_variant
-    from .layout import Layout
-    from .runner import pump, settle
-    from .session import CommandError, Session
-    from .settings import load_profile, load_settings
-    from .simulator import SimulatedBoard, SimulatorError, VirtualClock
 
     settings = settings or load_settings()
     profile = profile or load_profile("sim")

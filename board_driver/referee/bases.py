@@ -1,4 +1,4 @@
-"""The reconciler's inputs, built from the game: one :class:`~board_driver.reconcile.Base` per
+"""The reconciler's inputs, built from the game: one :class:`~board_driver.referee.reconcile.Base` per
 state a board could be explained from (the current position, the one before the last physical
 action, ...), the state after ending a multi-move turn, and the player's preferences.
 
@@ -17,11 +17,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from board_driver.referee.reconcile import Base, Preferences
 from engine.contract import ActionKind, BoardState, Termination
 from engine.errors import EngineError
 from engine.variant import PROMOTION_PREFERENCE as PROMOTION_ORDER  # noqa: F401  (re-exported)
-
-from .reconcile import Base, Preferences
 
 
 @dataclass(frozen=True, slots=True)

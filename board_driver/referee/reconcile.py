@@ -45,13 +45,12 @@ Nothing here guesses: an occupancy that no candidate explains is a mismatch.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Callable
 
+from board_driver.referee.evidence import EventLog
 from engine.contract import TextEnum
 from engine.game import Action
 from engine.geometry import bits
-
-from .evidence import EventLog
 
 # -- inputs --------------------------------------------------------------------------------
 

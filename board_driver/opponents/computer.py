@@ -54,12 +54,11 @@ from __future__ import annotations
 import sys
 import threading
 
+from board_driver.opponents.players import Player, PlayerError, make_player, parse_spec
+from board_driver.referee.reconcile import Explanation
+from board_driver.referee.texts import COLOR
 from engine.game import Action
 from engine.moves import CASTLE, DROP
-
-from .players import Player, PlayerError, make_player, parse_spec
-from .reconcile import Explanation
-from .texts import COLOR
 
 
 class _Thinking:
@@ -402,7 +401,7 @@ def looks_like_spec(name: str) -> bool:
 def check_players(names: dict, variant) -> None:
     """PlayerError when a player's engine spec is wrong or cannot play ``variant`` (before a
     game is created for it)."""
-    from .players import can_play
+    from board_driver.opponents.players import can_play
     for key in COLOR:
         name = (names or {}).get(key) or ""
         if looks_like_spec(name):

@@ -1,0 +1,2 @@
+"""Looking after the hardware: calibration, the self-test, installing the service.
+"""
