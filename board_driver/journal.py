@@ -14,6 +14,9 @@ A game is one file ``<data>/games/<id>.jsonl``, one JSON object per line:
     a debounced board event (``occ``: the game-square occupancy after it, as hex);
 ``{"type": "players", "players": {"white": ..., "black": ...}}``
     the players' names changed (``play --resume ID --white NAME``);
+``{"type": "computer", "computer": {"move_time": s}}``
+    how the computer plays changed (``play --resume ID --move-time S``; the header's
+    ``computer`` holds it from the start);
 ``{"type": "resign", "color": "white"}``, ``{"type": "result", "result": "1-0", "reason": ...}``
     the end of the game (a takeback after it removes the result: ``{"type": "reopen"}``).
 
@@ -336,7 +339,7 @@ def read_records(path: Path) -> list[dict]:
     return recs
 
 
-def _line_numbers(path: Path) -> list[int]:
+def line_numbers(path: Path) -> list[int]:
     """The 1-based line number of each non-blank line (the records read_prefix returns)."""
     try:
         data = Path(path).read_bytes()
@@ -356,7 +359,7 @@ def record_from(path: Path, recs: list[dict], damage: str | None = None, *,
     else:
         header, body = recs[0], recs[1:]
     rec = GameRecord(str(header.get("id", Path(path).stem)), Path(path), header, records=list(body), damage=damage)
-    lines = _line_numbers(path) if lines is None else lines
+    lines = line_numbers(path) if lines is None else lines
     first = 1 if header else 0
     for i, r in enumerate(body):
         t = r.get("type")
@@ -382,6 +385,8 @@ def record_from(path: Path, recs: list[dict], damage: str | None = None, *,
             rec.result = rec.reason = None
         elif t == "players" and isinstance(r.get("players"), dict):
             rec.header = {**rec.header, "players": r["players"]}
+        elif t == "computer" and isinstance(r.get("computer"), dict):
+            rec.header = {**rec.header, "computer": r["computer"]}
     return rec
 
 

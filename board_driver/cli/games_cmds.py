@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import json
 import sys
-from fractions import Fraction
 from pathlib import Path
 
-from board_driver.config import load_variant
 from board_driver.errors import BoardDriverError
 from board_driver.journal import GameRecord, GameStore, data_dir, load_any
-from engine.errors import EngineError
-from engine.game import new_game
+from board_driver.pgn import fullmove, movetext, pgn_of, replay
 
 
 def register(sub) -> None:
@@ -49,23 +46,6 @@ def _record(store: GameStore, gid: str) -> GameRecord:
     return load_any(p)
 
 
-def _replay(rec: GameRecord):
-    """The variant, the game replayed and its (turn, action, SAN) list, up to the first action
-    that cannot be replayed; and what is wrong there (``"<file>: line n: ..."``) or None."""
-    variant = load_variant(rec.variant)
-    game = new_game(variant, rec.header.get("start_fen"))
-    sans = []
-    for i, text in enumerate(rec.actions):
-        try:
-            a = game.parse(text)
-            sans.append((game.turn, a, game.san(a) if not a.silent else a.text))
-            game.push(a)
-        except (EngineError, ValueError) as exc:
-            line = rec.action_lines[i] if i < len(rec.action_lines) else "?"
-            return variant, game, sans, f"{rec.path}: line {line}: {text!r} cannot be played here: {exc}"
-    return variant, game, sans, None
-
-
 def cmd_list(args) -> int:
     from board_driver.host.lifecycle import check
     store = GameStore(data_dir())
@@ -94,24 +74,6 @@ def cmd_list(args) -> int:
     return 0
 
 
-def _movetext(sans, start_fullmove: int = 1) -> str:
-    """Numbered moves; a side's consecutive actions share a number; silent ones are comments."""
-    parts = []
-    number = start_fullmove
-    prev_turn = None
-    for turn, action, san in sans:
-        if prev_turn is not None and turn == 0 and prev_turn == 1:
-            number += 1
-        if turn != prev_turn:
-            if turn == 0:
-                parts.append(f"{number}.")
-            elif prev_turn is None:
-                parts.append(f"{number}...")        # Black begins (a FEN with Black to move)
-        parts.append("{" + san + "}" if action.silent else san)
-        prev_turn = turn
-    return " ".join(parts)
-
-
 def _result_text(rec: GameRecord) -> str:
     if rec.result is None:
         return "in progress"
@@ -125,7 +87,7 @@ def cmd_show(args) -> int:
     rec = _record(store, args.id)
     if not rec.header:
         raise BoardDriverError(rec.damage or f"{rec.path}: no game header")
-    variant, game, sans, problem = _replay(rec)
+    variant, game, sans, problem = replay(rec)
     damage = rec.damage or problem
     pl = rec.header.get("players") or {}
     if args.json:
@@ -140,66 +102,13 @@ def cmd_show(args) -> int:
     print(f"White: {pl.get('white', '?')}  Black: {pl.get('black', '?')}")
     print(f"Result: {_result_text(rec)}")
     print(f"Start: {rec.header.get('start_fen')}")
-    print(f"Moves: {_movetext(sans, _fullmove(rec.header.get('start_fen')))}")
+    print(f"Moves: {movetext(sans, fullmove(rec.header.get('start_fen')))}")
     print(f"Position: {game.fen()}")
     print(f"Journal: {rec.path}")
     if damage:
         print(f"Damaged: {damage} (the moves above are the readable part; the file is left as it is)")
         return 1
     return 0
-
-
-def _fullmove(fen: str | None) -> int:
-    try:
-        return int((fen or "").split()[5])
-    except (IndexError, ValueError):
-        return 1
-
-
-def _pgn_result(result: str | None) -> str:
-    if result is None or result == "*":
-        return "*"
-    if result in ("1-0", "0-1", "1/2-1/2"):
-        return result
-    try:
-        w, b = (Fraction(x) for x in result.split("-"))
-    except (ValueError, ZeroDivisionError):
-        return "*"
-    return "1-0" if w > b else "0-1" if b > w else "1/2-1/2"
-
-
-def pgn_of(rec: GameRecord) -> str:
-    variant, game, sans, problem = _replay(rec)
-    damage = rec.damage or problem
-    pl = rec.header.get("players") or {}
-    date = str(rec.header.get("date", "????.??.??"))[:10].replace("-", ".")
-    result = "*" if damage else _pgn_result(rec.result)
-    tags = [("Event", "fairyboard game"), ("Site", "fairyboard"), ("Date", date), ("Round", "-"),
-            ("White", pl.get("white", "?")), ("Black", pl.get("black", "?")), ("Result", result),
-            # python-chess and most readers know orthodox chess as "Standard"
-            ("Variant", "Standard" if rec.variant == "orthodox" else rec.variant),
-            ("FairyboardVariant", rec.variant),
-            ("SetUp", "1"), ("FEN", rec.header.get("start_fen", variant.start_fen))]
-    if rec.result and rec.result != result and not damage:
-        tags.append(("VariantResult", rec.result))
-    # the way the game ended (checkmate, resignation, stalemate, a rule draw, territory...);
-    # "unterminated" while it is in progress
-    tags.append(("Termination", "unterminated" if damage or rec.result is None else rec.reason or "normal"))
-    tags.append(("GameId", rec.id))
-    head = "\n".join(f'[{k} "{str(v).replace(chr(92), chr(92) * 2).replace(chr(34), chr(92) + chr(34))}"]' for k, v in tags)
-    body = _movetext(sans, _fullmove(rec.header.get("start_fen")))
-    if damage:
-        body += " {the game record is damaged from here: " + damage.replace("}", ")") + "}"
-    text = (body + " " + result).strip()
-    lines, line = [], ""
-    for word in text.split(" "):
-        if len(line) + len(word) + 1 > 79 and line:
-            lines.append(line)
-            line = word
-        else:
-            line = f"{line} {word}" if line else word
-    lines.append(line)
-    return head + "\n\n" + "\n".join(lines) + "\n"
 
 
 def cmd_export(args) -> int:
@@ -212,7 +121,7 @@ def cmd_export(args) -> int:
         Path(args.output).write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(text)
-    problem = rec.damage or _replay(rec)[3]
+    problem = rec.damage or replay(rec)[3]
     if problem:
         print(f"fairyboard games export: the game record is damaged: {problem}; "
               f"the readable part was exported", file=sys.stderr)

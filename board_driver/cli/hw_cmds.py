@@ -19,15 +19,11 @@ import subprocess
 import sys
 import threading
 import time
-from datetime import datetime
 from pathlib import Path
 
 from board_driver.errors import BoardDriverError, ConfigError
+from board_driver.maintenance.install import ENV_FILE, HARDWARE_DIR, UDEV_NAME, UNIT_NAME, render_unit, user_exists
 
-# The systemd unit and udev rule ship in the package (links to hardware/systemd and hardware/udev).
-HARDWARE_DIR = Path(__file__).resolve().parents[1] / "service_files"
-UNIT_NAME = "fairyboard.service"
-UDEV_NAME = "99-fairyboard.rules"
 
 
 def register(sub) -> None:
@@ -77,10 +73,14 @@ def register(sub) -> None:
     p.add_argument("--white", help="white player's name (kept in the game record and the PGN), or an engine "
                                    "spec: computer, builtin[:LEVEL], random, fsf[:SKILL], uci:COMMAND")
     p.add_argument("--black", help="black player's name, or an engine spec (--black computer)")
-    p.add_argument("--move-time", type=float, default=1.0, metavar="S",
-                   help="seconds the computer thinks a move (default 1)")
+    p.add_argument("--move-time", type=float, metavar="S",
+                   help="seconds the computer thinks a move (default: what the game was started with, else 1; "
+                        "kept in the game record)")
     p.add_argument("--web", metavar="HOST:PORT", help="serve the board's page here (docs/web.md; default: the "
                                                      "board profile's web.listen, else no page)")
+    p.add_argument("--events", metavar="FILE",
+                   help="on the simulated board (--board sim): play this JSON-lines event script on the served "
+                        "game at its times (t: milliseconds since the service started)")
     p.set_defaults(handler=cmd_serve)
 
     p = sub.add_parser(
@@ -124,65 +124,9 @@ class ConsolePrompter:
         return line.rstrip("\n")
 
 
-def config_dir() -> Path:
-    return Path(os.environ.get("FAIRYBOARD_CONFIG_DIR") or "/etc/fairyboard")
-
-
-def calibration_plan(board, out: str | None, square_names=(), diode_names=(), diodes: bool = False):
-    """Where a calibration of ``board`` writes (``out``, else the board's own file, never a
-    shipped profile) and what it walks: (out, squares or None for all, previous readings,
-    rectangle squares). Refuses the simulated board and bad squares with a clear message."""
-    from board_driver.config import configs_dir, read_yaml
-    from board_driver.maintenance.calibrate import previous_readings
-    from engine.geometry import Geometry
-
-    if board.hardware.sensor_backend == "sim":
-        raise BoardDriverError(f"{board.path}: the simulated board needs no calibration "
-                               f"(give --board gpio-12x8, pico-serial or your board's file)")
-    if out:
-        out = Path(out)
-    elif board.path.resolve().parent == (configs_dir() / "boards").resolve():
-        out = config_dir() / "board.yaml"          # never overwrite a shipped profile
-    else:
-        out = board.path
-    geo = Geometry(board.profile.files, board.profile.ranks)
-    squares = None
-    previous = None
-    try:
-        rectangles = list(range(geo.size)) if diodes else [geo.parse(s) for s in diode_names]
-    except ValueError as exc:
-        raise ConfigError(f"--diode: {exc}") from None
-    if square_names:
-        try:
-            squares = [geo.parse(s) for s in square_names]
-        except ValueError as exc:
-            raise ConfigError(f"--square: {exc}") from None
-        source_data = board.data
-        if out.exists() and out != board.path:
-            source_data = read_yaml(out)
-        previous, _ = previous_readings(source_data, str(out), geo.files, geo.ranks)
-        if len(previous) < geo.size - len(squares):
-            raise BoardDriverError(f"--square needs a full calibration first: {out} has readings for "
-                                   f"{len(previous)} of {geo.size} squares")
-    elif rectangles:
-        # the rectangle test on a calibrated board: no walk, the readings in the file are used
-        source_data = read_yaml(out) if out.exists() else board.data
-        kept, _ = previous_readings(source_data, str(out), geo.files, geo.ranks)
-        if len(kept) == geo.size:
-            squares, previous = [], kept
-    return out, squares, previous, rectangles
-
-
-def write_calibration(board, cal, out: Path) -> None:
-    """The calibrated profile written to ``out`` (the profile the calibration started from)."""
-    from board_driver.maintenance.calibrate import profile_data, write_profile
-    data = profile_data(board.data, cal, when=datetime.now().isoformat(timespec="seconds"))
-    write_profile(out, data, cal)
-
-
 def cmd_calibrate(args) -> int:
     from board_driver.hardware.backends import load_board, open_hardware
-    from board_driver.maintenance.calibrate import Wizard
+    from board_driver.maintenance.calibrate import Wizard, calibration_plan, write_calibration
 
     board = load_board(args.board)
     out, squares, previous, rectangles = calibration_plan(board, args.out, args.square, args.diode, args.diodes)
@@ -256,28 +200,30 @@ class NullLeds:
 
 
 def cmd_serve(args) -> int:
+    """The service: the board's devices, the game host, the page and the club's broker when the
+    profile or the command line asks for them, until SIGTERM or SIGINT."""
     import logging
 
-    from board_driver.cli.play_cmds import dice_lines
     from board_driver.club.publisher import check_board, start_for_board
     from board_driver.hardware.backends import load_board, open_hardware
-    from board_driver.host.lifecycle import LifecycleError, open_game, replace_game
+    from board_driver.host.game_host import GameHost, GameRequest, HardwareSeat, SimSeat
     from board_driver.host.link import WatchedSource, setup_logging
     from board_driver.journal import GameStore, data_dir
-    from board_driver.opponents.computer import attach
-    from board_driver.referee.layout import Layout
-    from board_driver.referee.runner import run_realtime
-    from board_driver.referee.session import NewGameRequest
     from board_driver.settings import load_settings
+    from board_driver.web.service import WebConfig, WebFront, hardware_info, monotonic_ms, scripted
 
     setup_logging()
-    log = logging.getLogger("board_driver.host.link")
+    log = logging.getLogger("board_driver.host")
     board = load_board(args.board)
     check_board(board)
     settings = load_settings()
     store = GameStore(data_dir())
     if args.resume is not None:
         store.path(args.resume)                     # a clear error for anything that is not a game id
+    web_cfg = WebConfig.from_dict(board.data.get("web"), str(board.path))     # checked before any device opens
+    sim = board.hardware.sensor_backend == "sim"
+    if args.events is not None and not sim:
+        raise BoardDriverError("--events plays on the simulated board only (--board sim)")
     lock = store.lock("fairyboard serve")           # one process per data folder
     stop = threading.Event()
 
@@ -287,98 +233,51 @@ def cmd_serve(args) -> int:
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
 
-    def clock_ms() -> int:
-        return int(time.monotonic() * 1000)
-
     def say(line: str) -> None:
         print(line, flush=True)
 
-    def placed(closed):
-        """The game squares the board shows, for a new game of a variant."""
-        return lambda variant: Layout.place(board.profile, variant.geometry).occupancy(closed)
-
-    from board_driver.web.service import WebConfig
-    web_cfg = WebConfig.from_dict(board.data.get("web"), str(board.path))     # checked before any device opens
-    session = club = web = None
-    on_update = None
-    hw = None
+    host = club = front = hw = None
     try:
-        hw = open_hardware(board)
-        commands: queue.Queue[str] = queue.Queue()
-        if hw.buttons is not None:
-            hw.buttons.start(commands.put)
-        _console(commands)
-        sink = hw.leds if hw.leds is not None else NullLeds(board.profile.size)
-        source = WatchedSource(hw.source, log)
-        club = start_for_board(board, store.root, hw=hw, log=say)   # the profile's broker: publish the games live
-        loop_source = source
-        if args.web or web_cfg.listen:                        # the board's page (docs/web.md)
-            from board_driver.web.bridge import OverlaySink, WebSource
-            from board_driver.web.service import hardware_info, start_web
-            bridge, web = start_web(args.web or web_cfg.listen, store=store, commands=commands, sim=False,
-                                    password=web_cfg.password, data_root=store.root, say=say,
-                                    hardware=lambda: hardware_info(board, hw))
-            sink, loop_source, on_update = OverlaySink(sink), WebSource(source, bridge, wakeable=False), bridge.on_update
-            from board_driver.web.tools import HardwareTools
-            web.tools = HardwareTools(board, hw, source, sink, stopping=stop.is_set)   # the Board tab's tools
-            say = (lambda line, _say=say: (_say(line), bridge.notice(line)))
-        first = None
-        deadline = time.monotonic() + 5
-        while first is None and time.monotonic() < deadline and not stop.is_set():
-            first = source.read(0.2)
-        closed = first.closed if first is not None else frozenset()
-        players = {k: v for k, v in (("white", args.white), ("black", args.black)) if v} or None
-        if players and (args.new or args.variant):
-            from board_driver.config import load_variant
-            from board_driver.opponents.computer import check_players
-            check_players(players, load_variant(args.variant or "orthodox"))   # before a game is created
-        opening = open_game(store, profile=board.profile, settings=settings, variant=args.variant,
-                            new=args.new, resume=args.resume, players=players, occupancy=placed(closed),
-                            now=clock_ms())
-        for note in store.problems + opening.notes:
-            log.warning("%s", note)
-        session = opening.session
-        attach(session, seconds=args.move_time, fsf_path=_fsf_path(board), background=True)
-        if opening.resumed:
-            say(f"Resumed game {session.game_id} ({session.variant_name}), "
-                f"{len(session.game.history)} actions so far.")
+        commands: queue.Queue = queue.Queue()
+        if sim:
+            seat = SimSeat(store, monotonic_ms)
         else:
-            say(f"New game {session.game_id}: {session.variant_name}.")
-        for line in dice_lines(session.variant_name):
-            say(line)
-        if first is not None:
-            session.read_board(first)               # what changed while the service was down
-        while True:
-            if web is not None:
-                bridge.attach(session, sink=sink)
-                # the page sees the game at once, even if a tool (a calibration started the
-                # moment the game opened) holds the loop before its first step
-                bridge.on_update(session)
-            try:
-                run_realtime(session, loop_source, sink, clock_ms, commands=commands, stop=stop.is_set, on_notice=say,
-                             on_update=on_update)
-                break
-            except NewGameRequest as req:
-                last = source.last.closed if source.last is not None else closed
-                try:
-                    opening = replace_game(session, store, req.variant, profile=board.profile, settings=settings,
-                                           occupancy=placed(last), players=getattr(req, "players", None),
-                                           now=clock_ms())
-                except LifecycleError as exc:
-                    say(f"error: {exc}")            # a bad button or console command: the game goes on
-                    continue
-                for note in opening.notes:
-                    log.warning("%s", note)
-                session = opening.session
-                attach(session, seconds=args.move_time, fsf_path=_fsf_path(board), background=True)
-                say(f"New game {session.game_id}: {session.variant_name}.")
-                for line in dice_lines(session.variant_name):
-                    say(line)
+            hw = open_hardware(board)
+            if hw.buttons is not None:
+                hw.buttons.start(commands.put)
+            source = WatchedSource(hw.source, log)
+            seat = HardwareSeat(source, hw.leds if hw.leds is not None else NullLeds(board.profile.size),
+                                board.profile)
+        _console(commands)
+        club = start_for_board(board, store.root, hw=hw, log=say)   # the profile's broker: publish the games live
+        host = GameHost(store, settings=settings, profile=board.profile, seat=seat, clock=monotonic_ms, say=say,
+                        note=lambda line: log.warning("%s", line), fsf_path=_fsf_path(board), background=True)
+        wrap = on_update = None
+        if args.web or web_cfg.listen:                        # the board's page (docs/web.md)
+            front = WebFront(args.web or web_cfg.listen, store=store, commands=commands, sim=sim,
+                             password=web_cfg.password, say=say, hardware=lambda: hardware_info(board, hw))
+            if sim:
+                from board_driver.web.tools import SimTools
+                front.server.tools = SimTools(board.profile, lambda: front.bridge.board)
+            else:
+                from board_driver.web.tools import HardwareTools
+                seat.sink = front.overlay_on(seat.sink)
+                front.server.tools = HardwareTools(board, hw, seat.source, seat.sink, stopping=stop.is_set)
+            wrap, on_update = front.wrap, front.bridge.on_update
+            host.say = front.speaker(say)
+        if not sim:
+            deadline = time.monotonic() + 5
+            while seat.first is None and time.monotonic() < deadline and not stop.is_set():
+                seat.first = seat.source.read(0.2)
+        host.open(GameRequest.from_args(args))
+        host.run(commands=commands, stop=stop.is_set, on_update=on_update,
+                 wrap=scripted(wrap or (lambda session, source, sink: (source, sink)), args.events, commands,
+                               host, say))
     finally:
-        if web is not None:
-            web.stop()
-        if session is not None:
-            session.close()
+        if front is not None:
+            front.stop()
+        if host is not None:
+            host.close()
         if club is not None:
             club.close()
         if hw is not None:
@@ -409,45 +308,6 @@ def _console(commands: "queue.Queue[str]") -> None:
 
 
 # --- install-service ----------------------------------------------------------------------------
-
-def render_unit(template: str, *, user: str, exe: str, docs: Path | None = None) -> str:
-    """The unit file with the service's user, the fairyboard executable and (when this is a
-    checkout with its docs) the guide's real path filled in."""
-    out = []
-    for line in template.splitlines():
-        if line.startswith("Documentation=") and docs is not None:
-            line = f"Documentation=file://{docs}"
-        elif line.startswith("User="):
-            line = f"User={user}"
-        elif line.startswith("Group="):
-            line = f"Group={user}"
-        elif line.startswith("ExecStart="):
-            rest = line.split(None, 1)[1] if " " in line else ""
-            line = f"ExecStart={exe} {rest}".rstrip()
-        out.append(line)
-    return "\n".join(out) + "\n"
-
-
-def user_exists(user: str, root: Path) -> bool | None:
-    """Whether ``user`` exists on the system under ``root`` (None: cannot tell)."""
-    if root.resolve() == Path("/"):
-        import pwd
-        try:
-            pwd.getpwnam(user)
-            return True
-        except KeyError:
-            return False
-    passwd = root / "etc" / "passwd"
-    if not passwd.exists():
-        return None
-    return any(line.split(":", 1)[0] == user for line in passwd.read_text(encoding="utf-8").splitlines())
-
-
-ENV_FILE = """\
-# Environment of the fairyboard service (read by /etc/systemd/system/fairyboard.service).
-# Extra arguments for `fairyboard serve`, e.g. --variant tomorrow-1
-FAIRYBOARD_ARGS=
-"""
 
 
 def cmd_install_service(args) -> int:

@@ -3,25 +3,21 @@
 from __future__ import annotations
 
 import json
-import shutil
 import sys
-import tempfile
-from pathlib import Path
 
 from board_driver.config import load_variant
 from board_driver.errors import BoardDriverError
-from board_driver.host.lifecycle import open_game, replace_game
+from board_driver.host.game_host import GameHost, GameRequest, SimSeat
 from board_driver.journal import GameStore, data_dir, load_any
-from board_driver.opponents.computer import attach, carry_out, check_players
+from board_driver.opponents.computer import carry_out
 from board_driver.referee.commands import lookup
 from board_driver.referee.runner import Display, pump, settle
 from board_driver.referee.session import CommandError, NewGameRequest, Session
 from board_driver.settings import load_profile, load_settings
 from board_driver.sim.board import SimulatedBoard, SimulatorError, VirtualClock
 from board_driver.sim.console import parse_physical, render_board, status_lines
-from board_driver.sim.events import iter_events, play_events
-from engine.errors import EngineError, SquareError
-from engine.game import new_game
+from board_driver.sim.events import EventScript, play_events
+from engine.errors import SquareError
 from engine.geometry import FILE_LETTERS
 
 PROMPT = "fairyboard> "
@@ -47,14 +43,16 @@ def register(sub) -> None:
                    help="continue the game ID (an unfinished or abandoned one; fairyboard games list shows "
                         "them); without ID, the game in progress")
     p.add_argument("--events", metavar="FILE", help="play this JSON-lines event file ('-' for stdin), not the "
-                                                    "terminal, as a game of its own (or the --resume ID one)")
+                                                    "terminal, as a game of its own (or the --resume ID one); "
+                                                    "with --web, on the served game at the script's times")
     p.add_argument("--json", action="store_true", help="at exit print one JSON object: moves, fen, result, pending, journal")
     p.add_argument("--white", help="white player's name (kept in the game record and the PGN); an engine spec "
                                    "(computer, builtin[:LEVEL], random, fsf[:SKILL], uci:COMMAND) lets the "
                                    "computer play White")
     p.add_argument("--black", help="black player's name, or an engine spec (--black computer)")
-    p.add_argument("--move-time", type=float, default=1.0, metavar="S",
-                   help="seconds the computer thinks a move (default 1)")
+    p.add_argument("--move-time", type=float, metavar="S",
+                   help="seconds the computer thinks a move (default: what the game was started with, else 1; "
+                        "kept in the game record)")
     p.add_argument("--yes", "-y", action="store_true", help="leave an unfinished game without asking")
     p.add_argument("--board", help="board profile (configs/boards/NAME.yaml; default from configs/defaults.yaml)")
     p.add_argument("--color", choices=("auto", "always", "never"), default="auto",
@@ -65,13 +63,6 @@ def register(sub) -> None:
     p.set_defaults(handler=cmd_play)
 
 
-def _players(args, new: bool) -> dict[str, str] | None:
-    if new:
-        return {"white": args.white or "White", "black": args.black or "Black"}
-    named = {k: v for k, v in (("white", args.white), ("black", args.black)) if v}
-    return named or None
-
-
 def _ask(question: str) -> bool:
     sys.stderr.write(question + " [y/N] ")
     sys.stderr.flush()
@@ -79,104 +70,48 @@ def _ask(question: str) -> bool:
     return answer.strip().lower() in ("y", "yes")
 
 
-def _state_file(store: GameStore, gid: str) -> Path:
-    """The simulated board's pieces, per game (a resumed game finds them where they were)."""
-    return store.root / "simboard" / f"{gid}.json"
-
-
-def _open_session(args, store: GameStore, settings, profile, clock: VirtualClock, *, own: bool):
-    """The session to play (resumed or new) and its simulated board; notes go to stderr."""
-    new_wanted = bool(args.new or args.fen or args.variant)
-    start_occ = None
-    if args.resume is None and (new_wanted or own):
-        start_occ = new_game(load_variant(args.variant or "orthodox"), args.fen).occupancy()
-    confirm = None
-    if not own and not args.yes and sys.stdin.isatty() and args.resume is None:
-        confirm = _ask
-    if new_wanted or args.white or args.black:
-        # an engine that cannot play the variant is refused before a game is created for it
-        check_players({"white": args.white, "black": args.black}, load_variant(args.variant or "orthodox"))
-    opening = open_game(store, profile=profile, settings=settings, variant=args.variant, new=bool(args.new),
-                        resume=args.resume, fen=args.fen, players=_players(args, args.resume is None),
-                        occupancy=start_occ, now=clock(), own=own and args.resume is None, confirm=confirm)
-    for note in store.problems + opening.notes:
-        print(f"fairyboard play: {note}", file=sys.stderr)
-    session = opening.session
-    try:
-        attach(session, seconds=args.move_time)
-    except BoardDriverError:
-        session.close()
-        raise
-    state = None if own and args.resume is None else _state_file(store, session.game_id)
-    if opening.resumed:
-        start = frozenset(session.layout.closed_sensors(session.occupancy))
-        board = SimulatedBoard.restore(session.layout, clock=clock, state_file=state, default=start)
-    else:
-        # a new game on the simulated board: the players have set up the pieces
-        board = SimulatedBoard(session.layout, clock=clock,
-                               closed=session.layout.closed_sensors(session.occupancy), state_file=state)
-        board._save()
-    return session, board, opening.resumed
-
-
 def cmd_play(args) -> int:
     settings = load_settings()
     profile = load_profile(args.board or settings.board)
     store = GameStore(data_dir())
-    clock = VirtualClock(0)
     if args.resume is not None and args.resume != "current":
         store.path(args.resume)                   # a clear error for anything that is not a game id
     with store.lock("fairyboard play"):          # one process per data folder
-        if args.web is not None and args.events is None:
+        if args.web is not None:
             from board_driver.web.service import play_web
             return play_web(args, store, settings, profile, args.board or settings.board)
         if args.events is not None:
-            return _play_events(args, store, settings, profile, clock)
-        return _play_interactive(args, store, settings, profile, clock)
+            return _play_events(args, store, settings, profile)
+        return _play_interactive(args, store, settings, profile)
 
 
-def _play_events(args, store, settings, profile, clock) -> int:
-    # the file is read twice, line by line, never whole: checked before any game is created,
-    # then played (standard input is spooled to a temporary file first)
-    spool = None
-    if args.events == "-":
-        spool = tempfile.TemporaryFile("w+", encoding="utf-8")
-        shutil.copyfileobj(sys.stdin, spool)
-        source = "<stdin>"
-    else:
-        try:
-            Path(args.events).open(encoding="utf-8").close()
-        except OSError as exc:
-            raise BoardDriverError(f"--events {args.events}: cannot read: {exc.strerror or exc}") from None
-        source = args.events
+def _note(line: str) -> None:
+    print(f"fairyboard play: {line}", file=sys.stderr)
 
-    def lines():
-        if spool is not None:
-            spool.seek(0)
-            yield from spool
-        else:
-            with open(args.events, encoding="utf-8") as f:
-                yield from f
+
+def _play_events(args, store, settings, profile) -> int:
+    clock = VirtualClock(0)
     name = args.variant
     if name is None:
         gid = store.current() if args.resume == "current" else args.resume
         name = load_any(store.path(gid)).variant if gid and store.path(gid).exists() else "orthodox"
-    geometry = load_variant(name).geometry
-    for _ in iter_events(lines(), geometry, source):    # every line checked before any game is created
-        pass
-    events = iter_events(lines(), geometry, source)
-    session, board, resumed = _open_session(args, store, settings, profile, clock, own=True)
+    script = EventScript(args.events, load_variant(name).geometry)
+    script.check()                                      # every line checked before any game is created
+    own = args.resume is None
+    host = GameHost(store, settings=settings, profile=profile, seat=SimSeat(store, clock, keep=not own),
+                    clock=clock, say=lambda line: None, note=_note, san_notices=not args.json)
+    session = host.open(GameRequest.from_args(args, own=True))
+    board = host.seat.board
     display = Display(board)
-    session.san_notices = not args.json
     try:
-        warnings = play_events(session, board, clock, events, display)
+        warnings = play_events(session, board, clock, script.events(), display)
     except NewGameRequest as req:
-        session.close()
+        host.close()
         raise BoardDriverError(f"'new {req.variant}' is not available in an event file: run play again") from None
     report = session.report()
     report["warnings"] = warnings
-    report["resumed"] = resumed
-    session.close()
+    report["resumed"] = host.resumed
+    host.close()
     if args.json:
         print(json.dumps(report))
     else:
@@ -192,27 +127,6 @@ def _play_events(args, store, settings, profile, clock) -> int:
     return 0
 
 
-def dice_lines(variant_name: str) -> list[str]:
-    """For a Random Variant Chess game (``random-A-B-C``): which array the dice chose and why."""
-    if not variant_name.startswith("random-"):
-        return []
-    from engine import random_variant
-    try:
-        rv = random_variant.select(variant_name[len("random-"):])
-    except (ValueError, EngineError):
-        return []
-
-    def title(name: str) -> str:
-        return " ".join(w.capitalize() for w in name.split("-"))
-    dice = "-".join(map(str, rv.dice))
-    out = [f"The dice: {dice}. They select Tomorrow's Chess {rv.base}'s array, by the rule: {rv.description}.",
-           "Back rank (file a to l): " + ", ".join(title(n) for n in rv.back_rank) + "."]
-    stand = [f"{title(q)} as {title(p)}" for p, q in zip(rv.physical, rv.back_rank) if p != q]
-    if stand:
-        out.append("Stand-ins on the board: " + ", ".join(stand) + ".")
-    return out
-
-
 def _use_color(args) -> bool:
     if args.color == "always":
         return True
@@ -221,29 +135,24 @@ def _use_color(args) -> bool:
     return sys.stdout.isatty()
 
 
-def _play_interactive(args, store, settings, profile, clock) -> int:
+def _play_interactive(args, store, settings, profile) -> int:
     color = _use_color(args)
-    session, board, resumed = _open_session(args, store, settings, profile, clock, own=False)
-    display = Display(board)
-    out = sys.stdout
+    clock = VirtualClock(0)
+    confirm = _ask if not args.yes and sys.stdin.isatty() and args.resume is None else None
+    host = GameHost(store, settings=settings, profile=profile, seat=SimSeat(store, clock), clock=clock,
+                    say=print, note=_note)
     print(INTRO)
-    if resumed:
-        print(f"Resumed game {session.game_id} ({session.variant_name}), {len(session.game.history)} actions so far.")
-        for line in dice_lines(session.variant_name):
-            print(line)
-    else:
-        print(f"New game {session.game_id}: {session.variant_name}. The simulated board is set up.")
-        for line in dice_lines(session.variant_name):
-            print(line)
+    session = host.open(GameRequest.from_args(args, confirm=confirm))
+    board = host.seat.board
+    display = Display(board)
     pump(session, board, display, clock())
-    session.read_board(board.current())           # what changed while the program was not running
     display.update(session)
     settle(session, display)
     _show(session, board, color)
     _demo(session, board, display, clock, color)
     while True:
-        out.write(PROMPT)
-        out.flush()
+        sys.stdout.write(PROMPT)
+        sys.stdout.flush()
         line = sys.stdin.readline()
         if not line:
             print()
@@ -271,11 +180,9 @@ def _play_interactive(args, store, settings, profile, clock) -> int:
                 for op in ops:
                     _do(op, board, session, display, clock)
         except NewGameRequest as req:
-            try:
-                session, board = _new_game(req.variant, session, store, settings, profile, clock, args)
+            if host.replace(req) is not None:
+                session, board = host.session, host.seat.board
                 display = Display(board)
-            except (ValueError, BoardDriverError) as exc:
-                print(f"error: {exc}")
         except (CommandError, SimulatorError, ValueError, BoardDriverError) as exc:
             print(f"error: {exc}")
         pump(session, board, display, clock())
@@ -283,13 +190,8 @@ def _play_interactive(args, store, settings, profile, clock) -> int:
         session.prepare()
         _show(session, board, color)
         _demo(session, board, display, clock, color)
-    out = session.outcome()
-    if out is None:
-        print(f"Game {session.game_id} saved in {store.path(session.game_id)}; fairyboard play resumes it.")
-    else:
-        print(f"Game {session.game_id} ({out.result}, {out.reason}) saved in {store.path(session.game_id)}; "
-              f"fairyboard games show {session.game_id} shows it.")
-    session.close()
+    print(host.goodbye())
+    host.close()
     return 0
 
 
@@ -341,21 +243,6 @@ def _do(op, board: SimulatedBoard, session: Session, display: Display, clock: Vi
         step("place", op.b)
     else:
         step(op.kind, op.a)
-
-
-def _new_game(variant, session, store, settings, profile, clock, args):
-    opening = replace_game(session, store, variant, profile=profile, settings=settings, now=clock())
-    new = opening.session
-    attach(new, seconds=args.move_time)
-    board = SimulatedBoard(new.layout, clock=clock, closed=new.layout.closed_sensors(new.occupancy),
-                           state_file=_state_file(store, new.game_id))
-    board._save()
-    for note in opening.notes:
-        print(note[0].upper() + note[1:] + ".")
-    print(f"New game {new.game_id}: {new.variant_name}. The simulated board is set up.")
-    for line in dice_lines(new.variant_name):
-        print(line)
-    return new, board
 
 
 def _show(session: Session, board: SimulatedBoard, color: bool) -> None:

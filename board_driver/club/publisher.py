@@ -529,4 +529,4 @@ def start_for_board(board, data: Path, *, hw=None, log: Callable[[str], None] | 
     cfg = broker_of(board.data, str(board.path))
     if cfg is None:
         return None
-    return Publisher(cfg, data, health=board_health(board, hw) if hw is not None else None, log=log).start()
+    return Publisher(cfg, data, health=board_health(board, hw), log=log).start()

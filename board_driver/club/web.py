@@ -47,7 +47,7 @@ def game_record(board: str, game: str, records: list[dict]) -> GameRecord | None
 
 def pgn(board: str, rec: GameRecord, round_name: str | None = None) -> str:
     """The game's PGN (``fairyboard games export``'s), with the club's Event, Site and Round."""
-    from board_driver.cli.games_cmds import pgn_of
+    from board_driver.pgn import pgn_of
     text = pgn_of(rec)
     tags = {"Event": round_name or "fairyboard club", "Site": board, "Round": round_name or "-"}
     out = []
@@ -117,7 +117,7 @@ class Positions:
 def _catalog(game) -> list[dict]:
     """The game's pieces for the drawing (as the board's own page gives them)."""
     try:
-        from board_driver.web.state import catalog
+        from board_driver.referee.texts import catalog
         return catalog(game, {})
     except ImportError:
         return [{"letter": p.letter, "name": p.name.replace("-", " "), "royal": bool(getattr(p, "royal", False))}

@@ -6,8 +6,6 @@
 * :func:`abandon` -- record that an unfinished game was left;
 * :func:`open_game` -- what a board plays (below); :func:`replace_game` -- the ``new`` command.
 
-``Session.start``, ``Session.resume`` and ``Session.open`` call these.
-
 :func:`open_game` decides, from the data folder and what was asked, whether to resume a game
 or start one, and says so in :attr:`Opening.notes` (one line each, for stderr or the
 service's log):
@@ -40,13 +38,14 @@ from board_driver.journal import (
     GameRecord,
     GameStore,
     JournalError,
-    _line_numbers,
+    line_numbers,
     load_any,
     read_prefix,
     read_records,
 )
 from board_driver.referee.debounce import SquareEvent
 from board_driver.referee.layout import BoardProfile, Layout
+from board_driver.referee.session import Session
 from board_driver.referee.texts import COLOR
 from board_driver.settings import Settings
 from engine.errors import EngineError
@@ -69,30 +68,29 @@ class ReplayError(JournalError):
         self.line = line
 
 
-def _session_class():
-    from board_driver.referee.session import Session
-    return Session
-
-def start(cls, store: GameStore, variant_name: str, *, profile: BoardProfile, settings: Settings,
+def start(store: GameStore, variant_name: str, *, profile: BoardProfile, settings: Settings,
           occupancy: int | None = None, fen: str | None = None, players: dict[str, str] | None = None,
-          date: datetime | None = None, now: int = 0, current: bool = True):
+          date: datetime | None = None, now: int = 0, current: bool = True, cls=None,
+          computer: dict | None = None):
     """A new game, journaled in ``store`` (made its current game when ``current``).
     ``occupancy`` is what the board shows now (None: the start position); when it differs, the
-    session waits for the board to be set up."""
+    session waits for the board to be set up. ``computer``: how the computer plays its sides
+    (``{"move_time": seconds}``), kept in the header with the players."""
     variant = load_variant(variant_name)
     variant_name = variant.name   # "random" becomes the dice outcome, so a resume replays it
     game = new_game(variant, fen)
     layout = Layout.place(profile, variant.geometry)
     start_fen = game.fen()
     players = players or {"white": "White", "black": "Black"}
-    gid, journal = store.create(variant_name, start_fen, players=players, now=date, current=current)
-    s = cls(game, variant_name=variant_name, layout=layout, settings=settings, journal=journal,
+    gid, journal = store.create(variant_name, start_fen, players=players, now=date, current=current,
+                                extra={"computer": dict(computer)} if computer else None)
+    s = (cls or Session)(game, variant_name=variant_name, layout=layout, settings=settings, journal=journal,
             game_id=gid, store=store, occupancy=occupancy, now=now, players=players)
     journal.write({"type": "board", "occ": format(s.occupancy, "x")}, sync=False)
     if s.occupancy != game.occupancy():
         s.recover = True
         s.notices.append("Set up the start position: the LEDs show the squares to fill (blue) and clear (red).")
-    s._update(now)
+    s.update(now)
     return s
 
 
@@ -153,7 +151,7 @@ def recover(store: GameStore, rec: GameRecord, bad_line: int, *, current: bool) 
             store.set_current(gid)
         return gid
     recs, _ = read_prefix(rec.path)
-    lines = _line_numbers(rec.path)
+    lines = line_numbers(rec.path)
     keep = [r for r, n in zip(recs[1:], lines[1:]) if n < bad_line]
     h = rec.header
     extra = {k: v for k, v in h.items() if k not in ("type", "version", "id", "variant", "start_fen", "date",
@@ -177,12 +175,15 @@ def recover(store: GameStore, rec: GameRecord, bad_line: int, *, current: bool) 
 def open_game(store: GameStore, *, profile: BoardProfile, settings: Settings, variant: str | None = None,
               new: bool = False, resume: str | None = None, fen: str | None = None,
               players: dict[str, str] | None = None, occupancy=None, now: int = 0,
-              own: bool = False, confirm: Confirm | None = None, cls=None) -> Opening:
+              own: bool = False, confirm: Confirm | None = None, cls=None,
+              computer: dict | None = None) -> Opening:
     """The game to play (see the module docstring). ``resume`` is a game id, or ``"current"``
     for the game in progress (which must then be unfinished). ``players`` given for a resumed
     game are journaled as its new names. ``occupancy``: what the board shows, for a new game
     (an int, or a function of the Variant; None: the start position). ``confirm(question)`` is
-    asked before an unfinished game is left (False: LifecycleError, nothing changed)."""
+    asked before an unfinished game is left (False: LifecycleError, nothing changed).
+    ``players`` and ``computer`` name only what the user gave: a resumed game keeps its own
+    (journaled once, at its start) and journals only what changed."""
     notes: list[str] = []
     current = store.current()
     if resume == "current":
@@ -192,7 +193,8 @@ def open_game(store: GameStore, *, profile: BoardProfile, settings: Settings, va
         resume = current
     if resume is not None:
         return _resume_id(store, resume, profile=profile, settings=settings, variant=variant, players=players,
-                          now=now, make_current=not own or resume == current, notes=notes, cls=cls)
+                          now=now, make_current=not own or resume == current, notes=notes, cls=cls,
+                          computer=computer)
     name = variant or "orthodox"
     v = load_variant(name)             # an unknown name fails here, before any game is left
     name = v.name                      # "random": the dice are thrown once
@@ -202,8 +204,8 @@ def open_game(store: GameStore, *, profile: BoardProfile, settings: Settings, va
         going_on = not new and not fen and (variant is None or variant == rec.variant)
         if rec.damage is None and not rec.finished and going_on:
             # the usual start: resume (a record that cannot be replayed is found on the way)
-            return Opening(_resume_or_recover(store, rec, profile, settings, players, now, cls, notes, True),
-                           True, None, notes)
+            return Opening(_resume_or_recover(store, rec, profile, settings, players, now, cls, notes, True,
+                                              computer), True, None, notes)
         bad = None
         if rec.damage is not None or not rec.finished:
             rec, bad = check(rec)       # before a game is left: a damaged file is never written to
@@ -215,7 +217,8 @@ def open_game(store: GameStore, *, profile: BoardProfile, settings: Settings, va
             elif going_on:
                 notes.append(f"game {current}: its readable part ({_count(store, copy)}) goes on as game {copy}")
                 store.set_current(copy)
-                return Opening(_resume(store, copy, profile, settings, players, now, cls), True, None, notes)
+                return Opening(_resume(store, copy, profile, settings, players, now, cls, computer), True, None,
+                               notes)
             else:
                 notes.append(f"game {current}: its readable part is saved as game {copy}; "
                              f"fairyboard play --resume {copy} continues it")
@@ -231,8 +234,8 @@ def open_game(store: GameStore, *, profile: BoardProfile, settings: Settings, va
                          f"fairyboard play --resume {current} continues it")
     if callable(occupancy):
         occupancy = occupancy(v)
-    s = start(cls or _session_class(), store, name, profile=profile, settings=settings, occupancy=occupancy,
-              fen=fen, players=players, now=now, current=not own)
+    s = start(store, name, profile=profile, settings=settings, occupancy=occupancy,
+              fen=fen, players=players, now=now, current=not own, cls=cls, computer=computer)
     return Opening(s, False, left, notes)
 
 
@@ -247,10 +250,10 @@ def _leave(store: GameStore, gid: str) -> str:
 
 
 def _resume_or_recover(store: GameStore, rec: GameRecord, profile, settings, players, now, cls, notes,
-                       make_current: bool):
+                       make_current: bool, computer: dict | None = None):
     """Resume ``rec``; a record that cannot be replayed makes it a damaged game (see recover)."""
     try:
-        return _resume(store, rec.path.stem, profile, settings, players, now, cls)
+        return _resume(store, rec.path.stem, profile, settings, players, now, cls, computer)
     except ReplayError as exc:
         rec.damage = str(exc)
         notes.append(f"damaged game record: {rec.damage} (the file is left as it is)")
@@ -259,22 +262,25 @@ def _resume_or_recover(store: GameStore, rec: GameRecord, profile, settings, pla
             raise LifecycleError(f"game {rec.id}: the game record is damaged and nothing of it can be "
                                  f"continued: {rec.damage}") from None
         notes.append(f"game {rec.path.stem}: its readable part ({_count(store, copy)}) goes on as game {copy}")
-        return _resume(store, copy, profile, settings, players, now, cls)
+        return _resume(store, copy, profile, settings, players, now, cls, computer)
 
 
-def _resume(store: GameStore, gid: str, profile, settings, players, now, cls=None):
-    s = resume(cls or _session_class(), store, gid, profile=profile, settings=settings, now=now)
-    s.players = load_any(store.path(gid)).header.get("players") or s.players
+def _resume(store: GameStore, gid: str, profile, settings, players, now, cls=None, computer=None):
+    s = resume(store, gid, profile=profile, settings=settings, now=now, cls=cls)
+    header = load_any(store.path(gid)).header
+    s.players = header.get("players") or s.players
     if players:
         named = {k: v for k, v in players.items() if v}
         if named and {**s.players, **named} != s.players:
             s.players = {**s.players, **named}
             s.journal.write({"type": "players", **{"players": s.players}}, sync=True)
+    if computer and {**(header.get("computer") or {}), **computer} != (header.get("computer") or {}):
+        s.journal.write({"type": "computer", "computer": {**(header.get("computer") or {}), **computer}}, sync=True)
     return s
 
 
 def _resume_id(store: GameStore, gid: str, *, profile, settings, variant, players, now, make_current,
-               notes, cls=None) -> Opening:
+               notes, cls=None, computer=None) -> Opening:
     p = store.path(gid)
     if not p.exists():
         known = ", ".join(g.id for g in store.list() if g.status in ("playing", "abandoned"))[-200:] or "none"
@@ -308,23 +314,26 @@ def _resume_id(store: GameStore, gid: str, *, profile, settings, variant, player
             j.close()
     if make_current:
         store.set_current(gid)
-    return Opening(_resume_or_recover(store, rec, profile, settings, players, now, cls, notes, make_current),
-                   True, None, notes)
+    return Opening(_resume_or_recover(store, rec, profile, settings, players, now, cls, notes, make_current,
+                                      computer), True, None, notes)
 
 
 def replace_game(session, store: GameStore, variant: str, *, profile: BoardProfile, settings: Settings,
-                 occupancy=None, players: dict[str, str] | None = None, now: int = 0) -> Opening:
-    """The console's or a button's ``new [VARIANT]``: the variant is checked first (a bad name
-    is a LifecycleError and the game goes on); then the game in progress is left (abandoned if
-    unfinished) and a new one starts."""
+                 occupancy=None, players: dict[str, str] | None = None, now: int = 0, fen: str | None = None,
+                 computer: dict | None = None) -> Opening:
+    """A new game in place of the one in progress (the ``new`` command, a button, the page):
+    the variant and the start position are checked first (a bad name or FEN is a
+    LifecycleError and the game goes on); then the game in progress is left (abandoned if
+    unfinished) and a new one starts, with ``players`` (else the same players)."""
     try:
         v = load_variant(variant)
+        start_occ = new_game(v, fen).occupancy()
     except (EngineError, BoardDriverError, ValueError, OSError) as exc:
         raise LifecycleError(f"new: {exc}") from None
     if callable(occupancy):
         occupancy = occupancy(v)
     if occupancy is None:
-        occupancy = new_game(v).occupancy()
+        occupancy = start_occ
     out = session.outcome()
     gid = session.game_id
     session.close()
@@ -334,12 +343,13 @@ def replace_game(session, store: GameStore, variant: str, *, profile: BoardProfi
         left = _leave(store, gid)
         notes.append(f"left game {gid} ({session.variant_name}, {len(session.game.history)} actions) unfinished: "
                      f"fairyboard play --resume {gid} continues it")
-    s = start(type(session), store, v.name, profile=profile, settings=settings, occupancy=occupancy,
-              players=players or session.players, now=now)
+    s = start(store, v.name, profile=profile, settings=settings, occupancy=occupancy, fen=fen,
+              players=players or session.players, now=now, cls=type(session), computer=computer)
     return Opening(s, False, left, notes)
 
 
-def resume(cls, store: GameStore, game_id: str, *, profile: BoardProfile, settings: Settings, now: int = 0):
+def resume(store: GameStore, game_id: str, *, profile: BoardProfile, settings: Settings, now: int = 0,
+           cls=None):
     """The game ``game_id`` as its journal left it, board events included."""
     path = store.path(game_id)
     recs = read_records(path)
@@ -350,7 +360,7 @@ def resume(cls, store: GameStore, game_id: str, *, profile: BoardProfile, settin
     game = new_game(variant, header.get("start_fen"))
     layout = Layout.place(profile, variant.geometry)
     journal = store.open(game_id)
-    s = cls(game, variant_name=header["variant"], layout=layout, settings=settings, journal=journal,
+    s = (cls or Session)(game, variant_name=header["variant"], layout=layout, settings=settings, journal=journal,
             game_id=game_id, store=store, now=now, players=header.get("players"))
     occ = game.occupancy()
     for n, r in enumerate(recs[1:], 2):
@@ -383,12 +393,12 @@ def resume(cls, store: GameStore, game_id: str, *, profile: BoardProfile, settin
     s.occupancy = occ
     s.debouncer.reset(occ)
     journal.write({"type": "resume"}, sync=False)
-    s._invalidate()
-    s._update(now)
+    s.invalidate()
+    s.update(now)
     return s
 
 
 def _nth_line(path, n: int) -> int:
     """The file line of the n-th record (1-based; blank lines are not records)."""
-    lines = _line_numbers(path)
+    lines = line_numbers(path)
     return lines[n - 1] if 0 < n <= len(lines) else n

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import os
 import time
+from datetime import datetime
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -603,3 +604,59 @@ class Wizard:
         diodes = [p for p in (self.rectangle_test(m, sensor_of) for m in rectangles) if p is not None]
         return analyse(self.files, self.ranks, readings, stuck=stuck, led_order=order,
                        led_problems=list(led_problems) + diodes)
+
+
+def config_dir() -> Path:
+    return Path(os.environ.get("FAIRYBOARD_CONFIG_DIR") or "/etc/fairyboard")
+
+
+def calibration_plan(board, out: str | None, square_names=(), diode_names=(), diodes: bool = False):
+    """Where a calibration of ``board`` writes (``out``, else the board's own file, never a
+    shipped profile) and what it walks: (out, squares or None for all, previous readings,
+    rectangle squares). Refuses the simulated board and bad squares with a clear message."""
+    from board_driver.config import configs_dir, read_yaml
+    from board_driver.maintenance.calibrate import previous_readings
+    from engine.geometry import Geometry
+
+    if board.hardware.sensor_backend == "sim":
+        raise BoardDriverError(f"{board.path}: the simulated board needs no calibration "
+                               f"(give --board gpio-12x8, pico-serial or your board's file)")
+    if out:
+        out = Path(out)
+    elif board.path.resolve().parent == (configs_dir() / "boards").resolve():
+        out = config_dir() / "board.yaml"          # never overwrite a shipped profile
+    else:
+        out = board.path
+    geo = Geometry(board.profile.files, board.profile.ranks)
+    squares = None
+    previous = None
+    try:
+        rectangles = list(range(geo.size)) if diodes else [geo.parse(s) for s in diode_names]
+    except ValueError as exc:
+        raise ConfigError(f"--diode: {exc}") from None
+    if square_names:
+        try:
+            squares = [geo.parse(s) for s in square_names]
+        except ValueError as exc:
+            raise ConfigError(f"--square: {exc}") from None
+        source_data = board.data
+        if out.exists() and out != board.path:
+            source_data = read_yaml(out)
+        previous, _ = previous_readings(source_data, str(out), geo.files, geo.ranks)
+        if len(previous) < geo.size - len(squares):
+            raise BoardDriverError(f"--square needs a full calibration first: {out} has readings for "
+                                   f"{len(previous)} of {geo.size} squares")
+    elif rectangles:
+        # the rectangle test on a calibrated board: no walk, the readings in the file are used
+        source_data = read_yaml(out) if out.exists() else board.data
+        kept, _ = previous_readings(source_data, str(out), geo.files, geo.ranks)
+        if len(kept) == geo.size:
+            squares, previous = [], kept
+    return out, squares, previous, rectangles
+
+
+def write_calibration(board, cal, out: Path) -> None:
+    """The calibrated profile written to ``out`` (the profile the calibration started from)."""
+    from board_driver.maintenance.calibrate import profile_data, write_profile
+    data = profile_data(board.data, cal, when=datetime.now().isoformat(timespec="seconds"))
+    write_profile(out, data, cal)

@@ -56,9 +56,10 @@ import threading
 
 from board_driver.opponents.players import Player, PlayerError, make_player, parse_spec
 from board_driver.referee.reconcile import Explanation
+from board_driver.referee.scene import movers, victims
 from board_driver.referee.texts import COLOR
 from engine.game import Action
-from engine.moves import CASTLE, DROP
+from engine.moves import DROP
 
 
 class _Thinking:
@@ -211,7 +212,7 @@ class Computer:
                 self.plan = []
                 break
             session.notices.append(f"Computer ({COLOR[g.turn]}): {describe_silent(a)}.")
-            session._commit(Explanation(0, (a,)), len(session.events))
+            session.commit(Explanation(0, (a,)), len(session.events))
             changed = True
             self._at = len(g.history)
         if changed and (g.turn not in self.players or session.outcome() is not None):
@@ -222,7 +223,7 @@ class Computer:
             # an army set-up is recorded at once; the player then sets the pieces up
             self.plan.pop(0)
             session.notices.append(f"Computer ({COLOR[g.turn]}) sets up its army: {nxt.text}.")
-            session._commit(Explanation(0, (nxt,)), len(session.events))
+            session.commit(Explanation(0, (nxt,)), len(session.events))
             self._at = len(g.history)
             if session.occupancy != g.occupancy():
                 session.recover = True
@@ -230,7 +231,7 @@ class Computer:
             return True
         if bases.only != nxt:
             bases.only = nxt
-            session._invalidate()
+            session.invalidate()
             changed = True
             if nxt is not None:
                 session.notices.append(describe_move(session, nxt, self._step_label()))
@@ -304,31 +305,13 @@ class Computer:
         if bases.only is THINKING:
             return False
         bases.only = THINKING
-        session._invalidate()
+        session.invalidate()
         session.notices.append(f"Computer ({COLOR[g.turn]}) is thinking.")
         return True
 
     def hint(self):
         """The action the LEDs should show the player to carry out, or None."""
         return self.plan[0] if self.plan and not self.plan[0].silent else None
-
-
-def movers(action: Action) -> frozenset[int]:
-    """The squares of the pieces the action moves (not its victims)."""
-    m = action.code
-    if m < 0:
-        return frozenset(sq for sq in action.lifts if sq not in action.places) if action.kind != "drop" else frozenset()
-    flag = m >> 24
-    if flag == DROP:
-        return frozenset()
-    out = {m & 0xFF}
-    if flag == CASTLE:
-        out.add(((m >> 16) & 0xFF) - 1)
-    return frozenset(out)
-
-
-def victims(action: Action) -> frozenset[int]:
-    return frozenset(action.lifts) - movers(action)
 
 
 def describe_silent(a: Action) -> str:

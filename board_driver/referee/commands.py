@@ -11,6 +11,7 @@ game and applied like a move.
 
 from __future__ import annotations
 
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Callable
 
@@ -27,11 +28,20 @@ class CommandError(BoardDriverError, ValueError):
 
 
 class NewGameRequest(Exception):
-    """Raised by the ``new`` command: the runner replaces the session (it owns the devices)."""
+    """A new game is asked for (the ``new`` command, a button, the page): raised out of the
+    loop to the game host, which owns the devices and replaces the session.
 
-    def __init__(self, variant: str):
+    ``fen`` and ``players`` are what the asker named (None: the start position, and the
+    players of the game in progress). ``reply`` is told the outcome when someone waits for it
+    (the page's ``POST /api/new``): the new game's id, or the error that kept the old game on.
+    """
+
+    def __init__(self, variant: str, *, fen: str | None = None, players: dict[str, str] | None = None):
         super().__init__(variant)
         self.variant = variant
+        self.fen = fen
+        self.players = players
+        self.reply: Future | None = None
 
 
 @dataclass(frozen=True)
@@ -83,7 +93,7 @@ def _cmd_choose(session, cmd, args) -> list[str]:
                 raise CommandError(f"{' '.join(args)!r} is not one of the options: {option_list(prompt)}")
             pick = picks[0]
         mark = t.mark if t is not None and t.verdict is prompt else len(session.events)
-        session._commit(pick, mark)
+        session.commit(pick, mark)
         return [f"Chosen: {pick.label}."]
     if not key:
         raise CommandError("there is no prompt to answer")
@@ -111,7 +121,7 @@ def _ready_for_silent(session, cmd: str) -> None:
         chosen = v.chosen
         if chosen is None:
             raise CommandError(f"{cmd}: first answer the prompt: " + option_list(v))
-        session._commit(chosen, len(session.events))
+        session.commit(chosen, len(session.events))
 
 
 def _cmd_silent(session, cmd, args) -> list[str]:
@@ -131,8 +141,8 @@ def _cmd_silent(session, cmd, args) -> list[str]:
                 raise
             # the action follows the held or defaulted move (a purchase after the move that ends
             # the action phase): the player has moved on, so that move is made first
-            session._commit(v.chosen, len(session.events))
-            session._update(session.now)
+            session.commit(v.chosen, len(session.events))
+            session.update(session.now)
             action = g.parse(text)
     except IllegalMoveError as exc:
         why = g.why_not(head.lower()) if not any(a.kind == head for a in session.bases.base(0).actions) else ""
@@ -143,14 +153,14 @@ def _cmd_silent(session, cmd, args) -> list[str]:
         if action.kind != ActionKind.SETUP:
             raise CommandError(f"setup: {text!r} is not an army set-up")
         _ready_for_silent(session, head)
-        session._commit(Explanation(0, (action,)), len(session.events))
+        session.commit(Explanation(0, (action,)), len(session.events))
         if session.occupancy != g.occupancy():
             session.recover = True
         return ["Army recorded: put the pieces on the squares the LEDs show."]
     if not action.silent:
         raise CommandError(f"{text!r} moves pieces: make that move on the board")
     _ready_for_silent(session, head)
-    session._commit(Explanation(0, (action,)), len(session.events))
+    session.commit(Explanation(0, (action,)), len(session.events))
     return []
 
 
@@ -161,7 +171,7 @@ def _cmd_takeback(session, cmd, args) -> list[str]:
         g.unresign()                        # take back the resignation, not a move
         if session.journal is not None:
             session.journal.write({"type": "reopen"}, sync=True)
-        session._invalidate()
+        session.invalidate()
         return ["The resignation is taken back: play on."]
     if not g.history:
         raise CommandError("takeback: no action to take back")
@@ -183,7 +193,7 @@ def _cmd_takeback(session, cmd, args) -> list[str]:
             ply -= 1
             session.journal.write({"type": "pop", "ply": ply, "action": a.text, "why": "takeback"}, sync=False)
         session.journal.sync()
-    session._invalidate()
+    session.invalidate()
     session.tentative = None
     session.choice = None
     if session.occupancy != g.occupancy():
@@ -203,12 +213,12 @@ def _cmd_resign(session, cmd, args) -> list[str]:
     else:
         color = g.turn
     g.resign(color)
-    session._invalidate()                   # the cached outcome is stale: the result must reach the journal
+    session.invalidate()                   # the cached outcome is stale: the result must reach the journal
     if session.journal is not None:
         session.journal.write({"type": "resign", "color": COLOR[color]}, sync=False)
-        session._journal_result()
+        session.journal_result()
         session.journal.sync()
-    session._invalidate()
+    session.invalidate()
     out = g.outcome()
     return [f"{COLOR[color].capitalize()} resigns: {out.result}."]
 

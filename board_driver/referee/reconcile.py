@@ -489,7 +489,7 @@ def reconcile(bases: Callable[[int], Base | None], board: Board, now: int, *,
                         # the piece just moved back where it came from -- or its victim set
                         # aside there for a moment: a takeback once the board has been still
                         return Verdict("pending", partial=(Explanation(1, ()),), lifted=lifted_sq, placed=placed_sq,
-                                       fix=_fix(b0.occupancy, occ, b0.files), deadline=board.log.last_t + hold_ms)
+                                       fix=fix_between(b0.occupancy, occ, b0.files), deadline=board.log.last_t + hold_ms)
                     else:
                         return _finish([Explanation(1, ())], [], lifted_sq, placed_sq, now, t1, hold_ms, prefs, None)
                 if b1.replaceable and own_touched:
@@ -525,12 +525,12 @@ def reconcile(bases: Callable[[int], Base | None], board: Board, now: int, *,
     partials = [expl(b, i) for b, i in partial]
     if not options and ask:
         return _ask([expl(b, i) for b, i in ask], partials, lifted_sq, placed_sq, now, board.log.last_t,
-                    hold_ms, prefs, _fix(b0.occupancy, occ, b0.files))
+                    hold_ms, prefs, fix_between(b0.occupancy, occ, b0.files))
     if not options:
         if partials:
             return Verdict("pending", partial=tuple(partials), lifted=lifted_sq, placed=placed_sq,
-                           fix=_fix(b0.occupancy, occ, b0.files))
-        return Verdict("mismatch", fix=_fix(b0.occupancy, occ, b0.files), lifted=lifted_sq, placed=placed_sq)
+                           fix=fix_between(b0.occupancy, occ, b0.files))
+        return Verdict("mismatch", fix=fix_between(b0.occupancy, occ, b0.files), lifted=lifted_sq, placed=placed_sq)
     extendable = bool(partials) or any(_extendable(b, i) for b, i in exact if not b.prefix)
     if any(b is not b0 for b, _ in exact) and board.log.last_t + hold_ms > now:
         # the opponent's move (after an implicit end) or a replacement that lifted a piece the side
@@ -539,7 +539,7 @@ def reconcile(bases: Callable[[int], Base | None], board: Board, now: int, *,
         # capture that follows: the victim set aside would become a move).
         if b0.occupancy & ~occ & _victims(b0):
             return Verdict("pending", partial=tuple(options) + tuple(partials), lifted=lifted_sq,
-                           placed=placed_sq, fix=_fix(b0.occupancy, occ, b0.files),
+                           placed=placed_sq, fix=fix_between(b0.occupancy, occ, b0.files),
                            deadline=board.log.last_t + hold_ms)
     if ambiguous_steps:
         extendable = False
@@ -687,7 +687,7 @@ def _has_default(options: list[Explanation], prefs: Preferences, steps: bool) ->
     return last.kind == "promotion"
 
 
-def _fix(expected: int, occ: int, files: int) -> Fix:
+def fix_between(expected: int, occ: int, files: int) -> Fix:
     """Pair surplus and missing squares, nearest first: 'move e5 -> e4', then what is left."""
     clear = bits(occ & ~expected)
     fill = bits(expected & ~occ)
@@ -705,3 +705,12 @@ def _fix(expected: int, occ: int, files: int) -> Fix:
         clear = [c for c in clear if c not in used_c]
         fill = [f for f in fill if f not in used_f]
     return Fix(tuple(sorted(pairs)), tuple(clear), tuple(fill))
+
+
+@dataclass
+class Tentative:
+    """A move the board shows exactly that could still change (a hold, a prompt): applied when
+    the hold runs out, the player chooses, or the board can no longer be explained without it."""
+
+    verdict: Verdict
+    mark: int           # index in the event log where the board showed it

@@ -45,7 +45,8 @@ from board_driver.devices import DARK, FAST, RGB, SLOW, STEADY, LedFrame
 from board_driver.errors import ConfigError
 from board_driver.referee.layout import Layout
 from board_driver.referee.reconcile import Fix, Verdict
-from engine.game import Outcome
+from engine.game import Action, Outcome
+from engine.moves import CASTLE, DROP
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,7 +188,6 @@ def render_scene(layout: Layout, palette: Palette, state: SceneState, verdict: V
     if computer is not None and idle and not over:
         # the computer's action for the player to carry out: its pieces blink where they
         # stand, their destinations are lit, victims to lift off blink as removals
-        from board_driver.opponents.computer import movers, victims
         put(computer.places, palette.computer, layer="computer to")
         put(movers(computer), palette.computer, SLOW, "computer from")
         put(victims(computer), palette.remove, SLOW, "remove")
@@ -238,3 +238,21 @@ def _bits(bb: int):
         low = bb & -bb
         yield low.bit_length() - 1
         bb ^= low
+
+
+def movers(action: Action) -> frozenset[int]:
+    """The squares of the pieces the action moves (not its victims)."""
+    m = action.code
+    if m < 0:
+        return frozenset(sq for sq in action.lifts if sq not in action.places) if action.kind != "drop" else frozenset()
+    flag = m >> 24
+    if flag == DROP:
+        return frozenset()
+    out = {m & 0xFF}
+    if flag == CASTLE:
+        out.add(((m >> 16) & 0xFF) - 1)
+    return frozenset(out)
+
+
+def victims(action: Action) -> frozenset[int]:
+    return frozenset(action.lifts) - movers(action)

@@ -14,34 +14,32 @@ then with its default, if it has one.
 
 The session's helpers, one job each: :mod:`.bases` builds the reconciler's inputs from the
 game, :mod:`.commands` is the command language, :mod:`.texts` the text a player reads,
-:mod:`.lifecycle` opens, resumes and abandons games, :func:`.leds.scene_of` the LED scene.
+:func:`.leds.scene_of` the LED scene.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime
-
 from board_driver.devices import LedFrame, RawFrame
-from board_driver.host import lifecycle
 from board_driver.journal import GameStore, Journal, JournalError
 from board_driver.referee import commands, texts
 from board_driver.referee.bases import PROMOTION_ORDER, Bases
 from board_driver.referee.commands import CommandError, NewGameRequest
 from board_driver.referee.debounce import Debouncer, SquareEvent
 from board_driver.referee.evidence import EventLog
-from board_driver.referee.layout import BoardProfile, Layout
+from board_driver.referee.layout import Layout
 from board_driver.referee.reconcile import (
     Board,
     Explanation,
     Fix,
+    Tentative,
     Verdict,
-    _fix,
+    fix_between,
     reconcile,
 )
 from board_driver.referee.reconcile import VerdictStatus as VS
 from board_driver.referee.scene import SceneState, render_scene, scene_of
 from board_driver.referee.texts import COLOR
+from board_driver.referee.unwatched import read_board
 from board_driver.settings import Settings
 from engine.errors import EngineError
 from engine.game import Action
@@ -49,12 +47,6 @@ from engine.game import Action
 __all__ = ["COLOR", "CommandError", "HELP", "NewGameRequest", "PROMOTION_ORDER", "Session"]
 
 HELP = "\n".join(commands.help_lines())
-
-
-@dataclass
-class _Tentative:
-    verdict: Verdict
-    mark: int           # index in the event log where the board showed it
 
 
 class Session:
@@ -80,7 +72,7 @@ class Session:
         self.events = EventLog()            # the debounced board events, indexed (evidence.py)
         self.marks: list[int] = [0] * len(game.history)   # per history entry: event index where its window starts
         self.choice: str | None = None
-        self.tentative: _Tentative | None = None
+        self.tentative: Tentative | None = None
         self.recover = False                # after a takeback command or a new game: wait for the board
         self.verdict = Verdict(VS.SETTLED)
         self.retry_at: int | None = None     # a journal write failed: try the board again then
@@ -93,33 +85,6 @@ class Session:
         self._held: tuple | None = None     # (inputs, verdict) of the last hold: see _verdict
         self.leds: LedFrame = LedFrame.dark(layout.physical_size)
         self.led_layers: tuple[str | None, ...] = (None,) * layout.physical_size
-
-    # -- construction (see :mod:`.lifecycle`) -----------------------------------------------------
-    @classmethod
-    def start(cls, store: GameStore, variant_name: str, *, profile: BoardProfile, settings: Settings,
-              occupancy: int | None = None, fen: str | None = None, players: dict[str, str] | None = None,
-              date: datetime | None = None, now: int = 0, current: bool = True) -> Session:
-        """A new game, journaled in ``store``. ``occupancy`` is what the board shows now (None: the
-        start position); when it differs, the session waits for the board to be set up."""
-        return lifecycle.start(cls, store, variant_name, profile=profile, settings=settings, occupancy=occupancy,
-                               fen=fen, players=players, date=date, now=now, current=current)
-
-    @classmethod
-    def open(cls, store: GameStore, *, profile: BoardProfile, settings: Settings, variant: str | None = None,
-             new: bool = False, fen: str | None = None, occupancy: int | None = None,
-             players: dict[str, str] | None = None, now: int = 0) -> tuple[Session, bool]:
-        """The game to play on a board: the unfinished game in progress (when ``variant`` is None
-        or the same, and neither ``new`` nor ``fen`` is given), else a new one (orthodox when no
-        variant is named). Returns the session and whether it was resumed."""
-        o = lifecycle.open_game(store, profile=profile, settings=settings, variant=variant, new=new,
-                                fen=fen, occupancy=occupancy, players=players, now=now, cls=cls)
-        return o.session, o.resumed
-
-    @classmethod
-    def resume(cls, store: GameStore, game_id: str, *, profile: BoardProfile, settings: Settings,
-               now: int = 0) -> Session:
-        """The game ``game_id`` as its journal left it, board events included."""
-        return lifecycle.resume(cls, store, game_id, profile=profile, settings=settings, now=now)
 
     # -- inputs -----------------------------------------------------------------------------------
     def on_frame(self, frame: RawFrame) -> None:
@@ -145,17 +110,17 @@ class Session:
 
     def _step_events(self, events: list[SquareEvent]) -> None:
         for e in events:
-            self._on_event(e)
+            self.record_event(e)
         d = self.verdict.deadline
         r = self.retry_at
         c = self.computer
         if (d is not None and d <= self.now) or (r is not None and r <= self.now):
             self.retry_at = None
-            self._update(self.now)
+            self.update(self.now)
         elif c is not None and c.news():    # the computer's search in the background ended
-            self._update(self.now)
+            self.update(self.now)
         elif events:
-            self._render()
+            self.render()
 
     def next_deadline(self) -> int | None:
         """When :meth:`tick` has something to do, or None."""
@@ -167,15 +132,14 @@ class Session:
     def read_board(self, frame: RawFrame) -> None:
         """The board read afresh (a start, a resume, a reconnect): what changed while nobody
         watched is explained from the journaled position (unwatched.py)."""
-        from board_driver.referee.unwatched import read_board
         try:
             read_board(self, self.layout.occupancy(frame.closed), frame.t)
         finally:
             if self.journal is not None:
                 self.journal.flush()
-        self._render()
+        self.render()
 
-    def _on_event(self, e: SquareEvent, update: bool = True) -> None:
+    def record_event(self, e: SquareEvent, update: bool = True) -> None:
         if e.placed:
             self.occupancy |= 1 << e.square
         else:
@@ -189,7 +153,7 @@ class Session:
             # bounded memory in a long game: what no window can start before any more
             self.events.forget_before(min(self.marks[-8:], default=0))
         if update:
-            self._update(e.t, render_leds=False)
+            self.update(e.t, render_leds=False)
 
     # -- game state the reconciler reads (see :mod:`.bases`) ------------------------------------------
     def prepare(self) -> bool:
@@ -232,7 +196,7 @@ class Session:
         """The game's outcome (cached until the game changes)."""
         return self.bases.outcome()
 
-    def _invalidate(self) -> None:
+    def invalidate(self) -> None:
         self.bases.invalidate()
         self._scene = None
 
@@ -243,7 +207,7 @@ class Session:
                 self.recover = False
                 self.notices.append("The board matches the game again: play on.")
                 return Verdict(VS.SETTLED)
-            return Verdict(VS.MISMATCH, fix=_fix(confirmed, self.occupancy, self.game.geometry.files))
+            return Verdict(VS.MISMATCH, fix=fix_between(confirmed, self.occupancy, self.game.geometry.files))
         if self.occupancy == confirmed:
             # the board shows the position: settled, as reconcile() says first -- without listing
             # the position's actions, which a commit leaves for the idle time after its LED frame
@@ -275,7 +239,7 @@ class Session:
             self.marks.append(start)
         if not expl.actions and self.marks:
             self.marks[-1] = max(self.marks[-1], start)   # a takeback: this position is confirmed anew
-        self._invalidate()
+        self.invalidate()
         return popped
 
     def _undo_mem(self, expl: Explanation, popped: list[tuple[Action, int]]) -> None:
@@ -286,7 +250,7 @@ class Session:
         for a, m in reversed(popped):
             g.push(a)
             self.marks.append(m)
-        self._invalidate()
+        self.invalidate()
 
     def _journal_apply(self, expl: Explanation, popped: list[tuple[Action, int]], start: int,
                        why: str, sans: list[str] | None = None) -> None:
@@ -312,12 +276,12 @@ class Session:
         self.tentative = None
         self._announce(expl, popped, sans)
 
-    def _journal_result(self) -> None:
+    def journal_result(self) -> None:
         out = self.outcome()
         if out is not None and self.journal is not None:
             self.journal.write({"type": "result", "result": out.result, "reason": out.reason}, sync=False)
 
-    def _commit(self, expl: Explanation, start: int) -> None:
+    def commit(self, expl: Explanation, start: int) -> None:
         pv = self.bases.preview_of(expl.actions[0]) if expl.depth == 0 and len(expl.actions) == 1 else None
         sans = [pv.san] if pv is not None and self.san_notices else self._sans(expl)
         self._mover = self.game.turn
@@ -347,7 +311,7 @@ class Session:
         self.notices.extend(texts.announce(expl, [a for a, _ in popped], self._mover, sans, self.outcome()))
 
     # -- the update step ----------------------------------------------------------------------------
-    def _update(self, now: int, render_leds: bool = True) -> None:
+    def update(self, now: int, render_leds: bool = True) -> None:
         v = self._verdict(now)
         t = self.tentative
         shown = None
@@ -372,22 +336,22 @@ class Session:
         for _ in range(4):
             if v.status != VS.COMMIT:
                 break
-            self._commit(v.options[0], len(self.events))
+            self.commit(v.options[0], len(self.events))
             v = self._verdict(now)
         for _ in range(64):                 # the computer's silent actions, then its next move shown
             if self.computer is None or v.status not in (VS.SETTLED, VS.MISMATCH) or not self.computer.step(self):
                 break
             v = self._verdict(now)
         if v.status in (VS.HOLD, VS.PROMPT):
-            self.tentative = _Tentative(v, len(self.events))
+            self.tentative = Tentative(v, len(self.events))
         elif v.status == VS.SETTLED:
             self.tentative = None
         self.verdict = shown if shown is not None else v
-        self._notice_verdict(v)
+        self.notice_verdict(v)
         if render_leds:
-            self._render()
+            self.render()
 
-    def _notice_verdict(self, v: Verdict) -> None:
+    def notice_verdict(self, v: Verdict) -> None:
         key = (v.status, tuple(o.label for o in v.options), v.fix, self.recover)
         if key == self._last_status:
             return
@@ -404,7 +368,7 @@ class Session:
         if not text.strip():
             return []
         replies = commands.run(self, text)
-        self._update(self.now)
+        self.update(self.now)
         return replies
 
     # -- views ------------------------------------------------------------------------------------------
@@ -416,7 +380,7 @@ class Session:
             self._scene = scene_of(self.bases.state(), out, drops, purchase)
         return self._scene
 
-    def _render(self) -> None:
+    def render(self) -> None:
         v = self.verdict
         recover = v.fix if self.recover else None
         shown = None if self.recover else v
@@ -466,8 +430,8 @@ class Session:
     def attach_computer(self, computer) -> None:
         """Let ``computer`` (a :class:`.computer.Computer`) play its sides from now on."""
         self.computer = computer
-        self._invalidate()
-        self._update(self.now)
+        self.invalidate()
+        self.update(self.now)
 
     def close(self) -> None:
         if self.computer is not None:

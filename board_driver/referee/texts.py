@@ -188,3 +188,41 @@ def state_json(game) -> dict:
     if st.bought is not None:
         out["bought"] = st.bought.upper()
     return out
+
+
+def dice_lines(variant_name: str) -> list[str]:
+    """For a Random Variant Chess game (``random-A-B-C``): which array the dice chose and why."""
+    if not variant_name.startswith("random-"):
+        return []
+    from engine import random_variant
+    try:
+        rv = random_variant.select(variant_name[len("random-"):])
+    except (ValueError, EngineError):
+        return []
+
+    def title(name: str) -> str:
+        return " ".join(w.capitalize() for w in name.split("-"))
+    dice = "-".join(map(str, rv.dice))
+    out = [f"The dice: {dice}. They select Tomorrow's Chess {rv.base}'s array, by the rule: {rv.description}.",
+           "Back rank (file a to l): " + ", ".join(title(n) for n in rv.back_rank) + "."]
+    stand = [f"{title(q)} as {title(p)}" for p, q in zip(rv.physical, rv.back_rank) if p != q]
+    if stand:
+        out.append("Stand-ins on the board: " + ", ".join(stand) + ".")
+    return out
+
+
+def catalog(game, view: dict) -> list[dict]:
+    """The pieces of this game, for the legend: letter, name, Betza, royal."""
+    out = []
+    seen = set()
+    for p in game.variant.pieces:
+        out.append({"letter": p.letter, "name": p.name.replace("-", " "), "betza": getattr(p, "betza", ""),
+                    "royal": bool(getattr(p, "royal", False))})
+        seen.add(p.letter.lower())
+    designed = view.get("pieces") if isinstance(view.get("pieces"), dict) else {}
+    for letter, design in designed.items():
+        if isinstance(design, str) and str(letter).lower() not in seen:
+            out.append({"letter": str(letter), "name": f"design {design}", "betza": design,
+                        "royal": design.startswith("royal-")})
+            seen.add(str(letter).lower())
+    return out

@@ -17,7 +17,7 @@ on the LEDs and asked about, none is a mismatch whose fix the LEDs show.
 from __future__ import annotations
 
 from board_driver.referee.debounce import SquareEvent
-from board_driver.referee.reconcile import Explanation, Verdict
+from board_driver.referee.reconcile import Explanation, Tentative, Verdict
 from engine.geometry import bits
 
 MAX_PHYSICAL = 2
@@ -68,20 +68,19 @@ def sequences(game, occupancy: int, physical: int = MAX_PHYSICAL) -> list[tuple]
 
 def read_board(session, occupancy: int, now: int) -> None:
     """``occupancy`` is what the board shows now, read afresh after a time nobody watched."""
-    from board_driver.referee.session import _Tentative
 
     session.now = max(session.now, now)
     session.debouncer.reset(occupancy)
     was = session.occupancy
     if occupancy == was:
-        session._update(session.now)
+        session.update(session.now)
         return
     session.events.mark_gap()
     for sq in bits(was & ~occupancy):
-        session._on_event(SquareEvent(now, sq, False), update=False)
+        session.record_event(SquareEvent(now, sq, False), update=False)
     for sq in bits(occupancy & ~was):
-        session._on_event(SquareEvent(now, sq, True), update=False)
-    session._update(session.now)
+        session.record_event(SquareEvent(now, sq, True), update=False)
+    session.update(session.now)
     v = session.verdict
     if v.status not in ("mismatch", "pending") or session.recover or session.outcome() is not None:
         return
@@ -89,12 +88,12 @@ def read_board(session, occupancy: int, now: int) -> None:
         return                          # a capture to ask about (reconcile.py's ask)
     found = sequences(session.game, occupancy)
     if len(found) == 1:
-        session._commit(Explanation(0, found[0]), len(session.events))
-        session._update(session.now)
+        session.commit(Explanation(0, found[0]), len(session.events))
+        session.update(session.now)
     elif found:
         prompt = Verdict("prompt", options=tuple(Explanation(0, s) for s in found), default=None,
                          fix=v.fix, lifted=v.lifted, placed=v.placed)
-        session.tentative = _Tentative(prompt, len(session.events))
+        session.tentative = Tentative(prompt, len(session.events))
         session.verdict = prompt
-        session._notice_verdict(prompt)
-        session._render()
+        session.notice_verdict(prompt)
+        session.render()

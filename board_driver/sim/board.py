@@ -70,7 +70,7 @@ class SimulatedBoard:
             pass
         return cls(layout, clock=clock, closed=closed, state_file=state_file)
 
-    def _save(self) -> None:
+    def save(self) -> None:
         if self.state_file is None:
             return
         self.state_file.parent.mkdir(parents=True, exist_ok=True)
@@ -126,7 +126,7 @@ class SimulatedBoard:
 
     def _emit(self, t: int | None) -> None:
         self.queue.append(RawFrame(self.clock() if t is None else t, frozenset(self.closed)))
-        self._save()
+        self.save()
 
     # -- SensorSource -------------------------------------------------------------------------------
     def read(self, timeout: float = 0.0) -> RawFrame | None:

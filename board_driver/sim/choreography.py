@@ -59,7 +59,7 @@ class Choreographer:
                 t += self._gap(st.step)
                 out.append(Ev(t, "place", name(sq)))
             return out, t
-        choose = self._choice(game, action, last)
+        choose = self.choice_for(game, action, last)
         if choose is not None and rng.random() < st.choose_before:
             out.append(Ev(t, "input", f"choose {choose}"))
             t += self._gap(st.step)
@@ -89,7 +89,7 @@ class Choreographer:
             out.append(Ev(t, "input", f"choose {choose_after}"))
         return out, t
 
-    def _choice(self, game, action: Action, last: bool) -> str | None:
+    def choice_for(self, game, action: Action, last: bool) -> str | None:
         """The ``choose`` key the action needs, or None when the board alone tells it."""
         same = [b for b in game.legal_actions() if b.lifts == action.lifts and b.places == action.places]
         if len(same) <= 1:

@@ -9,9 +9,14 @@ an ``input`` is any console command. Blank lines are skipped.
 from __future__ import annotations
 
 import json
+import shutil
+import sys
+import tempfile
 from dataclasses import dataclass
-from typing import Iterable, Iterator
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
 
+from board_driver.devices import RawFrame
 from board_driver.errors import BoardDriverError
 from board_driver.referee.runner import Display, pump, settle
 from board_driver.referee.session import CommandError, NewGameRequest, Session
@@ -120,3 +125,87 @@ def play_events(session: Session, board: SimulatedBoard, clock: VirtualClock, ev
         pump(session, board, display, ev.t)
     settle(session, display)
     return warnings
+
+
+class EventScript:
+    """An events file (or ``-``: standard input, spooled to a temporary file first), read line
+    by line and never whole: :meth:`check` reads it through once before any game is created,
+    :meth:`events` plays it."""
+
+    def __init__(self, name: str, geometry: Geometry):
+        self.name = name
+        self.geometry = geometry
+        self.spool = None
+        if name == "-":
+            self.spool = tempfile.TemporaryFile("w+", encoding="utf-8")
+            shutil.copyfileobj(sys.stdin, self.spool)
+            self.source = "<stdin>"
+        else:
+            try:
+                Path(name).open(encoding="utf-8").close()
+            except OSError as exc:
+                raise BoardDriverError(f"--events {name}: cannot read: {exc.strerror or exc}") from None
+            self.source = name
+
+    def _lines(self) -> Iterator[str]:
+        if self.spool is not None:
+            self.spool.seek(0)
+            yield from self.spool
+        else:
+            with open(self.name, encoding="utf-8") as f:
+                yield from f
+
+    def check(self) -> None:
+        for _ in iter_events(self._lines(), self.geometry, self.source):
+            pass
+
+    def events(self) -> Iterator[Ev]:
+        return iter_events(self._lines(), self.geometry, self.source)
+
+
+class ScriptedSource:
+    """A script played on the simulated board in real time, while the service runs: each event
+    is carried out when its ``t`` (milliseconds since the script started) has come; an
+    ``input`` goes to ``commands`` as if typed. Wraps the board's sensor source; a lift or place
+    the board cannot do is said through ``warn`` and skipped."""
+
+    def __init__(self, inner, events: Iterable[Ev], clock: Callable[[], int], commands, *,
+                 warn: Callable[[str], None] = print):
+        self.inner = inner
+        self.events = iter(events)
+        self.clock = clock
+        self.commands = commands
+        self.warn = warn
+        self.t0 = clock()
+        self.next: Ev | None = next(self.events, None)
+        self.sensor_count = inner.sensor_count
+
+    @property
+    def done(self) -> bool:
+        return self.next is None
+
+    def _feed(self) -> None:
+        now = self.clock() - self.t0
+        while self.next is not None and self.next.t <= now:
+            ev = self.next
+            try:
+                if ev.kind == "input":
+                    self.commands.put(ev.arg)
+                elif ev.kind == "lift":
+                    self.inner.lift(ev.arg)
+                else:
+                    self.inner.place(ev.arg)
+            except (SimulatorError, ValueError) as exc:
+                self.warn(f"warning: event at {ev.t} ms: {exc}")
+            self.next = next(self.events, None)
+
+    def read(self, timeout: float) -> RawFrame | None:
+        self._feed()
+        if self.next is not None:
+            timeout = min(timeout, max(0.0, (self.next.t - (self.clock() - self.t0)) / 1000))
+        frame = self.inner.read(timeout)
+        self._feed()
+        return frame
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)

@@ -197,7 +197,7 @@ class NoiseMaker:
     def _noisy_capture(self, game, a: Action, t: int, last: bool, kind: str, c: int, v: int):
         name = game.geometry.name
         rng = self.rng
-        choose = self.ch._choice(game, a, last)
+        choose = self.ch.choice_for(game, a, last)
         evs: list[Ev] = []
         if choose is not None:
             evs.append(Ev(t, "input", f"choose {choose}"))

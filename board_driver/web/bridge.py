@@ -36,15 +36,6 @@ PAIR_COLOR = (255, 255, 255)
 MAX_WAITING = 3                     # pairings lit at once (a watcher cannot light the whole board)
 
 
-class WebNewGame(NewGameRequest):
-    """A new game asked for from the page: the variant, and the players' names."""
-
-    def __init__(self, variant: str, players: dict[str, str] | None = None, fen: str | None = None):
-        super().__init__(variant)
-        self.players = players
-        self.fen = fen
-
-
 @dataclass
 class Pairing:
     id: str
@@ -113,9 +104,9 @@ class OverlaySink:
 
     def show(self, frame: LedFrame) -> None:
         self.base = frame
-        self._show()
+        self.refresh()
 
-    def _show(self) -> None:
+    def refresh(self) -> None:
         if self.base is None:
             return
         if not self.overlay:
@@ -130,7 +121,7 @@ class OverlaySink:
     def set_overlay(self, overlay: dict[int, tuple]) -> None:
         if overlay != self.overlay:
             self.overlay = dict(overlay)
-            self._show()
+            self.refresh()
 
     def close(self) -> None:
         self.inner.close()
@@ -203,7 +194,7 @@ class WebBridge:
             try:
                 result = fn(session)
             except NewGameRequest as req:
-                fut.set_result({"new_game": req.variant})
+                req.reply = fut         # the game host answers once the new game is on disk, or refused
                 self._dirty = True
                 raise
             except BaseException as exc:       # handed to the waiting request, never lost

@@ -19,9 +19,9 @@ from aiohttp import WSMsgType, web
 
 from board_driver.errors import BoardDriverError
 from board_driver.journal import GameStore, JournalError
-from board_driver.referee.session import CommandError
+from board_driver.referee.session import CommandError, NewGameRequest
 from board_driver.sim.board import SimulatorError
-from board_driver.web.bridge import WebBridge, WebNewGame
+from board_driver.web.bridge import WebBridge
 from engine.errors import EngineError
 
 STATIC = Path(__file__).resolve().parent / "static"
@@ -312,9 +312,9 @@ class WebServer:
             raise ApiError(400, "fen: a FEN string")
 
         def run(session):
-            raise WebNewGame(variant, players, fen)
-        await self._ask(run)
-        return _json({"ok": True, "variant": variant, "players": players})
+            raise NewGameRequest(variant, players=players, fen=fen)
+        started = await self._ask(run)
+        return _json({"ok": True, "variant": started["variant"], "game": started["game"], "players": players})
 
     async def sim(self, request: web.Request) -> web.Response:
         if not self.bridge.sim:
@@ -527,7 +527,7 @@ class WebServer:
         return _json(await loop.run_in_executor(None, game_detail, self.store, gid))
 
     async def pgn(self, request: web.Request) -> web.Response:
-        from board_driver.cli.games_cmds import pgn_of
+        from board_driver.pgn import pgn_of
         gid = self._gid(request)
         loop = asyncio.get_running_loop()
 

@@ -13,7 +13,9 @@ The board profile may carry a ``web`` section::
 
 from __future__ import annotations
 
+import queue
 import signal
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -25,7 +27,6 @@ from board_driver.web.bridge import (
     OverlaySink,
     TokenStore,
     WebBridge,
-    WebNewGame,
     WebSource,
 )
 
@@ -101,107 +102,113 @@ def start_web(listen: str, *, store, commands, sim: bool, password: str | None, 
     return bridge, server
 
 
-def play_web(args, store, settings, profile, board_name: str) -> int:
-    """``fairyboard play --web``: the simulated board in real time, with the page."""
-    import queue
+class WebFront:
+    """The page on a game host's game: the server, the bridge between its thread and the board
+    loop, and the pairing overlay on the LEDs. ``say`` is the host's: every line said to the
+    players also goes to the page's notices."""
 
-    from board_driver.cli.play_cmds import _open_session
-    from board_driver.referee.runner import run_realtime
-    from board_driver.referee.session import NewGameRequest
+    def __init__(self, listen: str, *, store, commands, sim: bool, password: str | None, say=print,
+                 hardware=None):
+        self.bridge, self.server = start_web(listen, store=store, commands=commands, sim=sim, password=password,
+                                             data_root=store.root, say=say, hardware=hardware)
+        self.sim = sim
+        self.overlay: OverlaySink | None = None
+
+    def speaker(self, say):
+        """``say`` that also puts the line among the page's notices."""
+        def both(line: str) -> None:
+            say(line)
+            self.bridge.notice(line)
+        return both
+
+    def overlay_on(self, sink) -> OverlaySink:
+        """The LED sink with the pairing squares on top (one per sink, kept across games)."""
+        if self.overlay is None or self.overlay.inner is not sink:
+            self.overlay = OverlaySink(sink)
+        return self.overlay
+
+    def wrap(self, session, source, sink):
+        """The devices as the loop sees them while the page is served (GameHost.run's ``wrap``)."""
+        overlay = self.overlay_on(sink)
+        self.bridge.attach(session, board=getattr(source, "inner", source) if self.sim else None, sink=overlay)
+        # the page sees the game at once, even if a tool (a calibration started the moment the
+        # game opened) holds the loop before its first step
+        self.bridge.on_update(session)
+        return WebSource(source, self.bridge, wakeable=self.sim), overlay
+
+    def stop(self) -> None:
+        self.server.stop()
+
+
+def play_web(args, store, settings, profile, board_name: str) -> int:
+    """``fairyboard play --web``: the simulated board in real time, with the page (and, with
+    ``--events``, a script played on it at its times)."""
+    from board_driver.host.game_host import GameHost, GameRequest, SimSeat
+    from board_driver.web.tools import SimTools
 
     web = profile_web(board_name)
     listen = args.web or web.listen or PLAY_DEFAULT
+    stop = install_stop()
+
+    def say(line: str) -> None:
+        print(line, flush=True)
+
+    commands: queue.Queue = queue.Queue()
+    seat = SimSeat(store, monotonic_ms)
+    host = GameHost(store, settings=settings, profile=profile, seat=seat, clock=monotonic_ms, say=say,
+                    note=lambda line: print(f"fairyboard play: {line}", file=sys.stderr), background=True)
+    info = {"board": profile.name, "size": f"{profile.files}x{profile.ranks}", "sensors": "sim", "leds": "sim",
+            "calibrated": True, "problems": [], "link": None}
+    front = WebFront(listen, store=store, commands=commands, sim=True, password=web.password, say=say,
+                     hardware=lambda: info)
+    front.server.tools = SimTools(profile, lambda: front.bridge.board)
+    host.say = front.speaker(say)
+    try:
+        host.open(GameRequest.from_args(args))
+        host.run(commands=commands, stop=stop.is_set, on_update=front.bridge.on_update,
+                 wrap=scripted(front.wrap, args.events, commands, host, say))
+    finally:
+        front.stop()
+        host.close()
+    say(host.goodbye())
+    return 0
+
+
+def scripted(wrap, events: str | None, commands, host, say):
+    """``wrap`` with an events script played on the simulated board at its times (``--events``
+    under ``play --web`` or ``serve`` on the simulated board); ``wrap`` itself without one."""
+    if events is None:
+        return wrap
+    from board_driver.errors import BoardDriverError
+    from board_driver.sim.events import EventScript, ScriptedSource
+    if not host.seat.sim:
+        raise BoardDriverError("--events plays on the simulated board only (--board sim)")
+    state = {"script": None}
+
+    def both(session, source, sink):
+        if state["script"] is None:
+            script = EventScript(events, session.game.geometry)
+            script.check()
+            state["script"] = ScriptedSource(source, script.events(), host.clock, commands, warn=say)
+        else:
+            state["script"].inner = source      # a new game: the rest of the script on its board
+        return wrap(session, state["script"], sink)
+    return both
+
+
+def monotonic_ms() -> int:
+    return int(time.monotonic() * 1000)
+
+
+def install_stop() -> threading.Event:
+    """An event set by SIGINT or SIGTERM: the loop stops after the frame it is on."""
     stop = threading.Event()
 
     def on_signal(signum, frame) -> None:
         stop.set()
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
-
-    def clock() -> int:
-        return int(time.monotonic() * 1000)
-
-    def say(line: str) -> None:
-        print(line, flush=True)
-
-    session, board, resumed = _open_session(args, store, settings, profile, clock, own=False)
-    commands: queue.Queue = queue.Queue()
-    info = {"board": profile.name, "size": f"{profile.files}x{profile.ranks}", "sensors": "sim", "leds": "sim",
-            "calibrated": True, "problems": [], "link": None}
-    bridge, server = start_web(listen, store=store, commands=commands, sim=True, password=web.password,
-                               data_root=store.root, say=say, hardware=lambda: info)
-    from board_driver.web.tools import SimTools
-    server.tools = SimTools(profile, lambda: bridge.board)
-    if resumed:
-        say(f"Resumed game {session.game_id} ({session.variant_name}), {len(session.game.history)} actions so far.")
-    else:
-        say(f"New game {session.game_id}: {session.variant_name}. The simulated board is set up.")
-    try:
-        while True:
-            board.queue.append(board.current())
-            sink = OverlaySink(board)
-            bridge.attach(session, board=board, sink=sink)
-            bridge.on_update(session)
-            try:
-                run_realtime(session, WebSource(board, bridge, wakeable=True), sink, clock, commands=commands,
-                             stop=stop.is_set, on_notice=lambda line: (say(line), bridge.notice(line)),
-                             on_update=bridge.on_update)
-                break
-            except NewGameRequest as req:
-                players = getattr(req, "players", None)
-                try:
-                    session, board = _new_sim_game(req.variant, getattr(req, "fen", None), players, session,
-                                                   store, settings, profile, clock,
-                                                   getattr(args, "move_time", 1.0) or 1.0)
-                    say(f"New game {session.game_id}: {session.variant_name}. The simulated board is set up.")
-                    bridge.notice(f"New game {session.game_id}: {session.variant_name}.")
-                except Exception as exc:        # a bad variant: the game goes on
-                    say(f"error: {exc}")
-                    bridge.notice(f"error: {exc}")
-    finally:
-        server.stop()
-        session.close()
-    say(f"Game {session.game_id} saved in {store.path(session.game_id)}; fairyboard play resumes it.")
-    return 0
-
-
-def attach_computer(session, move_time: float, fsf_path: str | None = None) -> None:
-    """The computer plays the sides whose player is an engine spec, thinking in the background
-    (the session is the real-time loop's); an engine that cannot start is said as a notice (the
-    game goes on with people)."""
-    from board_driver.errors import BoardDriverError
-    from board_driver.opponents.computer import attach
-    try:
-        attach(session, seconds=move_time, fsf_path=fsf_path, background=True)
-    except BoardDriverError as exc:
-        session.notices.append(f"The computer cannot play: {exc}")
-
-
-def _new_sim_game(variant, fen, players, session, store, settings, profile, clock, move_time: float = 1.0):
-    """A new game on the simulated board, set up; the game in progress is left (abandoned if
-    unfinished) only once the new one can start."""
-    from board_driver.cli.play_cmds import _state_file
-    from board_driver.config import load_variant
-    from board_driver.host.lifecycle import abandon, replace_game, start
-    from board_driver.sim.board import SimulatedBoard
-    from engine.game import new_game
-    if fen is None:
-        new = replace_game(session, store, variant, profile=profile, settings=settings, players=players,
-                           now=clock()).session
-    else:
-        v = load_variant(variant)           # "random" throws the dice here, once
-        occ = new_game(v, fen).occupancy()  # a bad name or FEN fails here: the game goes on
-        unfinished = session.outcome() is None and session.game_id is not None
-        session.close()
-        if unfinished:
-            abandon(store, session.game_id)
-        new = start(type(session), store, v.name, profile=profile, settings=settings, occupancy=occ, fen=fen,
-                    players=players or session.players, now=clock())
-    attach_computer(new, move_time)
-    board = SimulatedBoard(new.layout, clock=clock, closed=new.layout.closed_sensors(new.game.occupancy()),
-                           state_file=_state_file(store, new.game_id))
-    board._save()
-    return new, board
+    return stop
 
 
 def hardware_info(board, hw) -> dict:
@@ -219,4 +226,4 @@ def hardware_info(board, hw) -> dict:
     return out
 
 
-__all__ = ["WebConfig", "WebNewGame", "parse_listen", "play_web", "profile_web", "start_web"]
+__all__ = ["WebConfig", "WebFront", "parse_listen", "play_web", "profile_web", "start_web"]

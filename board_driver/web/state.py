@@ -13,6 +13,7 @@ import enum
 from typing import Any
 
 from board_driver.devices import BLINK_NAMES
+from board_driver.referee.texts import catalog
 from engine.errors import EngineError
 
 # What each LED layer means, in words (the page's legend; layer names come from leds.py).
@@ -79,23 +80,6 @@ def family_view(game) -> dict:
             pass
     describe = getattr(game, "describe", None)
     return jsonable(describe()) if callable(describe) else {}
-
-
-def catalog(game, view: dict) -> list[dict]:
-    """The pieces of this game, for the legend: letter, name, Betza, royal."""
-    out = []
-    seen = set()
-    for p in game.variant.pieces:
-        out.append({"letter": p.letter, "name": p.name.replace("-", " "), "betza": getattr(p, "betza", ""),
-                    "royal": bool(getattr(p, "royal", False))})
-        seen.add(p.letter.lower())
-    designed = view.get("pieces") if isinstance(view.get("pieces"), dict) else {}
-    for letter, design in designed.items():
-        if isinstance(design, str) and str(letter).lower() not in seen:
-            out.append({"letter": str(letter), "name": f"design {design}", "betza": design,
-                        "royal": design.startswith("royal-")})
-            seen.add(str(letter).lower())
-    return out
 
 
 def army_rules(game) -> dict | None:

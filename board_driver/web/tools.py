@@ -195,12 +195,12 @@ class HardwareTools:
 
     def plan(self, squares: list[str], out: str | None = None):
         """In the web thread, before anything starts: where it writes and what it walks."""
-        from board_driver.cli.hw_cmds import calibration_plan
+        from board_driver.maintenance.calibrate import calibration_plan
         return calibration_plan(self.board, out, squares)
 
     def calibrate(self, session, prompter: WebPrompter, plan, *, leds: bool, settle: float, timeout: float) -> None:
         """On the loop thread: the wizard, until it ends or is stopped (the game paused)."""
-        from board_driver.cli.hw_cmds import write_calibration
+        from board_driver.maintenance.calibrate import write_calibration
         out, squares, previous, rectangles = plan
         p = self.board.profile
         chain = self.hw.leds if leds else None
@@ -230,8 +230,8 @@ class HardwareTools:
         base = getattr(self.sink, "base", None)
         inner = getattr(self.sink, "inner", self.sink)
         if base is not None:
-            if hasattr(self.sink, "_show"):
-                self.sink._show()
+            if hasattr(self.sink, "refresh"):
+                self.sink.refresh()
             else:
                 inner.show(base)
         else:

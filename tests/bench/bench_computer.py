@@ -169,7 +169,7 @@ def commit_under_search(samples: int, intervals, seconds: float):
             for i in range(samples):
                 s = Session(new_game(v), variant_name="orthodox", layout=Layout.place(load_profile("sim"), v.geometry),
                             settings=settings)
-                s._update(0)
+                s.update(0)
                 s.prepare()
                 frm, to = MOVES[i % len(MOVES)]
                 lay, geo = s.layout, s.game.geometry

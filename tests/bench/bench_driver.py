@@ -139,7 +139,7 @@ def build(variant, prefix, journal_dir):
     layout = Layout.place(load_profile("sim"), v.geometry)
     journal = Journal(Path(journal_dir) / f"{variant}.jsonl") if journal_dir else None
     s = Session(g, variant_name=variant, layout=layout, settings=settings, journal=journal)   # SAN notices on, as play and serve have them
-    s._update(0)              # the service computes the position's actions while it waits ...
+    s.update(0)              # the service computes the position's actions while it waits ...
     s.prepare()               # ... and what a takeback or replacement would need
     return s
 

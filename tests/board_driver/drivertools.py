@@ -6,6 +6,7 @@ import random
 from pathlib import Path
 
 from board_driver.config import load_variant
+from board_driver.host import lifecycle
 from board_driver.journal import GameStore
 from board_driver.referee.layout import Layout
 from board_driver.referee.runner import Display, pump, settle
@@ -28,7 +29,7 @@ class Table:
         start = new_game(v, fen).occupancy()
         if data is not None:
             self.store = GameStore(data)
-            self.session = Session.start(self.store, variant, profile=self.profile, settings=self.settings,
+            self.session = lifecycle.start(self.store, variant, profile=self.profile, settings=self.settings,
                                          fen=fen, occupancy=start)
         else:
             self.store = None

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from drivertools import Table
 
-from board_driver.opponents.computer import Computer, movers, victims
+from board_driver.opponents.computer import Computer
+from board_driver.referee.scene import movers, victims
 from board_driver.opponents.players import make_player
 from engine.game import new_game
 
@@ -127,7 +128,7 @@ def test_csipgs_silent_actions_are_announced_and_applied():
     t = _table("csipgs", 1, fen="4k3/8/8/8/8/8/8/4K3 w - - 0 10")
     g = t.session.game
     g.state.treasury = [g.state.treasury[0], g.state.treasury[1] + 10]
-    t.session._invalidate()
+    t.session.invalidate()
     _human_move(t)
     t.say("end")
     notes = t.session.drain_notices()

@@ -12,7 +12,8 @@ from collections import deque
 from drivertools import Table
 
 from board_driver.devices import RawFrame
-from board_driver.opponents.computer import Computer, attach, movers
+from board_driver.opponents.computer import Computer, attach
+from board_driver.referee.scene import movers
 from board_driver.opponents.players import Player, PlayerError, make_player
 from board_driver.referee.runner import run_realtime
 

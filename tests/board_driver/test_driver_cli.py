@@ -254,6 +254,6 @@ def test_a_random_variant_game_resumes_with_the_same_dice(env):
     name = next(w.rstrip(".") for line in first.stdout.splitlines() if line.startswith("New game")
                 for w in line.split() if w.startswith("random-"))
     again = run(["play"], env, stdin="quit\n")
-    assert f"Resumed game" in again.stdout and f"({name})" in again.stdout
+    assert "Resumed game" in again.stdout and f"({name})" in again.stdout
     listing = run(["games", "list"], env).stdout
     assert name in listing

@@ -73,4 +73,4 @@ def test_a_random_variant_says_which_array_the_dice_chose_and_why(fb):
     assert f"The dice: {dice}. They select Tomorrow's Chess {rv.base}'s array, by the rule: {rv.description}." in out
     assert "Back rank (file a to l): " + ", ".join(n.replace("-", " ").title() for n in rv.back_rank) in out
     code, out, _ = fb("play", "--color", "never", stdin="quit\n")               # resumed: said again
-    assert f"Resumed game" in out and f"The dice: {dice}." in out
+    assert "Resumed game" in out and f"The dice: {dice}." in out

@@ -4,9 +4,9 @@ import json
 
 from drivertools import Table
 
+from board_driver.host import lifecycle
 from board_driver.journal import GameStore, Journal, load_record, read_records
 from board_driver.referee.runner import Display, pump
-from board_driver.referee.session import Session
 from board_driver.settings import load_profile, load_settings
 
 
@@ -51,7 +51,7 @@ def test_the_leds_never_confirm_a_move_the_journal_does_not_have(tmp_path):
 
 def _resume(t: Table) -> Table:
     """What a restart does: a new session from the journal, on the same board."""
-    s = Session.resume(t.store, t.session.game_id, profile=load_profile("sim"), settings=load_settings(),
+    s = lifecycle.resume(t.store, t.session.game_id, profile=load_profile("sim"), settings=load_settings(),
                        now=t.clock())
     t.session = s
     t.board.queue.append(t.board.current())
@@ -113,7 +113,7 @@ def test_a_torn_last_line_is_ignored_and_cut_before_the_next_record(tmp_path):
 
 def test_game_records_hold_variant_date_players_result_and_every_action(tmp_path):
     store = GameStore(tmp_path)
-    s = Session.start(store, "orthodox", profile=load_profile("sim"), settings=load_settings(),
+    s = lifecycle.start(store, "orthodox", profile=load_profile("sim"), settings=load_settings(),
                       players={"white": "Ann", "black": "Bob"})
     s.close()
     rec = store.load(s.game_id)

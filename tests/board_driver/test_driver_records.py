@@ -14,6 +14,7 @@ import pytest
 from drivertools import Table
 
 from board_driver.cli import main
+from board_driver.host import lifecycle
 from board_driver.journal import (
     GameStore,
     Journal,
@@ -21,7 +22,6 @@ from board_driver.journal import (
     load_record,
     read_records,
 )
-from board_driver.referee.session import Session
 from board_driver.settings import load_profile, load_settings
 
 CLI = [sys.executable, "-m", "board_driver.cli"]
@@ -131,7 +131,7 @@ def test_new_after_a_resignation_keeps_the_resignation(tmp_path):
     t.say("resign")
     gid = t.session.game_id
     t.session.close()
-    s, resumed = Session.open(t.store, profile=load_profile("sim"), settings=load_settings(), new=True)
+    s, resumed = _opened(lifecycle.open_game(t.store, profile=load_profile("sim"), settings=load_settings(), new=True))
     s.close()
     assert not resumed and t.store.load(gid).result == "1-0" and t.store.load(gid).reason == "resignation"
 
@@ -146,7 +146,7 @@ def test_a_whole_last_record_without_its_newline_is_kept(tmp_path):
     data = path.read_bytes()
     assert data.endswith(b"\n") and b'"e2e4"' in data.splitlines()[-1]
     path.write_bytes(data[:-1])                       # the newline never reached the disk
-    t.session = Session.resume(t.store, t.session.game_id, profile=t.profile, settings=t.settings,
+    t.session = lifecycle.resume(t.store, t.session.game_id, profile=t.profile, settings=t.settings,
                                now=t.clock())
     assert t.moves == ["e2e4"]
     t.board.queue.append(t.board.current())
@@ -238,7 +238,7 @@ def test_the_observer_hears_every_record_after_its_fsync(tmp_path, monkeypatch):
     t = Table(data=tmp_path)
     t.session.close()
     t.store = store
-    t.session = Session.start(store, "orthodox", profile=t.profile, settings=t.settings)
+    t.session = lifecycle.start(store, "orthodox", profile=t.profile, settings=t.settings)
     t.move("e2", "e4").move("e7", "e5")
     t.say("resign")
     t.session.close()
@@ -250,7 +250,7 @@ def test_the_observer_hears_every_record_after_its_fsync(tmp_path, monkeypatch):
     assert heard[0][2]["type"] == "game" and heard[-1][2]["type"] == "result"
     # an observer that fails does not stop the game
     store.on_record = lambda *a: 1 / 0
-    s = Session.resume(store, gid, profile=t.profile, settings=t.settings)
+    s = lifecycle.resume(store, gid, profile=t.profile, settings=t.settings)
     s.command("takeback")
     s.close()
     assert store.load(gid).result is None
@@ -267,7 +267,7 @@ def test_a_kill_between_creating_a_game_and_pointing_current_at_it_leaves_no_emp
         raise KeyboardInterrupt("killed")
     monkeypatch.setattr(GameStore, "set_current", killed)
     with pytest.raises(KeyboardInterrupt):
-        Session.open(store, profile=load_profile("sim"), settings=load_settings(), variant="chego")
+        _opened(lifecycle.open_game(store, profile=load_profile("sim"), settings=load_settings(), variant="chego"))
     monkeypatch.undo()
     assert [r.id for r in store.list()] == [first]
     assert store.current() == first
@@ -306,3 +306,7 @@ def test_a_second_process_on_the_same_data_folder_is_refused(tmp_path):
     again = subprocess.run(CLI + ["play", "--color", "never"], input="quit\n", capture_output=True, text=True,
                            env=env, timeout=60)
     assert again.returncode == 0 and "Resumed game" in again.stdout
+
+
+def _opened(o):
+    return o.session, o.resumed

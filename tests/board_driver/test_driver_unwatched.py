@@ -5,9 +5,9 @@ and the new occupancy is explained by legal actions from the journaled position.
 from drivertools import Table
 
 from board_driver.devices import RawFrame
+from board_driver.host import lifecycle
 from board_driver.host.link import WatchedSource
 from board_driver.referee.runner import Display
-from board_driver.referee.session import Session
 from board_driver.settings import load_profile, load_settings
 from board_driver.sim.events import Ev, play_events
 
@@ -23,7 +23,7 @@ def _down(t: Table, *steps: str) -> None:
 def _restart(t: Table) -> Table:
     """A new session from the journal; it reads the board before anything else."""
     t.session.close()
-    t.session = Session.resume(t.store, t.session.game_id, profile=load_profile("sim"), settings=load_settings(),
+    t.session = lifecycle.resume(t.store, t.session.game_id, profile=load_profile("sim"), settings=load_settings(),
                                now=t.clock())
     t.display = Display(t.board)
     t.session.read_board(t.board.current())
@@ -95,7 +95,7 @@ def test_play_events_on_a_resumed_game_reads_the_board_before_the_first_event(tm
     t.move("e2", "e4")
     _down(t, "lift c7", "place c5")               # Black moved while the program was down
     t.session.close()
-    s = Session.resume(t.store, t.session.game_id, profile=load_profile("sim"), settings=load_settings(),
+    s = lifecycle.resume(t.store, t.session.game_id, profile=load_profile("sim"), settings=load_settings(),
                        now=t.clock())
     start = t.clock() + 1000
     play_events(s, t.board, t.clock, [Ev(start, "lift", "g1"), Ev(start + 300, "place", "f3")])

@@ -316,8 +316,8 @@ def test_the_computer_is_offered_and_its_move_is_carried_out_on_the_board(server
 
 
 def test_serve_serves_the_page_for_the_board_it_runs(tmp_path):
-    """`serve --web` on the simulated profile: the page reads the real loop's state; /api/sim is
-    the simulator's own and refused there; SIGINT stops both."""
+    """`serve --web` on the simulated profile: the board is set up and plays as under `play --web`
+    (/api/sim moves its pieces); SIGINT stops both."""
     import os
     import re
     import select
@@ -340,11 +340,16 @@ def test_serve_serves_the_page_for_the_board_it_runs(tmp_path):
         s = Server.__new__(Server)
         s.url = url
         st = s.wait_state(timeout=20)
-        assert st["variant"] == "tomorrow-1" and st["sim"] is False and st["board"]["files"] == 12
-        assert st["pending"]["type"] == "mismatch" and "put the white rook back on a1" in st["pending"]["text"]
-        assert s.post("/api/sim", {"lift": "e2"})[0] == 409
+        # the simulated board under serve plays as under play --web: set up, and moved by /api/sim
+        assert st["variant"] == "tomorrow-1" and st["sim"] is True and st["board"]["files"] == 12
+        assert st["pending"] is None and "l1" in st["occupied"]
         assert s.get("/api/hardware")[1]["sensors"] == "sim"
         assert s.post("/api/command", {"text": "help"})[0] == 401
+        s.move("e2", "e4")
+        end = time.monotonic() + 20
+        while time.monotonic() < end and s.wait_state()["moves"] != ["e2e4"]:
+            time.sleep(0.05)
+        assert s.wait_state()["moves"] == ["e2e4"]
     finally:
         proc.send_signal(signal.SIGINT)
         rest = proc.communicate(timeout=20)[0].decode()

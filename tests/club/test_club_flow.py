@@ -68,7 +68,7 @@ def test_page_and_pgn_feeds(make_board, make_recorder):
         assert code == 200 and "1. f4 " in text and " f5 *" in text and '[Result "*"]' in text
         code, text = _get(f"{base}/board/b1/{g1}.jsonl")          # the journal, back on a board's tools
         assert code == 200 and text.splitlines() == b1.lines()
-        from board_driver.cli.games_cmds import pgn_of
+        from board_driver.pgn import pgn_of
         from board_driver.journal import GameStore
         other = GameStore(b1.folder.parent / "elsewhere")
         other.games.mkdir(parents=True)

@@ -1,0 +1,331 @@
+"""The game host: one owner of a game's life on a board, for every front end.
+
+``fairyboard play`` (the terminal), ``play --web`` (the page), ``serve`` (the service) and an
+events script are thin front ends over :class:`GameHost`. The host
+
+* opens the game to play, or resumes it (:meth:`GameHost.open`): the players, the computer's
+  spec and move time and the start position are journaled once, when the game starts, and a
+  resume, a restart or a reconnect restores them from the journal; only what the user names
+  again is journaled as a change;
+* attaches the computer for the sides whose player is an engine spec;
+* puts the game on its board (a :class:`Seat`): the simulated board is set up (or restored
+  where its pieces were), a real board is read afresh and what changed while nobody watched
+  is explained from the game;
+* runs the real-time loop (:meth:`GameHost.run`) and replaces the game when a new one is asked
+  for, from the console, a button or the page (:meth:`GameHost.replace`): the variant, the
+  start position and the players are checked before the game in progress is left, and a
+  refusal is an error message while the game goes on;
+* reports the board's link (:meth:`GameHost.link`).
+
+What the host says to the players goes to ``say`` (one line each); notes about the data
+folder (a damaged record, a game left unfinished) go to ``note``.
+"""
+
+from __future__ import annotations
+
+import queue
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Protocol
+
+from board_driver.devices import LedSink, RawFrame, SensorSource
+from board_driver.errors import BoardDriverError
+from board_driver.host.lifecycle import LifecycleError, Opening, open_game, replace_game
+from board_driver.journal import GameStore, load_any
+from board_driver.opponents.computer import attach, check_players
+from board_driver.referee.commands import NewGameRequest
+from board_driver.referee.layout import BoardProfile, Layout
+from board_driver.referee.runner import run_realtime
+from board_driver.referee.session import Session
+from board_driver.referee.texts import dice_lines
+from board_driver.settings import Settings
+from board_driver.sim.board import SimulatedBoard
+from engine.variant import Variant
+
+MOVE_TIME = 1.0         # seconds the computer thinks a move, unless the game or the user says otherwise
+
+
+@dataclass(frozen=True)
+class GameRequest:
+    """What the user asked for when starting a front end. ``None`` means "not named": a resumed
+    game keeps its own; a new game takes the defaults (orthodox, White and Black, 1 s)."""
+
+    variant: str | None = None
+    new: bool = False
+    resume: str | None = None           # a game id, or "current"
+    fen: str | None = None
+    white: str | None = None
+    black: str | None = None
+    move_time: float | None = None
+    own: bool = False                   # a game of its own (an events script): never the one play resumes
+    confirm: Callable[[str], bool] | None = None
+
+    @classmethod
+    def from_args(cls, args, *, own: bool = False, confirm: Callable[[str], bool] | None = None) -> GameRequest:
+        """What a command line (``play``, ``serve``) asked for: only what it named."""
+        return cls(variant=getattr(args, "variant", None), new=bool(getattr(args, "new", False)),
+                   resume=getattr(args, "resume", None), fen=getattr(args, "fen", None),
+                   white=getattr(args, "white", None), black=getattr(args, "black", None),
+                   move_time=getattr(args, "move_time", None), own=own, confirm=confirm)
+
+    @property
+    def players(self) -> dict[str, str] | None:
+        named = {k: v for k, v in (("white", self.white), ("black", self.black)) if v}
+        return named or None
+
+    @property
+    def wants_new(self) -> bool:
+        return bool(self.new or self.fen or self.variant)
+
+
+class Seat(Protocol):
+    """The board a host plays on: devices, how a new game meets the pieces, and the link."""
+
+    sim: bool
+
+    def devices(self) -> tuple[SensorSource, LedSink]: ...
+
+    def new_occupancy(self) -> Callable[[Variant], int] | None:
+        """What a new game's board shows, per variant (None: the start position, set up)."""
+
+    def mount(self, session: Session, resumed: bool) -> None: ...
+
+    def link(self) -> dict: ...
+
+    def close(self) -> None: ...
+
+
+class SimSeat:
+    """The simulated board: a new game is set up by the players at once (the pieces stand on
+    the start squares); a resumed one finds its pieces where they were (kept per game in
+    ``<data>/simboard/ID.json``; a game of its own keeps no such file)."""
+
+    sim = True
+
+    def __init__(self, store: GameStore, clock: Callable[[], int], *, keep: bool = True):
+        self.store = store
+        self.clock = clock
+        self.keep = keep
+        self.board: SimulatedBoard | None = None
+
+    def state_file(self, game_id: str) -> Path:
+        return self.store.root / "simboard" / f"{game_id}.json"
+
+    def new_occupancy(self):
+        return None                     # the start position: the players set it up
+
+    def mount(self, session: Session, resumed: bool) -> None:
+        layout = session.layout
+        state = self.state_file(session.game_id) if self.keep and session.game_id else None
+        if resumed and state is not None:
+            start = frozenset(layout.closed_sensors(session.occupancy))
+            self.board = SimulatedBoard.restore(layout, clock=self.clock, state_file=state, default=start)
+        else:
+            self.board = SimulatedBoard(layout, clock=self.clock,
+                                        closed=layout.closed_sensors(session.game.occupancy()), state_file=state)
+            self.board.save()
+        session.read_board(self.board.current())     # what changed while the program was not running
+
+    def devices(self) -> tuple[SimulatedBoard, SimulatedBoard]:
+        assert self.board is not None, "mount a game first"
+        return self.board, self.board
+
+    def link(self) -> dict:
+        return {"state": "simulated", "up": True}
+
+    def close(self) -> None:
+        pass
+
+
+class HardwareSeat:
+    """A real board: a new game is played on the pieces the board shows (the players set up
+    what the LEDs ask for), and every game is read afresh from the sensors when it opens."""
+
+    sim = False
+
+    def __init__(self, source, sink: LedSink, profile: BoardProfile, *, first: RawFrame | None = None):
+        self.source = source            # a WatchedSource (host/link.py)
+        self.sink = sink
+        self.profile = profile
+        self.first = first
+
+    def closed(self) -> frozenset[int]:
+        last = getattr(self.source, "last", None) or self.first
+        return last.closed if last is not None else frozenset()
+
+    def new_occupancy(self):
+        closed = self.closed()
+        return lambda variant: Layout.place(self.profile, variant.geometry).occupancy(closed)
+
+    def mount(self, session: Session, resumed: bool) -> None:
+        frame = getattr(self.source, "last", None) or self.first
+        if frame is not None:
+            session.read_board(frame)   # what changed while the service was down
+
+    def devices(self):
+        return self.source, self.sink
+
+    def link(self) -> dict:
+        up = getattr(self.source, "up", True)
+        return {"state": "ready" if up else "disconnected", "up": bool(up),
+                "lost": getattr(self.source, "lost", 0)}
+
+    def close(self) -> None:
+        pass
+
+
+class GameHost:
+    """One game's life on one board (see the module docstring)."""
+
+    def __init__(self, store: GameStore, *, settings: Settings, profile: BoardProfile, seat: Seat,
+                 clock: Callable[[], int], say: Callable[[str], None] = print,
+                 note: Callable[[str], None] | None = None, fsf_path: str | None = None,
+                 background: bool = False, san_notices: bool = True):
+        self.store = store
+        self.settings = settings
+        self.profile = profile
+        self.seat = seat
+        self.clock = clock
+        self.say = say
+        self.note = note or say
+        self.fsf_path = fsf_path
+        self.background = background    # the computer thinks in a worker thread (the real-time loop)
+        self.san_notices = san_notices
+        self.session: Session | None = None
+        self.resumed = False
+        self.move_time = MOVE_TIME
+
+    # -- opening ------------------------------------------------------------------------------
+    def open(self, req: GameRequest) -> Session:
+        """The game to play (resumed or new), its computer attached and its board mounted.
+        An engine spec that cannot play the variant is refused before any game is created."""
+        from board_driver.config import load_variant
+        if req.wants_new or req.players:
+            check_players(req.players or {}, load_variant(req.variant or "orthodox"))
+        computer = {"move_time": req.move_time} if req.move_time is not None else None
+        opening: Opening = open_game(
+            self.store, profile=self.profile, settings=self.settings, variant=req.variant, new=req.new,
+            resume=req.resume, fen=req.fen, players=req.players,
+            occupancy=self.seat.new_occupancy(), now=self.clock(), own=req.own,
+            confirm=req.confirm, computer=computer)
+        for line in self.store.problems + opening.notes:
+            self.note(line)
+        session = opening.session
+        try:
+            self._start(session, opening.resumed)
+        except BaseException:
+            session.close()
+            raise
+        if opening.resumed:
+            self.say(f"Resumed game {session.game_id} ({session.variant_name}), "
+                     f"{len(session.game.history)} actions so far.")
+        else:
+            self.say(self._new_line(session))
+        for line in dice_lines(session.variant_name):
+            self.say(line)
+        return session
+
+    def _start(self, session: Session, resumed: bool) -> None:
+        session.san_notices = self.san_notices
+        self.move_time = self._move_time(session)
+        attach(session, seconds=self.move_time, fsf_path=self.fsf_path, background=self.background)
+        self.seat.mount(session, resumed)
+        self.session = session
+        self.resumed = resumed
+
+    def _move_time(self, session: Session) -> float:
+        if session.game_id is None:
+            return MOVE_TIME
+        try:
+            header = load_any(self.store.path(session.game_id)).header
+        except (OSError, ValueError, BoardDriverError):
+            return MOVE_TIME
+        t = (header.get("computer") or {}).get("move_time")
+        return float(t) if isinstance(t, (int, float)) and not isinstance(t, bool) and t > 0 else MOVE_TIME
+
+    def _new_line(self, session: Session) -> str:
+        tail = " The simulated board is set up." if self.seat.sim else ""
+        return f"New game {session.game_id}: {session.variant_name}.{tail}"
+
+    # -- a new game in place of this one ------------------------------------------------------
+    def replace(self, req: NewGameRequest) -> Session | None:
+        """The new game ``req`` asks for, in place of the one in progress. A bad variant, FEN or
+        player is said as an error and the game goes on (None). ``req.reply``, when set, is
+        told the new game (``{"new_game": variant, "game": id}``) or the error."""
+        old = self.session
+        assert old is not None, "open a game first"
+        try:
+            if req.players:
+                from board_driver.config import load_variant
+                check_players(req.players, load_variant(req.variant))
+            opening = replace_game(old, self.store, req.variant, profile=self.profile, settings=self.settings,
+                                   occupancy=self.seat.new_occupancy(), players=req.players,
+                                   now=self.clock(), fen=req.fen,
+                                   computer={"move_time": self.move_time} if self.move_time != MOVE_TIME else None)
+        except (LifecycleError, BoardDriverError, ValueError) as exc:
+            self.say(f"error: {exc}")
+            if req.reply is not None and not req.reply.done():
+                req.reply.set_exception(exc if isinstance(exc, BoardDriverError) else LifecycleError(str(exc)))
+            return None
+        for line in opening.notes:
+            self.note(line)
+        session = opening.session
+        try:
+            self._start(session, False)
+        except BoardDriverError as exc:
+            # the new game is on disk; its engine cannot start: the game goes on with people
+            session.notices.append(f"The computer cannot play: {exc}")
+            self.seat.mount(session, False)
+            self.session = session
+        self.say(self._new_line(session))
+        for line in dice_lines(session.variant_name):
+            self.say(line)
+        if req.reply is not None and not req.reply.done():
+            req.reply.set_result({"new_game": session.variant_name, "variant": session.variant_name,
+                                  "game": session.game_id})
+        return session
+
+    # -- the real-time loop ---------------------------------------------------------------------
+    def run(self, *, commands: queue.Queue | None = None, stop: Callable[[], bool] = lambda: False,
+            on_update: Callable[[Session], None] | None = None,
+            wrap: Callable[[Session, SensorSource, LedSink], tuple[SensorSource, LedSink]] | None = None,
+            on_session: Callable[[Session], None] | None = None) -> Session:
+        """Frames, commands and the page's jobs in, LED frames out, until ``stop()``; a new game
+        asked for on the way replaces the session. ``wrap(session, source, sink)`` lets a front
+        end put its own layer on the devices (the page's pairing overlay); ``on_session`` is told
+        of each session before its loop starts."""
+        assert self.session is not None, "open a game first"
+        while True:
+            session = self.session
+            source, sink = self.seat.devices()
+            if wrap is not None:
+                source, sink = wrap(session, source, sink)
+            if on_session is not None:
+                on_session(session)
+            try:
+                run_realtime(session, source, sink, self.clock, commands=commands, stop=stop,
+                             on_notice=self.say, on_update=on_update)
+                return session
+            except NewGameRequest as req:
+                self.replace(req)
+
+    def link(self) -> dict:
+        """The board's link, as the page and the logs report it."""
+        return self.seat.link()
+
+    def close(self) -> None:
+        if self.session is not None:
+            self.session.close()
+        self.seat.close()
+
+    def goodbye(self) -> str:
+        """The last line a front end says: where the game is and how to go on with it."""
+        s = self.session
+        if s is None:
+            return "No game was opened."
+        out = s.outcome()
+        path = self.store.path(s.game_id) if s.game_id else None
+        if out is None:
+            return f"Game {s.game_id} saved in {path}; fairyboard play resumes it."
+        return (f"Game {s.game_id} ({out.result}, {out.reason}) saved in {path}; "
+                f"fairyboard games show {s.game_id} shows it.")

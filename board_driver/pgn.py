@@ -1,0 +1,102 @@
+"""A game record as PGN, and its moves replayed with their names (SAN).
+
+Used by ``fairyboard games show/export``, the board's page and the club's recorder: one place
+that turns a journal into what a chess reader expects.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from board_driver.config import load_variant
+from board_driver.journal import GameRecord
+from engine.errors import EngineError
+from engine.game import new_game
+
+
+def replay(rec: GameRecord):
+    """The variant, the game replayed and its (turn, action, SAN) list, up to the first action
+    that cannot be replayed; and what is wrong there (``"<file>: line n: ..."``) or None."""
+    variant = load_variant(rec.variant)
+    game = new_game(variant, rec.header.get("start_fen"))
+    sans = []
+    for i, text in enumerate(rec.actions):
+        try:
+            a = game.parse(text)
+            sans.append((game.turn, a, game.san(a) if not a.silent else a.text))
+            game.push(a)
+        except (EngineError, ValueError) as exc:
+            line = rec.action_lines[i] if i < len(rec.action_lines) else "?"
+            return variant, game, sans, f"{rec.path}: line {line}: {text!r} cannot be played here: {exc}"
+    return variant, game, sans, None
+
+
+def movetext(sans, start_fullmove: int = 1) -> str:
+    """Numbered moves; a side's consecutive actions share a number; silent ones are comments."""
+    parts = []
+    number = start_fullmove
+    prev_turn = None
+    for turn, action, san in sans:
+        if prev_turn is not None and turn == 0 and prev_turn == 1:
+            number += 1
+        if turn != prev_turn:
+            if turn == 0:
+                parts.append(f"{number}.")
+            elif prev_turn is None:
+                parts.append(f"{number}...")        # Black begins (a FEN with Black to move)
+        parts.append("{" + san + "}" if action.silent else san)
+        prev_turn = turn
+    return " ".join(parts)
+
+
+def fullmove(fen: str | None) -> int:
+    try:
+        return int((fen or "").split()[5])
+    except (IndexError, ValueError):
+        return 1
+
+
+def _pgn_result(result: str | None) -> str:
+    if result is None or result == "*":
+        return "*"
+    if result in ("1-0", "0-1", "1/2-1/2"):
+        return result
+    try:
+        w, b = (Fraction(x) for x in result.split("-"))
+    except (ValueError, ZeroDivisionError):
+        return "*"
+    return "1-0" if w > b else "0-1" if b > w else "1/2-1/2"
+
+
+def pgn_of(rec: GameRecord) -> str:
+    variant, game, sans, problem = replay(rec)
+    damage = rec.damage or problem
+    pl = rec.header.get("players") or {}
+    date = str(rec.header.get("date", "????.??.??"))[:10].replace("-", ".")
+    result = "*" if damage else _pgn_result(rec.result)
+    tags = [("Event", "fairyboard game"), ("Site", "fairyboard"), ("Date", date), ("Round", "-"),
+            ("White", pl.get("white", "?")), ("Black", pl.get("black", "?")), ("Result", result),
+            # python-chess and most readers know orthodox chess as "Standard"
+            ("Variant", "Standard" if rec.variant == "orthodox" else rec.variant),
+            ("FairyboardVariant", rec.variant),
+            ("SetUp", "1"), ("FEN", rec.header.get("start_fen", variant.start_fen))]
+    if rec.result and rec.result != result and not damage:
+        tags.append(("VariantResult", rec.result))
+    # the way the game ended (checkmate, resignation, stalemate, a rule draw, territory...);
+    # "unterminated" while it is in progress
+    tags.append(("Termination", "unterminated" if damage or rec.result is None else rec.reason or "normal"))
+    tags.append(("GameId", rec.id))
+    head = "\n".join(f'[{k} "{str(v).replace(chr(92), chr(92) * 2).replace(chr(34), chr(92) + chr(34))}"]' for k, v in tags)
+    body = movetext(sans, fullmove(rec.header.get("start_fen")))
+    if damage:
+        body += " {the game record is damaged from here: " + damage.replace("}", ")") + "}"
+    text = (body + " " + result).strip()
+    lines, line = [], ""
+    for word in text.split(" "):
+        if len(line) + len(word) + 1 > 79 and line:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    lines.append(line)
+    return head + "\n\n" + "\n".join(lines) + "\n"
