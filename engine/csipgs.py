@@ -627,8 +627,8 @@ class CsipgsGame(FamilyGame):
                 if self._safe_after(us, pos, m2):
                     lifts = {frm} | ({q} if first_capture else set()) | ({r} if caps2 >> r & 1 else set())
                     text = f"{g.name(frm)}{g.name(q)},{g.name(q)}{g.name(r)}"
-                    kind = "capture" if first_capture or caps2 >> r & 1 else "move"
-                    out.append(Action(text, ActionKind.CAPTURE if kind == ActionKind.CAPTURE else ActionKind.MOVE,
+                    kind = ActionKind.CAPTURE if first_capture or caps2 >> r & 1 else ActionKind.MOVE
+                    out.append(Action(text, kind,
                                       frozenset(lifts), frozenset({r}), -1, letter, DoubleMove(m1, m2)))
             pos.pop()
         return out

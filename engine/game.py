@@ -387,7 +387,8 @@ class FamilyGame(Resignable, BoardView):
         """Why ``verb`` cannot be played now: '' when it can, or when the family's parser says
         it better (it names the rule); else a reason a player can act on."""
         verb = verb.lower()
-        if any(a.kind == verb for a in self.legal_actions()):
+        kind = next((k for k in ActionKind if k.value == verb), None)
+        if kind is not None and any(a.kind is kind for a in self.legal_actions()):
             return ""
         out = self.outcome()
         if out is not None:

@@ -48,14 +48,14 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from board_driver.referee.evidence import EventLog
-from engine.contract import TextEnum
+from engine.contract import ActionKind, TextEnum
 from engine.game import Action
 from engine.geometry import bits
 
 # -- inputs --------------------------------------------------------------------------------
 
 
-_FROM_OUTSIDE = ("promotion", "drop", "setup")
+_FROM_OUTSIDE = (ActionKind.PROMOTION, ActionKind.DROP, ActionKind.SETUP)
 
 
 def _mask(squares) -> int:
@@ -178,7 +178,7 @@ class Explanation:
             out.add(last.text.lower())
             if last.promotion:
                 out.add(last.promotion.lower())
-            elif last.kind in ("move", "capture") and last.text[-1:].isalpha():
+            elif last.kind in (ActionKind.MOVE, ActionKind.CAPTURE) and last.text[-1:].isalpha():
                 out.add(last.text[-1].lower())
             if last.drop:
                 out.add(last.drop.lower())
@@ -615,7 +615,7 @@ def _continuations(board: Board, b1: Base, indexes: list[int]) -> list[int]:
     for i in indexes:
         lm, pm = b1.masks[i]
         a = b1.actions[i]
-        if ll & ~lm == 0 and lp & ~pm == 0 and (ll or (a.kind == last.kind == "drop")):
+        if ll & ~lm == 0 and lp & ~pm == 0 and (ll or (a.kind is last.kind is ActionKind.DROP)):
             out.append(i)
     return out
 
@@ -684,7 +684,7 @@ def _has_default(options: list[Explanation], prefs: Preferences, steps: bool) ->
         return False
     if last.drop or "@" in last.text:
         return (last.drop or last.text.split("@")[0]).lower() in prefs.drop
-    return last.kind == "promotion"
+    return last.kind is ActionKind.PROMOTION
 
 
 def _fix(expected: int, occ: int, files: int) -> Fix:
