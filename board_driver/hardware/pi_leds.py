@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Protocol, Sequence
 
-from board_driver.devices import DARK, FAST, RGB, SLOW, SLOW_INVERTED, STEADY, LedFrame
+from board_driver.devices import DARK, FAST, RGB, SLOW, SLOW_INVERTED, STEADY, Blink, LedFrame
 from board_driver.hardware._check import Section
 from board_driver.hardware.errors import HardwareError, MissingLibraryError
 from board_driver.hardware.ticker import Ticker
@@ -252,7 +252,7 @@ def blink_phase(ms: int) -> int:
     return (1 if ms % 1000 < 500 else 0) | (2 if ms % 250 < 125 else 0)
 
 
-def _on(pattern: int, phase: int) -> bool:
+def _on(pattern: Blink, phase: int) -> bool:
     return (pattern == STEADY or (pattern == SLOW and phase & 1) or (pattern == FAST and phase & 2)
             or (pattern == SLOW_INVERTED and not phase & 1))
 
@@ -271,7 +271,7 @@ class PiLedSink:
             raise HardwareError(f"an LED chain of {driver.count} for {self.led_count} squares")
         self._clock = clock
         self._chain: tuple[RGB, ...] = (DARK,) * driver.count
-        self._blink: tuple[int, ...] = (STEADY,) * driver.count
+        self._blink: tuple[Blink, ...] = (STEADY,) * driver.count
         self._blinking = False
         self._phase = -1
         self._lock = threading.Lock()

@@ -41,7 +41,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any, Mapping
 
-from board_driver.devices import DARK, FAST, RGB, SLOW, STEADY, LedFrame
+from board_driver.devices import DARK, FAST, RGB, SLOW, STEADY, Blink, LedFrame
 from board_driver.errors import ConfigError
 from board_driver.referee.layout import Layout
 from board_driver.referee.reconcile import Fix, Verdict
@@ -138,7 +138,7 @@ def render_scene(layout: Layout, palette: Palette, state: SceneState, verdict: V
     layers: list[str | None] = [None] * size
     phys = layout.physical
 
-    def put(squares, color: RGB, pattern: int = STEADY, layer: str = "") -> None:
+    def put(squares, color: RGB, pattern: Blink = STEADY, layer: str = "") -> None:
         for sq in squares:
             p = phys(sq)
             if p >= 0:
