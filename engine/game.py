@@ -175,7 +175,7 @@ class Resignable:
         self._forget_outcome()
 
     def resignation(self) -> Outcome:
-        return Outcome("0-1" if self.resigned == WHITE else "1-0", "resignation", self.resigned ^ 1)
+        return Outcome("0-1" if self.resigned == WHITE else "1-0", str(Termination.RESIGNATION), self.resigned ^ 1)
 
     def _forget_outcome(self) -> None:
         """Drop cached legal actions/outcome (families with caches override)."""
