@@ -21,7 +21,7 @@ from board_driver.errors import BoardDriverError
 from board_driver.journal import GameStore, JournalError
 from board_driver.referee.session import CommandError
 from board_driver.sim.board import SimulatorError
-from board_driver.web.bridge import WebBridge, WebNewGame
+from board_driver.web.bridge import PairingState, WebBridge, WebNewGame
 from engine.errors import EngineError
 
 STATIC = Path(__file__).resolve().parent / "static"
@@ -176,8 +176,9 @@ class WebServer:
 
     # -- helpers ---------------------------------------------------------------------------------
     def _calibrating(self) -> bool:
+        from board_driver.web.tools import WizardState
         c = self.calibration
-        return c is not None and c.state == "running"
+        return c is not None and c.state is WizardState.RUNNING
 
     async def _ask(self, fn, timeout: float = 10.0, *, changes: bool = True):
         if self._calibrating():
@@ -510,9 +511,10 @@ class WebServer:
         c = self.calibration
         if not self._calibrating():
             raise ApiError(409, "no calibration is running")
+        from board_driver.web.tools import WizardState
         c.stop()
         end = time.monotonic() + 5
-        while c.state == "running" and time.monotonic() < end:
+        while c.state is WizardState.RUNNING and time.monotonic() < end:
             await asyncio.sleep(0.05)
         return _json({"ok": True, "calibrate": self._calibration_status()})
 
@@ -557,10 +559,10 @@ class WebServer:
         p = self.bridge.pairing(request.match_info["id"])
         if p is None:
             raise ApiError(404, "no such pairing (it expired long ago, or never was)")
-        out = {"id": p.id, "state": p.state, "square": p.square,
+        out = {"id": p.id, "state": p.state.value, "square": p.square,
                "expires_in": max(0, round(p.deadline - time.monotonic()))}
         resp = _json(out)
-        if p.state == "granted" and p.token:
+        if p.state is PairingState.GRANTED and p.token:
             out["token"] = p.token
             resp = _json(out)
             _set_cookie(resp, p.token)

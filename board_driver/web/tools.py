@@ -21,6 +21,7 @@ from typing import Any, Callable
 
 from board_driver.errors import BoardDriverError
 from board_driver.maintenance.calibrate import CalibrationAborted, Wizard
+from engine.contract import TextEnum
 
 KEEP_LINES = 200
 ANSWER_WAIT_S = 900            # a question unanswered this long stops the calibration
@@ -35,6 +36,15 @@ class CalibrationBusy(BoardDriverError):
 _SEQ = itertools.count(int(time.time() * 1000))
 
 
+class WizardState(TextEnum):
+    """Where the calibration wizard on the page stands (its status's ``state``)."""
+
+    RUNNING = "running"
+    DONE = "done"
+    STOPPED = "stopped"
+    FAILED = "failed"
+
+
 class WebPrompter:
     """The wizard's voice on the page (thread-safe: the loop writes, the web thread reads).
     Each change takes the next ``seq``: a status pushed over the WebSocket and one in an HTTP
@@ -46,7 +56,7 @@ class WebPrompter:
         self._abort = threading.Event()
         self.on_change = on_change
         self.stopping: Callable[[], bool] = lambda: False    # the service is stopping (SIGTERM)
-        self.state = "running"          # running | done | stopped | failed
+        self.state = WizardState.RUNNING
         self.lines: list[dict] = []
         self._n = 0
         self.question: str | None = None
@@ -100,7 +110,7 @@ class WebPrompter:
             self.squares = list(squares)
         self._changed()
 
-    def finish(self, state: str, **kw: Any) -> None:
+    def finish(self, state: WizardState, **kw: Any) -> None:
         with self._lock:
             self.state = state
             self.question = None
@@ -113,7 +123,7 @@ class WebPrompter:
     def answer(self, text: str) -> bool:
         """Answer the question waiting; False when none is."""
         with self._lock:
-            if self.question is None or self.state != "running":
+            if self.question is None or self.state is not WizardState.RUNNING:
                 return False
         self._answers.put(text)
         return True
@@ -123,7 +133,7 @@ class WebPrompter:
 
     def status(self) -> dict:
         with self._lock:
-            return {"state": self.state, "question": self.question, "squares": list(self.squares),
+            return {"state": self.state.value, "question": self.question, "squares": list(self.squares),
                     "lines": list(self.lines), "report": list(self.report), "written": self.written,
                     "ok": self.ok, "error": self.error, "seq": self.seq}
 
@@ -215,13 +225,13 @@ class HardwareTools:
             report = cal.report() + [f"Written to {out}. Restart the service to play with it."]
             for line in report:
                 prompter.say(line)
-            prompter.finish("done", report=report, written=str(out), ok=cal.ok)
+            prompter.finish(WizardState.DONE, report=report, written=str(out), ok=cal.ok)
         except CalibrationAborted as exc:
             prompter.say(f"Stopped: {exc}. Nothing was written.")
-            prompter.finish("stopped", error=str(exc))
+            prompter.finish(WizardState.STOPPED, error=str(exc))
         except (BoardDriverError, OSError, ValueError) as exc:
             prompter.say(f"error: {exc}")
-            prompter.finish("failed", error=str(exc))
+            prompter.finish(WizardState.FAILED, error=str(exc))
         finally:
             self.resume(session)
 
