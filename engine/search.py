@@ -35,10 +35,13 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from .contract import ActionKind
 from .moves import CASTLE, DROP, EN_PASSANT, NORMAL
+
+if TYPE_CHECKING:       # pragma: no cover
+    from .game import Action
 
 INF = 10 ** 9
 MATE = 10 ** 6
@@ -420,6 +423,7 @@ class _GameBackend:
         g = self.game
         pos = g.position
         k = self.z.of_position(pos)
+        extra: tuple
         if self.family == "cost-progressive":
             st = g._state
             extra = (st.half & 1, st.spent, st.frozen, st.quiet >= 100)
@@ -693,7 +697,7 @@ class Searcher:
                 raise ValueError(f"{game.variant.name}: no army set-up for this board")
             return SearchResult((a,), 0, 0, 0, clock() - start)
         us = game.turn
-        actions = []
+        actions: list[Action] = []
         pushed = 0
         score, reached = 0, 0
         nodes = 0
