@@ -182,11 +182,12 @@ class SpiDriver:
     def __init__(self, count: int, bus: int = 0, device: int = 0, *, spidev_module=None) -> None:
         if spidev_module is None:
             try:
-                import spidev as spidev_module
+                import spidev
             except ImportError as exc:
                 raise MissingLibraryError(
                     f"LEDs on the Pi's SPI need the spidev module ({exc}): "
                     "`pip install 'fairyboard[leds]'`, and enable SPI (dtparam=spi=on)") from None
+            spidev_module = spidev
         self.count = count
         self._spi = spidev_module.SpiDev()
         try:
@@ -216,12 +217,13 @@ class Ws281xDriver:
     def __init__(self, count: int, pin: int = 18, *, module=None) -> None:
         if module is None:
             try:
-                import rpi_ws281x as module
+                import rpi_ws281x
             except ImportError as exc:
                 raise MissingLibraryError(
                     f"LEDs on the Pi's PWM need the rpi_ws281x module ({exc}): "
                     "`pip install 'fairyboard[leds-pwm]'` (Raspberry Pi 1-4; run as root), "
                     "or use driver: spi") from None
+            module = rpi_ws281x
         self.count = count
         self._color = module.Color
         self._strip = module.PixelStrip(count, pin, 800_000, 10, False, 255, WS281X_PINS.get(pin, 0))
@@ -253,7 +255,7 @@ def blink_phase(ms: int) -> int:
 
 
 def _on(pattern: Blink, phase: int) -> bool:
-    return (pattern == STEADY or (pattern == SLOW and phase & 1) or (pattern == FAST and phase & 2)
+    return (pattern == STEADY or (pattern == SLOW and phase & 1 != 0) or (pattern == FAST and phase & 2 != 0)
             or (pattern == SLOW_INVERTED and not phase & 1))
 
 

@@ -162,7 +162,7 @@ def analyse(files: int, ranks: int, readings: Mapping[int, Iterable[int]], *,
             extra = sorted(s for s in sensors if s != own)
             owners = [owner(s, sq) for s in extra]
             if own is not None and all(o is not None and neighbours(sq, o) for o in owners):
-                names = " and ".join(f"{g.name(o)}'s reed ({sname(s)})" for s, o in zip(extra, owners))
+                names = " and ".join(f"{g.name(o)}'s reed ({sname(s)})" for s, o in zip(extra, owners) if o is not None)
                 problems.append(Problem(
                     "neighbour", False,
                     f"{g.name(sq)}: a piece there also closes {names}: the magnet reaches the neighbouring "
@@ -177,9 +177,9 @@ def analyse(files: int, ranks: int, readings: Mapping[int, Iterable[int]], *,
         sqs = by_sensor[s]
         if len(sqs) > 1:
             silent = [q for q in sqs if q != s and q not in heard and q not in stuck]
-            extra = "".join(f"; {sname(q)}, meant for {g.name(q)}, never responds" for q in silent)
+            mute = "".join(f"; {sname(q)}, meant for {g.name(q)}, never responds" for q in silent)
             problems.append(Problem("doubled", False, f"{sname(s)} responds on {' and '.join(g.name(q) for q in sqs)}: "
-                                                      f"two squares on one sensor (their wires are joined){extra}",
+                                                      f"two squares on one sensor (their wires are joined){mute}",
                                     tuple(sqs), (s,)))
     # unique readings become the map
     assign: dict[int, int] = {}
@@ -389,6 +389,7 @@ class Wizard:
     def watch(self, want: Callable[[frozenset[int]], bool], timeout: float) -> frozenset[int] | None:
         """Read frames until ``want(closed)`` has held for :attr:`settle`; None after ``timeout``."""
         self._first_frame()
+        assert self.closed is not None      # _first_frame waits for one (or raises)
         start = self.clock()
         since = start if want(self.closed) else None
         while True:

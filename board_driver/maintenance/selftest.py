@@ -56,7 +56,8 @@ def device_findings(findings: dict[str, Any], profile, *, source, leds=None, ser
     ``closed_now`` (a set of sensors) stands for a source that speaks only when something moves."""
     problems = findings.setdefault("problems", [])
     p = profile
-    frames, changes = 0, {}
+    frames = 0
+    changes: dict[int, int] = {}
     closed = frozenset(closed_now or ())
     end = clock() + seconds
     first = None

@@ -424,6 +424,7 @@ def reconcile(bases: Callable[[int], Base | None], board: Board, now: int, *,
     been still for ``hold_ms``) and takes neither.
     """
     b0 = bases(0)
+    assert b0 is not None, "bases(0) is the confirmed state: there always is one"
     occ = board.occupancy
     lifted_sq = frozenset(bits(b0.occupancy & ~occ))
     placed_sq = frozenset(bits(occ & ~b0.occupancy))

@@ -194,7 +194,7 @@ def render_scene(layout: Layout, palette: Palette, state: SceneState, verdict: V
         put(victims(computer), palette.remove, SLOW, "remove")
 
     put(state.checked, palette.check, layer="check")
-    if over:
+    if state.outcome is not None:
         win = state.outcome.winner
         for sq, color in state.royals:
             if win is None:

@@ -221,7 +221,6 @@ class WebBridge:
                 return
             self._dirty = self._dirty or changes
             fut.set_result(result)
-        job.web_job = True
         self.commands.put(job)
         self.wake.set()
         return fut

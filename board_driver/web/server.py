@@ -13,6 +13,7 @@ import threading
 import time
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from aiohttp import WSMsgType, web
@@ -23,6 +24,9 @@ from board_driver.referee.session import CommandError
 from board_driver.sim.board import SimulatorError
 from board_driver.web.bridge import PairingState, WebBridge, WebNewGame
 from engine.errors import EngineError
+
+if TYPE_CHECKING:       # pragma: no cover
+    from board_driver.web.tools import WebPrompter
 
 STATIC = Path(__file__).resolve().parent / "static"
 COOKIE = "fairyboard_token"
@@ -82,7 +86,7 @@ class WebServer:
         self.info = info or {"computer": computer_specs()}
         self.hardware = hardware          # () -> dict: the board's devices and link health
         self.tools = tools                # the selftest and the calibration (web/tools.py)
-        self.calibration = None           # the WebPrompter of the calibration begun last
+        self.calibration: WebPrompter | None = None     # the prompter of the calibration begun last
         self.last_selftest: dict | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
         self.thread: threading.Thread | None = None
@@ -140,8 +144,8 @@ class WebServer:
             loop.run_until_complete(self._runner.setup())
             site = web.TCPSite(self._runner, self.host, self.port)
             loop.run_until_complete(site.start())
-            for s in site._server.sockets:            # the real port when 0 was asked for
-                self.port = s.getsockname()[1]
+            for address in self._runner.addresses:  # the real port when 0 was asked for
+                self.port = address[1]
                 break
         except OSError as exc:
             self._error = exc
@@ -444,6 +448,7 @@ class WebServer:
 
     def _calibration_status(self) -> dict:
         refusal = self.tools.calibration_refusal() if self.tools is not None else "this server has no board"
+        out: dict[str, Any]
         if self.calibration is None:
             out = {"state": "idle", "question": None, "squares": [], "lines": [], "report": [], "written": None,
                    "ok": None, "error": None, "seq": 0}
@@ -499,7 +504,7 @@ class WebServer:
         if not isinstance(text, str) or len(text) > 100:
             raise ApiError(400, 'send {"text": ANSWER} ("" for Enter)')
         c = self.calibration
-        if not self._calibrating():
+        if c is None or not self._calibrating():
             raise ApiError(409, "no calibration is running (POST /api/calibrate/start)")
         if not c.answer(text):
             raise ApiError(409, "the calibration asks nothing now: it waits for the board (see GET /api/calibrate)")
@@ -509,7 +514,7 @@ class WebServer:
     async def calibrate_stop(self, request: web.Request) -> web.Response:
         self._require(request)
         c = self.calibration
-        if not self._calibrating():
+        if c is None or not self._calibrating():
             raise ApiError(409, "no calibration is running")
         from board_driver.web.tools import WizardState
         c.stop()

@@ -19,6 +19,7 @@ import threading
 import time
 from typing import Any, Callable
 
+from board_driver.devices import RawFrame
 from board_driver.errors import BoardDriverError
 from board_driver.maintenance.calibrate import CalibrationAborted, Wizard
 from engine.contract import TextEnum
@@ -152,15 +153,20 @@ class StoppableSource:
     def __init__(self, inner, prompter: WebPrompter):
         self.inner = inner
         self.prompter = prompter
-        self.sensor_count = getattr(inner, "sensor_count", None)
+        self.sensor_count: int = getattr(inner, "sensor_count", 0)
 
-    def read(self, timeout: float):
+    def read(self, timeout: float) -> RawFrame | None:
         self.prompter.check()
         return self.inner.read(min(timeout, 0.1))
+
+    def close(self) -> None:
+        """Nothing to do: the service owns the source and closes it."""
 
 
 class PageWizard(Wizard):
     """The wizard that tells the page which squares to fill (while the LEDs light them)."""
+
+    ui: WebPrompter
 
     def walk_square(self, sq, stuck, seen):
         self.ui.fill([self.geometry.name(sq)])
