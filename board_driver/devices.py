@@ -25,12 +25,14 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from board_driver.errors import BoardDriverError
+from firmware_bridge.messages import Blink
 
 RGB = tuple[int, int, int]
 DARK: RGB = (0, 0, 0)
 
-# Blink patterns, numbered as the firmware protocol numbers them.
-STEADY, SLOW, FAST, SLOW_INVERTED = 0, 1, 2, 3
+# Blink patterns: the firmware protocol's enum (an IntEnum, so the wire values stay 0-3), which
+# every sink runs alike; the short names are the ones the scene and the sinks import.
+STEADY, SLOW, FAST, SLOW_INVERTED = Blink.STEADY, Blink.SLOW, Blink.FAST, Blink.SLOW_INVERTED
 BLINK_NAMES = {STEADY: "steady", SLOW: "slow", FAST: "fast", SLOW_INVERTED: "slow-inverted"}
 
 
@@ -51,7 +53,7 @@ class LedFrame:
     """A colour ``(r, g, b)`` and a blink pattern for every physical square, a1 first."""
 
     colors: tuple[RGB, ...]
-    blink: tuple[int, ...]
+    blink: tuple[Blink, ...]
 
     def __post_init__(self) -> None:
         if len(self.colors) != len(self.blink):
@@ -61,7 +63,7 @@ class LedFrame:
     def dark(cls, size: int) -> LedFrame:
         return cls((DARK,) * size, (STEADY,) * size)
 
-    def lit(self) -> dict[int, tuple[RGB, int]]:
+    def lit(self) -> dict[int, tuple[RGB, Blink]]:
         """The squares that are not dark: {physical square: (colour, blink)}."""
         return {i: (c, b) for i, (c, b) in enumerate(zip(self.colors, self.blink)) if c != DARK}
 

@@ -227,6 +227,7 @@ class Journal:
             self.sync()
 
     def _cut(self, size: int) -> None:
+        assert self._fd is not None     # only a write cuts, and it refuses a closed journal
         try:
             os.ftruncate(self._fd, size)
             self._torn = False

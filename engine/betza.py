@@ -117,7 +117,7 @@ def _single(letter: str, dx: int, dy: int, fam: str) -> bool:
 
 
 def _pair(tok: str, dx: int, dy: int, fam: str) -> bool:
-    a, b = tok
+    a, b = tok[0], tok[1]
     if a == b:  # ff bb ll rr on oblique atoms: the narrow forward pair, the wide left pair...
         return _single(a, dx, dy, fam) and _single("v" if a in "fb" else "s", dx, dy, fam)
     if b in "sv":

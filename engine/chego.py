@@ -241,7 +241,7 @@ class ChegoGame(FamilyGame):
         # drop actions made so far, shared by copies: the same drop is one object in every
         # position. _drop_rows[type][square]: the drop that kills nothing (or None);
         # _drop_kills[(type, square, killed squares, their piece codes)]: the others.
-        self._drop_rows = [[None] * self.geometry.size for _ in variant.pieces]
+        self._drop_rows: list[list[Action | None]] = [[None] * self.geometry.size for _ in variant.pieces]
         self._drop_kills: dict = {}
         self._hand_views: dict = {}             # both hands' counts -> the view's hands (shared too)
 
@@ -324,7 +324,7 @@ class ChegoGame(FamilyGame):
                 a = self._analyse()
                 rows = self._drop_rows
                 killing = a.killing
-                out = []
+                out: list[Action] = []
                 append = out.append
                 for t, bb in a.legal.items():
                     row = rows[t]
@@ -374,16 +374,18 @@ class ChegoGame(FamilyGame):
         found = find_action(self.legal_actions(), t)
         if found is not None:
             return found
-        if self.outcome() is not None:
-            raise IllegalMoveError(f"{text!r}: the game is over ({self.outcome().reason})")
+        out = self.outcome()
+        if out is not None:
+            raise IllegalMoveError(f"{text!r}: the game is over ({out.reason})")
         raise IllegalMoveError(f"{text!r} is not a legal action in {self.fen()}: {self.why_illegal(t)}")
 
     def why_illegal(self, text: str) -> str:
         """Which rule forbids the drop written ``text`` (for messages and prompts); "" when
         it is legal."""
         v, g, pos = self.variant, self.geometry, self.position
-        if self.outcome() is not None:
-            return f"the game is over ({self.outcome().reason})"
+        out = self.outcome()
+        if out is not None:
+            return f"the game is over ({out.reason})"
         if text.strip().lower() == "pass" and self._before_first_drop():
             return "White starts the game by dropping a piece; passing is possible from Black's first turn on"
         if "@" not in text:

@@ -96,7 +96,7 @@ def _frozen_map(m: Mapping | None) -> Mapping:
     return MappingProxyType(dict(m or {}))
 
 
-_NO_HANDS = (MappingProxyType({}), MappingProxyType({}))
+_NO_HANDS: tuple[Mapping[str, int | None], Mapping[str, int | None]] = (MappingProxyType({}), MappingProxyType({}))
 
 
 @dataclass(frozen=True)
@@ -214,7 +214,7 @@ class PieceMap(Mapping):
         return f"PieceMap({self._items()!r})"
 
 
-_VIEW_DEFAULTS = {f.name: (f.default if f.default_factory is MISSING else f.default_factory())  # type: ignore[misc]
+_VIEW_DEFAULTS = {f.name: (f.default if f.default_factory is MISSING else f.default_factory())
                   for f in fields(BoardState)}
 
 

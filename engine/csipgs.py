@@ -241,6 +241,7 @@ class CsipgsRules:
             return self.credit * ply
         if self.schedule == "drawless":
             d = self.drawless
+            assert d is not None        # the schedule is drawless only with its settings
             t = self.turns_before(ply)
             if t < d.after_turns:
                 return self.credit
@@ -280,6 +281,9 @@ class CsipgsGame(FamilyGame):
 
     family = "csipgs"
     hand_word = "reserve"
+    # caches set on first use (read through __dict__, so a copy starts without them)
+    _cost_fast: tuple[Any, dict[str, Any]]
+    _action_cache: tuple[Any, dict[int, Action]]
     SILENT_VERBS = {
         "end": "ends your design phase (and so your turn) without a change",
         "buy": "buys a piece of one of your designs into your reserve: buy N (a letter) or buy royal-WF (a design)",
@@ -331,7 +335,7 @@ class CsipgsGame(FamilyGame):
             self._credit()
         if treasury is not None:
             self.state.treasury = [parse_amount(treasury[0], "treasury"), parse_amount(treasury[1], "treasury")]
-        self._keys: list[str] = [self._key()]
+        self._keys: list[tuple] = [self._key()]
 
     # -- piece types ---------------------------------------------------------------------------
     @staticmethod
@@ -627,8 +631,8 @@ class CsipgsGame(FamilyGame):
                 if self._safe_after(us, pos, m2):
                     lifts = {frm} | ({q} if first_capture else set()) | ({r} if caps2 >> r & 1 else set())
                     text = f"{g.name(frm)}{g.name(q)},{g.name(q)}{g.name(r)}"
-                    kind = "capture" if first_capture or caps2 >> r & 1 else "move"
-                    out.append(Action(text, ActionKind.CAPTURE if kind == ActionKind.CAPTURE else ActionKind.MOVE,
+                    kind = ActionKind.CAPTURE if first_capture or caps2 >> r & 1 else ActionKind.MOVE
+                    out.append(Action(text, kind,
                                       frozenset(lifts), frozenset({r}), -1, letter, DoubleMove(m1, m2)))
             pos.pop()
         return out
@@ -709,8 +713,9 @@ class CsipgsGame(FamilyGame):
         if c.price > st.treasury[us]:
             return (f"{design} costs {decimal(c.price)} (exactly {decimal(c.exact)}) and {COLOURS[us]} "
                     f"has {decimal(st.treasury[us])} zorkmids")
-        if parse_design(design).royal and not self.rules.royal_buys_allowed(st.ply):
-            return (f"after turn {decimal(self.rules.drawless.no_royal_buys_after)} no royal piece "
+        drawless = self.rules.drawless
+        if parse_design(design).royal and drawless is not None and not self.rules.royal_buys_allowed(st.ply):
+            return (f"after turn {decimal(drawless.no_royal_buys_after)} no royal piece "
                     "may be bought")
         return None
 
@@ -932,6 +937,7 @@ class CsipgsGame(FamilyGame):
     # -- army set-up ----------------------------------------------------------------------------
     def _parse_setup(self, text: str, t: str) -> Action:
         army = self.rules.army
+        assert army is not None         # only Army csipgs parses a set-up
         st = self.state
         us = st.turn
         g = self.geometry
@@ -998,6 +1004,7 @@ class CsipgsGame(FamilyGame):
             st.army_spent[us] += self.cost(design).exact
         st.army_count[us] += len(action.detail.placed)
         army = self.rules.army
+        assert army is not None
         done = [st.army_count[c] == army.pieces for c in (0, 1)]
         if army.setup == "alternating" and not done[us ^ 1]:
             st.turn = us ^ 1
@@ -1011,6 +1018,7 @@ class CsipgsGame(FamilyGame):
     def _start_after_setup(self) -> None:
         st = self.state
         army = self.rules.army
+        assert army is not None
         step = self.rules.step
         for c in (0, 1):
             left = army.budget - st.army_spent[c]

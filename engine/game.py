@@ -25,7 +25,7 @@ import importlib
 from dataclasses import dataclass
 from fractions import Fraction
 from types import MappingProxyType
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 from .contract import ActionKind, BoardState, PieceMap, Termination
 from .errors import IllegalMoveError, VariantError
@@ -175,7 +175,9 @@ class Resignable:
         self._forget_outcome()
 
     def resignation(self) -> Outcome:
-        return Outcome("0-1" if self.resigned == WHITE else "1-0", "resignation", self.resigned ^ 1)
+        """The outcome of the resignation (only while ``resigned`` is set)."""
+        assert self.resigned is not None
+        return Outcome("0-1" if self.resigned == WHITE else "1-0", str(Termination.RESIGNATION), self.resigned ^ 1)
 
     def _forget_outcome(self) -> None:
         """Drop cached legal actions/outcome (families with caches override)."""
@@ -183,6 +185,19 @@ class Resignable:
 
 class BoardView:
     """What the board shows, read off ``self.position`` (a Position of ``self.variant``)."""
+
+    # What every family provides (declared here so the helpers below are type-checked).
+    position: Position
+    variant: Any
+    history: list[Action]
+
+    if TYPE_CHECKING:       # pragma: no cover
+        def outcome(self) -> Outcome | None: ...
+        def legal_actions(self) -> list[Action]: ...
+        def parse(self, text: str) -> Action: ...
+        def fen(self) -> str: ...
+        def checked_royals(self) -> list[int]: ...
+        def copy(self) -> Any: ...
 
     @property
     def turn(self) -> int:
@@ -387,7 +402,8 @@ class FamilyGame(Resignable, BoardView):
         """Why ``verb`` cannot be played now: '' when it can, or when the family's parser says
         it better (it names the rule); else a reason a player can act on."""
         verb = verb.lower()
-        if any(a.kind == verb for a in self.legal_actions()):
+        kind = next((k for k in ActionKind if k.value == verb), None)
+        if kind is not None and any(a.kind is kind for a in self.legal_actions()):
             return ""
         out = self.outcome()
         if out is not None:
@@ -496,7 +512,7 @@ class ChessGame(FamilyGame):
 
     def checked_royals(self) -> list[int]:
         pos = self.position
-        out = []
+        out: list[int] = []
         for color in (WHITE, BLACK):
             protected = pos._protected(color)
             out.extend(sq for sq in protected if pos.attacked(sq, color ^ 1))
@@ -576,8 +592,9 @@ class ChessGame(FamilyGame):
         found = find_action(self.legal_actions(), text, self.san)
         if found is not None:
             return found
-        if self.outcome() is not None:
-            raise IllegalMoveError(f"{text!r}: the game is over ({self.outcome().reason})")
+        out = self.outcome()
+        if out is not None:
+            raise IllegalMoveError(f"{text!r}: the game is over ({out.reason})")
         raise IllegalMoveError(f"{text!r} is not a legal move in {self.fen()}")
 
     def _push(self, action: Action) -> None:
@@ -614,7 +631,7 @@ class ChessGame(FamilyGame):
         pos = self.position
         v = self.variant
         us = pos.turn
-        has_actions = pos.has_legal_move
+        has_actions: Callable[[], bool] = pos.has_legal_move
         probe = self._check_probe
         if probe is not None and len(self._keys) > 1 and self._keys[-2] is probe[0] \
                 and self.history and self.history[-1].code == probe[1]:

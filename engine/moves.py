@@ -54,6 +54,7 @@ class Move:
     def to_int(self) -> int:
         if self.drop is not None:
             return encode(self.drop, self.to_sq, 0, DROP)
+        assert self.from_sq is not None, f"{self!r}: only a drop has no from square"
         if self.castle_rook is not None:
             return encode(self.from_sq, self.to_sq, self.castle_rook + 1, CASTLE)
         if self.en_passant:

@@ -171,7 +171,7 @@ class Position:
             self._castle_clear = {}
             self._castle_paths = {}
             return
-        rook_codes = [None, None]
+        rook_codes: list[int | None] = [None, None]
         rook_t = next((t for t, p in enumerate(self.variant.pieces) if p.name == "rook"), None)
         for ch in text:
             color = WHITE if ch.isupper() else BLACK
@@ -196,17 +196,17 @@ class Position:
             if rsq is None:
                 raise FenError(f"FEN {fen!r}: castling right {ch!r} has no rook to castle with")
             self.castling |= 1 << rsq
-        clear = {}
+        clear: dict[int, int] = {}
         bb = self.castling
         while bb:
-            low = bb & -bb
-            rsq = low.bit_length() - 1
-            bb ^= low
+            bit = bb & -bb
+            rsq = bit.bit_length() - 1
+            bb ^= bit
             color = WHITE if g.rank_of(rsq) == 0 else BLACK
-            clear[rsq] = clear.get(rsq, 0) | low
+            clear[rsq] = clear.get(rsq, 0) | bit
             for sq in range(g.size):
                 if self.board[sq] in self._king_code[color] and g.rank_of(sq) == g.rank_of(rsq):
-                    clear[sq] = clear.get(sq, 0) | low
+                    clear[sq] = clear.get(sq, 0) | bit
         self._castle_clear = clear
         # For each castling rook: (king square, king's destination, rook's destination,
         # squares that must be empty).
@@ -1358,7 +1358,7 @@ def _attack_plan(variant, T, color: int):
         ride_caps = tuple((T.opposite[d], None if lim == 0 else T.limited_ray(T.opposite[d], lim))
                           for d, mv, cp, lim in pt.rides if cp)
         hop_caps = tuple(T.opposite[d] for d, mv, cp in pt.hops if cp)
-        rev_lame = None
+        rev_lame: list | None = None
         if any(pt.lame):
             rev_lame = [[] for _ in range(g.size)]
             for frm in range(g.size):
@@ -1368,7 +1368,7 @@ def _attack_plan(variant, T, color: int):
             rev_lame = [tuple(x) for x in rev_lame]
             if not any(rev_lame):
                 rev_lame = None
-        rev_bent = None
+        rev_bent: list | None = None
         if any(pt.bent):
             rev_bent = [[] for _ in range(g.size)]
             for frm in range(g.size):
@@ -1398,7 +1398,7 @@ def _danger_static(variant, T, us: int):
     enemy codes that ride along it), and per enemy type with hopper, lame or bent captures
     the reverse data _pins needs (taken from the attack plan)."""
     them = us ^ 1
-    look = {}
+    look: dict[int, set[int]] = {}
     for t, p in enumerate(variant.pieces):
         pt = T.pieces[them][t]
         for d, mv, cp, lim in pt.rides:

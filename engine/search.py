@@ -35,9 +35,13 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
+from .contract import ActionKind
 from .moves import CASTLE, DROP, EN_PASSANT, NORMAL
+
+if TYPE_CHECKING:       # pragma: no cover
+    from .game import Action
 
 INF = 10 ** 9
 MATE = 10 ** 6
@@ -419,6 +423,7 @@ class _GameBackend:
         g = self.game
         pos = g.position
         k = self.z.of_position(pos)
+        extra: tuple
         if self.family == "cost-progressive":
             st = g._state
             extra = (st.half & 1, st.spent, st.frozen, st.quiet >= 100)
@@ -430,7 +435,7 @@ class _GameBackend:
         return (k ^ hash(extra)) & MASK64
 
     def is_noisy(self, a) -> bool:
-        return a.kind in ("capture", "en-passant", "promotion") or (a.kind == "drop" and bool(a.lifts))
+        return a.kind in (ActionKind.CAPTURE, ActionKind.EN_PASSANT, ActionKind.PROMOTION) or (a.kind is ActionKind.DROP and bool(a.lifts))
 
     def quick_score(self, a) -> int:
         """A move's gain without making it (for the beam through a Cost Progressive turn):
@@ -472,22 +477,22 @@ class _GameBackend:
         return score
 
     def capture_score(self, a) -> int:
-        if a.kind in ("capture", "en-passant", "promotion"):
+        if a.kind in (ActionKind.CAPTURE, ActionKind.EN_PASSANT, ActionKind.PROMOTION):
             pm = self.game.position
             s = 100000
             to = next(iter(a.places), None)
-            if to is not None and a.kind == "capture":
+            if to is not None and a.kind is ActionKind.CAPTURE:
                 c = pm.board[to]
                 if c:
                     s += 10 * self.values.of(pm.variant.pieces[(c >> 1) - 1], pm.variant)
-            if a.kind == "promotion":
+            if a.kind is ActionKind.PROMOTION:
                 s += 50000
             return s
-        if a.kind == "drop" and a.lifts:
+        if a.kind is ActionKind.DROP and a.lifts:
             return 100000 + 100 * len(a.lifts)
-        if a.kind == "buy":
+        if a.kind is ActionKind.BUY:
             return 40000
-        if a.kind == "end":
+        if a.kind is ActionKind.END:
             return 30000 if self.family == "csipgs" else -1
         return 0
 
@@ -692,7 +697,7 @@ class Searcher:
                 raise ValueError(f"{game.variant.name}: no army set-up for this board")
             return SearchResult((a,), 0, 0, 0, clock() - start)
         us = game.turn
-        actions = []
+        actions: list[Action] = []
         pushed = 0
         score, reached = 0, 0
         nodes = 0
@@ -713,7 +718,7 @@ class Searcher:
                 nodes += n
                 if not actions:
                     score, reached = s, d
-                if first.kind == "end" and game.family == "csipgs" and game.state.phase == "design":
+                if first.kind is ActionKind.END and game.family == "csipgs" and game.state.phase == "design":
                     # nothing to buy here: the turn may still change a design
                     design = self._design_change(game)
                     if design is not None:
@@ -724,7 +729,7 @@ class Searcher:
                 actions.append(first)
                 game.push(first)
                 pushed += 1
-                if game.turn != us or game.outcome() is not None or first.kind == "end":
+                if game.turn != us or game.outcome() is not None or first.kind is ActionKind.END:
                     break
         finally:
             for _ in range(pushed):
@@ -951,8 +956,8 @@ class Searcher:
 
     def _beam(self, moves, width: int, side: int):
         b = self.b
-        ends = [m for m in moves if getattr(m, "kind", "") == "end"]
-        rest = [m for m in moves if getattr(m, "kind", "") != "end"]
+        ends = [m for m in moves if getattr(m, "kind", None) is ActionKind.END]
+        rest = [m for m in moves if getattr(m, "kind", None) is not ActionKind.END]
         quick = getattr(b, "quick_score", None)
         if quick is not None:
             rest.sort(key=lambda m: -quick(m))
@@ -1102,7 +1107,7 @@ def random_turn(game, rng: random.Random) -> list:
             if not legal:
                 break
             if game.family == "csipgs" and game.state.phase == "design":
-                a = next((x for x in legal if x.kind == "end"), legal[0]) if rng.random() < 0.8 else rng.choice(legal)
+                a = next((x for x in legal if x.kind is ActionKind.END), legal[0]) if rng.random() < 0.8 else rng.choice(legal)
             else:
                 a = rng.choice(legal)
             out.append(a)

@@ -16,7 +16,7 @@ Reverse tables (which squares attack ``sq``) make attack detection cheap.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .betza import bent_continuations, parse_betza
 from .geometry import Geometry
@@ -38,8 +38,8 @@ class PieceTables:
     slides: tuple = ()            # (rays, positive) of unlimited move+capture rides (fast path)
     other_rides: tuple = ()       # the remaining rides: (dir, move, capture, limit)
     setwise: tuple | None = None  # leaps as whole-bitboard shifts (see setwise_leaps), or None
-    slide_mask: list = None       # per square: the squares whose occupancy decides ``slides``
-    slide_cache: list = None      # per square: {occupancy & slide_mask: squares the slides reach}
+    slide_mask: list = field(default_factory=list)   # per square: the squares whose occupancy decides ``slides``
+    slide_cache: list = field(default_factory=list)  # per square: {occupancy & slide_mask: squares the slides reach}
 
 
 class Tables:
@@ -266,7 +266,7 @@ def setwise_leaps(g: Geometry, pt: PieceTables):
     moves vector by vector would count such a square twice)."""
     if pt.rides or pt.hops or any(pt.bent):
         return None
-    vec: dict[tuple[int, int], list] = {}
+    vec: dict[tuple, list] = {}    # ("leap", (dx, dy)) or ("lame", (dx, dy), blocks, ...) -> [...]
 
     def rel(sq, to):
         return (g.file_of(to) - g.file_of(sq), g.rank_of(to) - g.rank_of(sq))
@@ -276,7 +276,7 @@ def setwise_leaps(g: Geometry, pt: PieceTables):
             while bb:
                 low = bb & -bb
                 bb ^= low
-                key = ("leap", rel(sq, low.bit_length() - 1))
+                key: tuple = ("leap", rel(sq, low.bit_length() - 1))
                 e = vec.setdefault(key, [0, (), set(), set(), False])
                 e[0] |= 1 << sq
                 (e[2] if is_move else e[3]).add(sq)

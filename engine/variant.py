@@ -206,13 +206,13 @@ class Variant:
         royal_rule = data.get("royal_rule", "all")
         if royal_rule not in ("all", "last"):
             raise _fail(source, "royal_rule", royal_rule, "use 'all' or 'last'")
-        ints = {}
+        ints: dict[str, int] = {}
         for key, default in (("fifty_moves", 50), ("repetitions", 3)):
             v = data.get(key, default)
             if not isinstance(v, int) or isinstance(v, bool) or v < 0:
                 raise _fail(source, key, v, "must be a whole number >= 0")
             ints[key] = v
-        bools = {}
+        bools: dict[str, bool] = {}
         for key in ("castling", "double_step", "en_passant"):
             v = data.get(key, True)
             if not isinstance(v, bool):
@@ -225,7 +225,8 @@ class Variant:
                       geometry=geometry, pieces=pieces, start_fen=start_fen,
                       promotion=promo_idx, stalemate_white_wins=sw, stalemate_black_wins=sb,
                       royal_rule=royal_rule, notes=str(data.get("notes", "")),
-                      rules=MappingProxyType(dict(rules)), **ints, **bools)
+                      rules=MappingProxyType(dict(rules)),
+                      fifty_moves=ints["fifty_moves"], repetitions=ints["repetitions"], **bools)
         # The start position must parse: catches bad FENs and pieces off the board early.
         from .position import Position
         try:
@@ -338,9 +339,9 @@ def _start_fen(data: Mapping[str, Any], geometry: Geometry, pieces, source: str)
             rows.append(row(letters))
         elif rank == 0:
             rows.append(row(x.upper() for x in letters))
-        elif pawns and rank == r - 2:
+        elif pawns and pawn is not None and rank == r - 2:
             rows.append(pawn * f)
-        elif pawns and rank == 1:
+        elif pawns and pawn is not None and rank == 1:
             rows.append(pawn.upper() * f)
         else:
             rows.append("." * f)

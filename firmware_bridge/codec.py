@@ -26,7 +26,7 @@ from __future__ import annotations
 import struct
 from itertools import chain
 from dataclasses import dataclass
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 from firmware_bridge.errors import CrcError, FrameError, MessageError
 from firmware_bridge.framing import MAX_ENCODED, cobs_decode, cobs_encode, pack_body, unpack_body
@@ -142,7 +142,7 @@ def _u16_field(cls: type, field: str) -> tuple[Callable[[Message], bytes], Calla
 
 def _dec_request(p: bytes) -> Request:
     _exact(p, 1, "Request")
-    return Request(p[0])
+    return Request(p[0])      # type: ignore[arg-type]  # __post_init__ makes it a RequestKind or a MessageError
 
 
 def _enc_request(m: Request) -> bytes:
@@ -177,7 +177,8 @@ def _dec_led(p: bytes) -> LedFrame:
     return LedFrame._from_wire(seq, colours, blink, brightness)
 
 
-_CODECS: dict[type, tuple[Callable[[Message], bytes], Callable[[bytes], Message]]] = {
+# each encoder takes its own class's messages (the table pairs them)
+_CODECS: dict[type[Message], tuple[Callable[[Any], bytes], Callable[[bytes], Message]]] = {
     Hello: (_enc_hello, _dec_hello),
     Occupancy: (_enc_occupancy, _dec_occupancy),
     Heartbeat: (_enc_heartbeat, _dec_heartbeat),

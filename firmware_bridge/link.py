@@ -34,7 +34,7 @@ import queue
 import threading
 import time
 from dataclasses import dataclass
-from typing import Callable, Mapping, Protocol, Sequence, Union, runtime_checkable
+from typing import Callable, Mapping, Protocol, Sequence, Union, cast, runtime_checkable
 
 import serial
 
@@ -229,7 +229,10 @@ class Link:
             raise ValueError("Link needs at least one candidate port")
         self._clock = clock
         self._timings = timings
-        self._open_port = open_port or functools.partial(open_serial, timings=timings)
+        # every port serial_for_url opens has in_waiting (pyserial's stubs declare it on the
+        # platform classes, not on SerialBase)
+        self._open_port: Callable[[str], SerialPort] = open_port or cast(
+            Callable[[str], SerialPort], functools.partial(open_serial, timings=timings))
         self._queue: queue.Queue[Received] = queue.Queue()
         self._sink = sink or self._queue.put
         self._lock = threading.RLock()

@@ -14,12 +14,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import IntEnum
 from itertools import chain
-from typing import ClassVar, Iterable, Mapping, Sequence, Union
+from typing import Any, ClassVar, Iterable, Mapping, Sequence, TypeVar, Union
 
 from firmware_bridge.errors import MessageError
 
 #: The protocol version this package speaks (``Hello.protocol_version``).
 PROTOCOL_VERSION = 1
+
+
+_E = TypeVar("_E", bound=IntEnum)
 
 
 class _WireEnum(IntEnum):
@@ -73,15 +76,15 @@ def _uint(owner: str, name: str, value: object, bits: int) -> int:
     return value
 
 
-def _enum(owner: str, name: str, value: object, enum: type[IntEnum]) -> IntEnum:
+def _enum(owner: str, name: str, value: Any, enum: type[_E]) -> _E:
     try:
-        return enum(value)
+        return enum(value)      # any value: a bad one is the ValueError below
     except ValueError:
         allowed = ", ".join(f"{m.value} ({m.name})" for m in enum)
         raise MessageError(f"{owner}.{name} must be one of {allowed}; got {value!r}") from None
 
 
-def _colour_tuple(i: int, c: object) -> tuple:
+def _colour_tuple(i: int, c: Any) -> tuple:
     try:
         return tuple(c)
     except TypeError:
@@ -351,7 +354,7 @@ class LedFrame:
         if blink is None:
             pattern: tuple = ()
         elif isinstance(blink, Mapping):
-            full = [Blink.STEADY] * n
+            full: list[int] = [Blink.STEADY] * n
             for index, p in blink.items():
                 if not (isinstance(index, int) and 0 <= index < n):
                     raise MessageError(f"blink index {index!r} is outside 0..{n - 1}")
@@ -397,6 +400,6 @@ Message = Union[Hello, Occupancy, Heartbeat, BoardError, Settings, LedAck, Pong,
                 Request, LedFrame, SetSettings, Ping]
 
 #: Messages the board sends.
-BOARD_MESSAGES: tuple[type, ...] = (Hello, Occupancy, Heartbeat, BoardError, Settings, LedAck, Pong)
+BOARD_MESSAGES: tuple[type[Message], ...] = (Hello, Occupancy, Heartbeat, BoardError, Settings, LedAck, Pong)
 #: Messages the host sends.
-HOST_MESSAGES: tuple[type, ...] = (Request, LedFrame, SetSettings, Ping)
+HOST_MESSAGES: tuple[type[Message], ...] = (Request, LedFrame, SetSettings, Ping)

@@ -48,14 +48,16 @@ def version() -> str:
         return dist_version("fairyboard")
     except PackageNotFoundError:
         pass
-    try:
-        from pathlib import Path
+    if sys.version_info >= (3, 11):     # tomllib reads the checkout's pyproject.toml (3.10 has none)
+        try:
+            from pathlib import Path
 
-        import tomllib
-        with open(Path(__file__).resolve().parents[2] / "pyproject.toml", "rb") as f:
-            return str(tomllib.load(f)["project"]["version"])
-    except (OSError, KeyError, ValueError):
-        return "unknown"
+            import tomllib
+            with open(Path(__file__).resolve().parents[2] / "pyproject.toml", "rb") as f:
+                return str(tomllib.load(f)["project"]["version"])
+        except (OSError, KeyError, ValueError):
+            pass
+    return "unknown"
 
 
 class _VersionAction(argparse.Action):

@@ -112,6 +112,7 @@ def cmd_roll(args) -> int:
             b = "B" if a == "W" else "W"
             print(f"{e.game:4}  {a}  {b}  {e.variant}{'  (draw a new variant)' if e.draw else ''}")
         return 0
+    dice: tuple[int, ...]
     if args.dice:
         dice = random_variant.select(args.dice).dice
     else:

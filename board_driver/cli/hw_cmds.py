@@ -126,16 +126,14 @@ class ConsolePrompter:
 
 def cmd_calibrate(args) -> int:
     from board_driver.hardware.backends import load_board, open_hardware
-    from board_driver.maintenance.calibrate import Wizard, calibration_plan, write_calibration
+    from board_driver.maintenance.calibrate import ChainLeds, Wizard, calibration_plan, write_calibration
 
     board = load_board(args.board)
     out, squares, previous, rectangles = calibration_plan(board, args.out, args.square, args.diode, args.diodes)
     p = board.profile
     hw = open_hardware(board)
     try:
-        leds = None if args.no_leds else hw.leds
-        if leds is not None and not hasattr(leds, "show_chain"):
-            leds = None
+        leds = None if args.no_leds or not isinstance(hw.leds, ChainLeds) else hw.leds
         ui = ConsolePrompter()
         wizard = Wizard(hw.source, ui, files=p.files, ranks=p.ranks, leds=leds,
                         led_order=p.led_order, settle=args.settle, square_timeout=args.timeout)
@@ -239,6 +237,7 @@ def cmd_serve(args) -> int:
     host = club = front = hw = None
     try:
         commands: queue.Queue = queue.Queue()
+        seat: SimSeat | HardwareSeat
         if sim:
             seat = SimSeat(store, monotonic_ms)
         else:
@@ -253,10 +252,11 @@ def cmd_serve(args) -> int:
         host = GameHost(store, settings=settings, profile=board.profile, seat=seat, clock=monotonic_ms, say=say,
                         note=lambda line: log.warning("%s", line), fsf_path=_fsf_path(board), background=True)
         wrap = on_update = None
-        if args.web or web_cfg.listen:                        # the board's page (docs/web.md)
-            front = WebFront(args.web or web_cfg.listen, store=store, commands=commands, sim=sim,
+        listen = args.web or web_cfg.listen
+        if listen:                                            # the board's page (docs/web.md)
+            front = WebFront(listen, store=store, commands=commands, sim=sim,
                              password=web_cfg.password, say=say, hardware=lambda: hardware_info(board, hw))
-            if sim:
+            if isinstance(seat, SimSeat):
                 from board_driver.web.tools import SimTools
                 front.server.tools = SimTools(board.profile, lambda: front.bridge.board)
             else:
@@ -265,7 +265,7 @@ def cmd_serve(args) -> int:
                 front.server.tools = HardwareTools(board, hw, seat.source, seat.sink, stopping=stop.is_set)
             wrap, on_update = front.wrap, front.bridge.on_update
             host.say = front.speaker(say)
-        if not sim:
+        if isinstance(seat, HardwareSeat):
             deadline = time.monotonic() + 5
             while seat.first is None and time.monotonic() < deadline and not stop.is_set():
                 seat.first = seat.source.read(0.2)
@@ -355,7 +355,7 @@ def cmd_install_service(args) -> int:
     ]
     # Byte-compile the installed packages (a wheel install usually has, an editable or copied
     # one may not): the service and every command then start without compiling anything.
-    packages = [str(Path(importlib.import_module(name).__file__).parent)
+    packages = [str(Path(importlib.import_module(name).__file__ or name).parent)
                 for name in ("engine", "firmware_bridge", "board_driver")]
     commands = [[sys.executable, "-m", "compileall", "-q", *packages],
                 ["systemctl", "daemon-reload"], ["udevadm", "control", "--reload-rules"],

@@ -109,8 +109,8 @@ def cmd_match(args) -> int:
         for p in players:
             p.close()
     elo, margin = score.elo()
-    speeds = {f"{name} ({p.spec.text})": round(p.total_nodes / p.total_seconds)
-              for name, p in zip("AB", players) if getattr(p, "total_seconds", 0) > 0}
+    speeds = {f"{name} ({p.spec.text})": round(getattr(p, "total_nodes", 0) / secs)
+              for name, p in zip("AB", players) if (secs := getattr(p, "total_seconds", 0)) > 0}
     if args.json:
         print(json.dumps({
             "variant": variant.name, "a": specs[0].text, "b": specs[1].text, "games": [r.as_dict() for r in results],

@@ -98,10 +98,12 @@ def _play_events(args, store, settings, profile) -> int:
     script = EventScript(args.events, load_variant(name).geometry)
     script.check()                                      # every line checked before any game is created
     own = args.resume is None
-    host = GameHost(store, settings=settings, profile=profile, seat=SimSeat(store, clock, keep=not own),
+    seat = SimSeat(store, clock, keep=not own)
+    host = GameHost(store, settings=settings, profile=profile, seat=seat,
                     clock=clock, say=lambda line: None, note=_note, san_notices=not args.json)
     session = host.open(GameRequest.from_args(args, own=True))
-    board = host.seat.board
+    board = seat.board
+    assert board is not None
     display = Display(board)
     try:
         warnings = play_events(session, board, clock, script.events(), display)
@@ -139,11 +141,13 @@ def _play_interactive(args, store, settings, profile) -> int:
     color = _use_color(args)
     clock = VirtualClock(0)
     confirm = _ask if not args.yes and sys.stdin.isatty() and args.resume is None else None
-    host = GameHost(store, settings=settings, profile=profile, seat=SimSeat(store, clock), clock=clock,
+    seat = SimSeat(store, clock)
+    host = GameHost(store, settings=settings, profile=profile, seat=seat, clock=clock,
                     say=print, note=_note)
     print(INTRO)
     session = host.open(GameRequest.from_args(args, confirm=confirm))
-    board = host.seat.board
+    board = seat.board
+    assert board is not None
     display = Display(board)
     pump(session, board, display, clock())
     display.update(session)
@@ -160,8 +164,8 @@ def _play_interactive(args, store, settings, profile) -> int:
         text = line.strip()
         if not text:
             continue
-        own = lookup(text.split()[0])
-        own = own.name if own is not None and own.handler is None else None    # the console's own commands
+        entry = lookup(text.split()[0])
+        own = entry.name if entry is not None and entry.handler is None else None    # the console's own commands
         if own == "quit":
             break
         clock.advance_to(clock() + 1000)
@@ -180,8 +184,9 @@ def _play_interactive(args, store, settings, profile) -> int:
                 for op in ops:
                     _do(op, board, session, display, clock)
         except NewGameRequest as req:
-            if host.replace(req) is not None:
-                session, board = host.session, host.seat.board
+            replaced = host.replace(req)
+            if replaced is not None and seat.board is not None:
+                session, board = replaced, seat.board
                 display = Display(board)
         except (CommandError, SimulatorError, ValueError, BoardDriverError) as exc:
             print(f"error: {exc}")

@@ -24,13 +24,16 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from board_driver import journal as journal_mod
 from board_driver.club import topics
 from board_driver.club.broker import BrokerConfig
 
 STATE_TYPES = frozenset({"game", "push", "pop", "result", "resign", "reopen", "resume"})
+
+if TYPE_CHECKING:       # pragma: no cover
+    import paho.mqtt.client as mqtt
 
 
 @dataclass
@@ -82,7 +85,7 @@ class Publisher:
         self._inflight: dict[int, tuple[str, int, float]] = {}  # mid -> (game, seq, when)
         self._connected = False
         self._thread: threading.Thread | None = None
-        self._client = None
+        self._client: mqtt.Client | None = None
         self._last_health: Any = None
         self._health_at = 0.0
         self.published = 0                       # records handed to the broker (with re-sends)
@@ -117,7 +120,7 @@ class Publisher:
                    json.dumps({"board": self.cfg.name, "online": False}), qos=1, retain=True)
         c.max_inflight_messages_set(self.window)
         c.max_queued_messages_set(0)
-        c.reconnect_delay_set(0.5, 8)
+        c.reconnect_delay_set(0.5, 8)     # type: ignore[arg-type]  # paho annotates int; any number of seconds works
         c.on_connect = self._on_connect
         c.on_disconnect = self._on_disconnect
         c.on_connect_fail = self._on_connect_fail
@@ -239,7 +242,7 @@ class Publisher:
     def _scan(self) -> None:
         """At start: games with a cursor and the game in progress; everything on disk counts as
         durable (fsynced here, in case the last run was cut before its own fsync)."""
-        gids = set()
+        gids: set[str] = set()
         try:
             gids.update(p.name for p in self.cursor_dir.iterdir() if not p.name.endswith(".tmp"))
         except OSError:
@@ -363,6 +366,7 @@ class Publisher:
             pos = end + 1
 
     def _publish(self, topic: str, payload: bytes | str, *, retain: bool = False) -> int | None:
+        assert self._client is not None     # publishing happens only on a started client
         info = self._client.publish(topic, payload, qos=1, retain=retain)
         if info.rc != 0:
             return None

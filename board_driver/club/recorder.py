@@ -20,11 +20,14 @@ import queue
 import threading
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from board_driver.club import topics
 from board_driver.club.broker import Tls
 from board_driver.club.store import Progress, RecorderStore
+
+if TYPE_CHECKING:       # pragma: no cover
+    import paho.mqtt.client as mqtt
 
 
 @dataclass(frozen=True)
@@ -48,7 +51,7 @@ class Recorder:
         self.log = log or (lambda line: None)
         self._in: queue.Queue = queue.Queue()
         self._stop = threading.Event()
-        self._client = None
+        self._client: mqtt.Client | None = None
         self._writer: threading.Thread | None = None
         self._checker: threading.Thread | None = None
         self._due: dict[tuple[str, str], float] = {}      # game -> when to check it for a gap
@@ -69,7 +72,7 @@ class Recorder:
             c.username_pw_set(self.cfg.username, self.cfg.password)
         if self.cfg.tls is not None:
             c.tls_set(ca_certs=self.cfg.tls.ca, certfile=self.cfg.tls.cert, keyfile=self.cfg.tls.key)
-        c.reconnect_delay_set(0.5, 8)
+        c.reconnect_delay_set(0.5, 8)     # type: ignore[arg-type]  # paho annotates int; any number of seconds works
         c.max_inflight_messages_set(1000)
         c.on_connect = self._on_connect
         c.on_disconnect = self._on_disconnect
@@ -173,7 +176,7 @@ class Recorder:
                 t = data.get("t")
                 t = float(t) if isinstance(t, (int, float)) and not isinstance(t, bool) else None
                 records.append((board, game, seq, json.dumps(rec, separators=(",", ":")), t))
-            elif kind == "state":
+            elif kind == "state" and game is not None:     # a state topic always names its game
                 seq = data.get("seq")
                 if isinstance(seq, int) and not isinstance(seq, bool) and seq >= 0:
                     self._progress(self.store.note_state(board, game, seq, now=now))
@@ -189,6 +192,7 @@ class Recorder:
             if self.on_stored is not None:
                 self.on_stored([(r[0], r[1], r[2], now) for r in records])
         c = self._client
+        assert c is not None            # messages arrive only on a started client
         for mid, qos in acks:
             if qos > 0:
                 c.ack(mid, qos)

@@ -166,7 +166,7 @@ class Hardware:
     gpio: GpioModule | None = None
 
     def close(self) -> None:
-        done = []
+        done: list[object] = []
         for dev in (self.buttons, self.leds, self.source):
             if dev is not None and not any(dev is d for d in done):
                 done.append(dev)
@@ -189,6 +189,7 @@ def open_hardware(board: BoardConfig, *, gpio: GpioModule | None = None,
         serial = None
         leds: LedSink | None = None
         if isinstance(hw.sensors, MatrixConfig):
+            assert gpio is not None         # imported above: the matrix needs it
             source: SensorSource = GpioMatrix(hw.sensors, gpio=gpio, clock=clock, sleep=sleep,
                                               delay_us=delay_us or busy_wait_us)
         elif isinstance(hw.sensors, SerialConfig):
@@ -217,6 +218,7 @@ def open_hardware(board: BoardConfig, *, gpio: GpioModule | None = None,
             leds = sink.start() if start_threads else sink
         buttons = None
         if hw.buttons is not None:
+            assert gpio is not None         # imported above: the buttons need it
             buttons = GpioButtons(hw.buttons, gpio=gpio, clock=clock)
         return Hardware(source, leds, buttons, serial, gpio)
     except BaseException:

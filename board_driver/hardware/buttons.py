@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import AbstractSet, Callable
 
 from board_driver.hardware._check import Section
 from board_driver.hardware.gpio_matrix import GpioModule, setup_pin, use_bcm
@@ -41,7 +41,7 @@ class ButtonsConfig:
     hold_ms: int = 1000
 
     @classmethod
-    def from_section(cls, s: Section, taken: set[int] = frozenset()) -> ButtonsConfig:
+    def from_section(cls, s: Section, taken: AbstractSet[int] = frozenset()) -> ButtonsConfig:
         s.only(("pins", "debounce_ms", "hold_ms"))
         raw = s.get("pins")
         if not isinstance(raw, list) or not raw:

@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Protocol, Sequence
 
-from board_driver.devices import DARK, FAST, RGB, SLOW, SLOW_INVERTED, STEADY, LedFrame
+from board_driver.devices import DARK, FAST, RGB, SLOW, SLOW_INVERTED, STEADY, Blink, LedFrame
 from board_driver.hardware._check import Section
 from board_driver.hardware.errors import HardwareError, MissingLibraryError
 from board_driver.hardware.ticker import Ticker
@@ -182,11 +182,12 @@ class SpiDriver:
     def __init__(self, count: int, bus: int = 0, device: int = 0, *, spidev_module=None) -> None:
         if spidev_module is None:
             try:
-                import spidev as spidev_module
+                import spidev
             except ImportError as exc:
                 raise MissingLibraryError(
                     f"LEDs on the Pi's SPI need the spidev module ({exc}): "
                     "`pip install 'fairyboard[leds]'`, and enable SPI (dtparam=spi=on)") from None
+            spidev_module = spidev
         self.count = count
         self._spi = spidev_module.SpiDev()
         try:
@@ -216,12 +217,13 @@ class Ws281xDriver:
     def __init__(self, count: int, pin: int = 18, *, module=None) -> None:
         if module is None:
             try:
-                import rpi_ws281x as module
+                import rpi_ws281x
             except ImportError as exc:
                 raise MissingLibraryError(
                     f"LEDs on the Pi's PWM need the rpi_ws281x module ({exc}): "
                     "`pip install 'fairyboard[leds-pwm]'` (Raspberry Pi 1-4; run as root), "
                     "or use driver: spi") from None
+            module = rpi_ws281x
         self.count = count
         self._color = module.Color
         self._strip = module.PixelStrip(count, pin, 800_000, 10, False, 255, WS281X_PINS.get(pin, 0))
@@ -252,8 +254,8 @@ def blink_phase(ms: int) -> int:
     return (1 if ms % 1000 < 500 else 0) | (2 if ms % 250 < 125 else 0)
 
 
-def _on(pattern: int, phase: int) -> bool:
-    return (pattern == STEADY or (pattern == SLOW and phase & 1) or (pattern == FAST and phase & 2)
+def _on(pattern: Blink, phase: int) -> bool:
+    return (pattern == STEADY or (pattern == SLOW and phase & 1 != 0) or (pattern == FAST and phase & 2 != 0)
             or (pattern == SLOW_INVERTED and not phase & 1))
 
 
@@ -271,7 +273,7 @@ class PiLedSink:
             raise HardwareError(f"an LED chain of {driver.count} for {self.led_count} squares")
         self._clock = clock
         self._chain: tuple[RGB, ...] = (DARK,) * driver.count
-        self._blink: tuple[int, ...] = (STEADY,) * driver.count
+        self._blink: tuple[Blink, ...] = (STEADY,) * driver.count
         self._blinking = False
         self._phase = -1
         self._lock = threading.Lock()

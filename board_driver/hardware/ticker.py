@@ -19,7 +19,7 @@ class Ticker:
     def running(self) -> bool:
         return self._thread is not None
 
-    def start(self, fn: Callable[[], None], interval: float) -> None:
+    def start(self, fn: Callable[[], object], interval: float) -> None:
         """Start the loop (a second call while running does nothing)."""
         if self._thread is not None:
             return

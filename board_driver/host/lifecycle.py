@@ -103,7 +103,7 @@ def abandon(store: GameStore, game_id: str) -> None:
 
 @dataclass
 class Opening:
-    session: object                             # the Session
+    session: Session
     resumed: bool
     left: str | None = None                       # the unfinished game that was left, if any
     notes: list[str] = field(default_factory=list)
@@ -158,7 +158,7 @@ def recover(store: GameStore, rec: GameRecord, bad_line: int, *, current: bool) 
                                                       "players")}
     extra["recovered_from"] = {"id": rec.id, "damage": rec.damage}
     try:
-        date = datetime.fromisoformat(h.get("date"))
+        date = datetime.fromisoformat(str(h.get("date")))
     except (TypeError, ValueError):
         date = None
     _, journal = store.create(rec.variant, h.get("start_fen", ""), players=h.get("players"), now=date,

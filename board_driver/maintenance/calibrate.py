@@ -45,7 +45,7 @@ from datetime import datetime
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
+from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence, runtime_checkable
 
 import yaml
 
@@ -163,7 +163,7 @@ def analyse(files: int, ranks: int, readings: Mapping[int, Iterable[int]], *,
             extra = sorted(s for s in sensors if s != own)
             owners = [owner(s, sq) for s in extra]
             if own is not None and all(o is not None and neighbours(sq, o) for o in owners):
-                names = " and ".join(f"{g.name(o)}'s reed ({sname(s)})" for s, o in zip(extra, owners))
+                names = " and ".join(f"{g.name(o)}'s reed ({sname(s)})" for s, o in zip(extra, owners) if o is not None)
                 problems.append(Problem(
                     "neighbour", False,
                     f"{g.name(sq)}: a piece there also closes {names}: the magnet reaches the neighbouring "
@@ -178,9 +178,9 @@ def analyse(files: int, ranks: int, readings: Mapping[int, Iterable[int]], *,
         sqs = by_sensor[s]
         if len(sqs) > 1:
             silent = [q for q in sqs if q != s and q not in heard and q not in stuck]
-            extra = "".join(f"; {sname(q)}, meant for {g.name(q)}, never responds" for q in silent)
+            mute = "".join(f"; {sname(q)}, meant for {g.name(q)}, never responds" for q in silent)
             problems.append(Problem("doubled", False, f"{sname(s)} responds on {' and '.join(g.name(q) for q in sqs)}: "
-                                                      f"two squares on one sensor (their wires are joined){extra}",
+                                                      f"two squares on one sensor (their wires are joined){mute}",
                                     tuple(sqs), (s,)))
     # unique readings become the map
     assign: dict[int, int] = {}
@@ -348,6 +348,7 @@ class Prompter(Protocol):
     def ask(self, text: str) -> str: ...
 
 
+@runtime_checkable
 class ChainLeds(Protocol):
     """An LED sink that can also light LEDs by chain index (PiLedSink, SerialBoard)."""
 
@@ -390,6 +391,7 @@ class Wizard:
     def watch(self, want: Callable[[frozenset[int]], bool], timeout: float) -> frozenset[int] | None:
         """Read frames until ``want(closed)`` has held for :attr:`settle`; None after ``timeout``."""
         self._first_frame()
+        assert self.closed is not None      # _first_frame waits for one (or raises)
         start = self.clock()
         since = start if want(self.closed) else None
         while True:
@@ -621,12 +623,13 @@ def calibration_plan(board, out: str | None, square_names=(), diode_names=(), di
     if board.hardware.sensor_backend == "sim":
         raise BoardDriverError(f"{board.path}: the simulated board needs no calibration "
                                f"(give --board gpio-12x8, pico-serial or your board's file)")
+    target: Path
     if out:
-        out = Path(out)
+        target = Path(out)
     elif board.path.resolve().parent == (configs_dir() / "boards").resolve():
-        out = config_dir() / "board.yaml"          # never overwrite a shipped profile
+        target = config_dir() / "board.yaml"          # never overwrite a shipped profile
     else:
-        out = board.path
+        target = board.path
     geo = Geometry(board.profile.files, board.profile.ranks)
     squares = None
     previous = None
@@ -640,19 +643,19 @@ def calibration_plan(board, out: str | None, square_names=(), diode_names=(), di
         except ValueError as exc:
             raise ConfigError(f"--square: {exc}") from None
         source_data = board.data
-        if out.exists() and out != board.path:
-            source_data = read_yaml(out)
-        previous, _ = previous_readings(source_data, str(out), geo.files, geo.ranks)
+        if target.exists() and target != board.path:
+            source_data = read_yaml(target)
+        previous, _ = previous_readings(source_data, str(target), geo.files, geo.ranks)
         if len(previous) < geo.size - len(squares):
-            raise BoardDriverError(f"--square needs a full calibration first: {out} has readings for "
+            raise BoardDriverError(f"--square needs a full calibration first: {target} has readings for "
                                    f"{len(previous)} of {geo.size} squares")
     elif rectangles:
         # the rectangle test on a calibrated board: no walk, the readings in the file are used
-        source_data = read_yaml(out) if out.exists() else board.data
-        kept, _ = previous_readings(source_data, str(out), geo.files, geo.ranks)
+        source_data = read_yaml(target) if target.exists() else board.data
+        kept, _ = previous_readings(source_data, str(target), geo.files, geo.ranks)
         if len(kept) == geo.size:
             squares, previous = [], kept
-    return out, squares, previous, rectangles
+    return target, squares, previous, rectangles
 
 
 def write_calibration(board, cal, out: Path) -> None:

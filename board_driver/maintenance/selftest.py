@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from typing import Any, Callable
 
-from board_driver.devices import DARK, LedFrame
+from board_driver.devices import DARK, STEADY, LedFrame
 from engine.geometry import Geometry
 
 LINK_PROBLEMS = ("crc_errors", "framing_errors", "message_errors", "occupancy_lost", "board_errors",
@@ -56,7 +56,8 @@ def device_findings(findings: dict[str, Any], profile, *, source, leds=None, ser
     ``closed_now`` (a set of sensors) stands for a source that speaks only when something moves."""
     problems = findings.setdefault("problems", [])
     p = profile
-    frames, changes = 0, {}
+    frames = 0
+    changes: dict[int, int] = {}
     closed = frozenset(closed_now or ())
     end = clock() + seconds
     first = None
@@ -86,11 +87,11 @@ def device_findings(findings: dict[str, Any], profile, *, source, leds=None, ser
         n = p.size
         shown = []
         for name, c in COLOURS:
-            leds.show(LedFrame((c,) * n, (0,) * n))
+            leds.show(LedFrame((c,) * n, (STEADY,) * n))
             shown.append(name)
             sleep(0.4)
         corners = {0: (255, 0, 0), p.files - 1: (0, 255, 0), n - p.files: (0, 0, 255), n - 1: (255, 255, 255)}
-        leds.show(LedFrame(tuple(corners.get(i, DARK) for i in range(n)), (0,) * n))
+        leds.show(LedFrame(tuple(corners.get(i, DARK) for i in range(n)), (STEADY,) * n))
         shown.append("corners a1 red, " + f"{geo.name(p.files - 1)} green, {geo.name(n - p.files)} blue, "
                      f"{geo.name(n - 1)} white")
         sleep(0.8)

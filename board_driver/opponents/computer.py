@@ -58,6 +58,7 @@ from board_driver.opponents.players import Player, PlayerError, make_player, par
 from board_driver.referee.reconcile import Explanation
 from board_driver.referee.scene import movers, victims
 from board_driver.referee.texts import COLOR
+from engine.contract import ActionKind
 from engine.game import Action
 from engine.moves import DROP
 
@@ -208,7 +209,7 @@ class Computer:
         changed = False
         while self.plan and self.plan[0].silent and g.turn in self.players and session.outcome() is None:
             a = self.plan.pop(0)
-            if a not in g.legal_actions() and a.kind not in ("design", "invent", "setup"):
+            if a not in g.legal_actions() and a.kind not in (ActionKind.DESIGN, ActionKind.INVENT, ActionKind.SETUP):
                 self.plan = []
                 break
             session.notices.append(f"Computer ({COLOR[g.turn]}): {describe_silent(a)}.")
@@ -219,7 +220,7 @@ class Computer:
             self._forget(bases)
             return True
         nxt = self.plan[0] if self.plan else None
-        if nxt is not None and nxt.kind == "setup":
+        if nxt is not None and nxt.kind is ActionKind.SETUP:
             # an army set-up is recorded at once; the player then sets the pieces up
             self.plan.pop(0)
             session.notices.append(f"Computer ({COLOR[g.turn]}) sets up its army: {nxt.text}.")
@@ -316,15 +317,15 @@ class Computer:
 
 def describe_silent(a: Action) -> str:
     k = a.kind
-    if k == "buy":
+    if k is ActionKind.BUY:
         return f"buys {a.detail[0] if a.detail else a.text[4:]}"
-    if k == "design":
+    if k is ActionKind.DESIGN:
         return f"changes a design: {a.text}"
-    if k == "pass":
+    if k is ActionKind.PASS:
         return "passes"
-    if k == "end":
+    if k is ActionKind.END:
         return "ends its turn"
-    if k == "invent":
+    if k is ActionKind.INVENT:
         return f"invents: {a.text}"
     return a.text
 
@@ -343,13 +344,13 @@ def describe_move(session, a: Action, more: str = "") -> str:
     vic = sorted(victims(a))
     for sq in vic:
         parts.append(f"take the {session.piece_name(sq) or 'piece'} off {name(sq)}")
-    if a.kind == "castle" and len(mv) == 2:
+    if a.kind is ActionKind.CASTLE and len(mv) == 2:
         king = a.code & 0xFF
         rook = next(s for s in mv if s != king)
         kto = (a.code >> 8) & 0xFF
         rto = next(iter(set(a.places) - {kto}))
         parts.append(f"move the king from {name(king)} to {name(kto)} and the rook from {name(rook)} to {name(rto)}")
-    elif a.kind == "drop":
+    elif a.kind is ActionKind.DROP:
         to = next(iter(a.places))
         parts.append(f"put a {side} {_piece_title(g, a.piece)} from the reserve on {name(to)}")
     elif mv:
@@ -359,7 +360,7 @@ def describe_move(session, a: Action, more: str = "") -> str:
             to = (a.code >> 8) & 0xFF
         who = session.piece_name(frm) or "the piece"
         parts.append(f"move the {who.split(' ', 1)[-1]} from {name(frm)} to {name(to)}")
-        if a.kind == "promotion":
+        if a.kind is ActionKind.PROMOTION:
             extra = (a.code >> 16) & 0xFF
             parts[-1] += f" and make it a {g.variant.pieces[extra - 1].name}" if extra and hasattr(g, "variant") else ""
     text = "; ".join(parts) if parts else a.text

@@ -269,7 +269,7 @@ class UciPlayer(Player):
             self.uci_variant = fsf.fsf_name(variant.name)
         try:
             import chess.engine
-            self.engine = chess.engine.SimpleEngine.popen(_protocol(), command, timeout=20)
+            self.engine: chess.engine.SimpleEngine | None = chess.engine.SimpleEngine.popen(_protocol(), command, timeout=20)
         except (OSError, ValueError) as exc:
             raise PlayerError(f"{spec}: cannot start {' '.join(command)!r}: {exc}") from None
         except Exception as exc:   # chess.engine.EngineError, asyncio timeouts
@@ -302,8 +302,11 @@ class UciPlayer(Player):
         fen = game.fen()
         legal = {a.text.lower(): a for a in game.legal_actions()}
         pos = _Position(fen, legal, self.uci_variant)
+        assert self.engine is not None, "the engine was closed"
         try:
-            result = self.engine.play(pos, chess.engine.Limit(time=max(0.01, seconds * 0.9)))
+            # _Position offers the engine what it reads of a chess.Board (FEN, moves, variant)
+            limit = chess.engine.Limit(time=max(0.01, seconds * 0.9))
+            result = self.engine.play(pos, limit)  # type: ignore[arg-type]
         except chess.engine.EngineTerminatedError as exc:
             raise PlayerError(f"{self.spec}: {self.name} stopped in {game.fen()}: {exc}") from None
         except chess.engine.EngineError as exc:
@@ -341,7 +344,7 @@ _LEGACY_NAMES = set(_LEGACY_PIECES.values()) | {"king", "pawn"}
 def _legacy(name: str) -> bool:
     import re
     m = re.match(r"Fairy-Stockfish (\d+)", name)
-    return bool(m) and int(m.group(1)) < 12
+    return m is not None and int(m.group(1)) < 12
 
 
 def legacy_ini(ini: str, who: str = "Fairy-Stockfish") -> str:

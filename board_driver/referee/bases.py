@@ -152,6 +152,7 @@ class Bases:
         if "end" in self._cache:
             return self._cache["end"]
         b0 = self.base(0)
+        assert b0 is not None           # the state now always exists
         end = next((a for a in b0.actions if a.kind == ActionKind.END and a.silent), None)
         base = None
         if end is not None:
@@ -164,7 +165,9 @@ class Bases:
     def droppable(self):
         """The actions the next physical action comes from: the legal actions, or when only
         silent ones are legal (a design phase, a turn that can only end) those after ``end``."""
-        legal = self.base(0).actions
+        b0 = self.base(0)
+        assert b0 is not None
+        legal = b0.actions
         if legal and all(a.silent for a in legal):
             eb = self.end_base()
             if eb is not None:

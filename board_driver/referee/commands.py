@@ -137,7 +137,7 @@ def _cmd_silent(session, cmd, args) -> list[str]:
             action = g.parse(text)
         except IllegalMoveError:
             v = session.verdict
-            if v.status not in ("hold", "prompt") or v.chosen is None or session.recover:
+            if v.status not in (VS.HOLD, VS.PROMPT) or v.chosen is None or session.recover:
                 raise
             # the action follows the held or defaulted move (a purchase after the move that ends
             # the action phase): the player has moved on, so that move is made first

@@ -48,14 +48,14 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from board_driver.referee.evidence import EventLog
-from engine.contract import TextEnum
+from engine.contract import ActionKind, TextEnum
 from engine.game import Action
 from engine.geometry import bits
 
 # -- inputs --------------------------------------------------------------------------------
 
 
-_FROM_OUTSIDE = ("promotion", "drop", "setup")
+_FROM_OUTSIDE = (ActionKind.PROMOTION, ActionKind.DROP, ActionKind.SETUP)
 
 
 def _mask(squares) -> int:
@@ -178,7 +178,7 @@ class Explanation:
             out.add(last.text.lower())
             if last.promotion:
                 out.add(last.promotion.lower())
-            elif last.kind in ("move", "capture") and last.text[-1:].isalpha():
+            elif last.kind in (ActionKind.MOVE, ActionKind.CAPTURE) and last.text[-1:].isalpha():
                 out.add(last.text[-1].lower())
             if last.drop:
                 out.add(last.drop.lower())
@@ -238,20 +238,20 @@ class Verdict:
     @property
     def chosen(self) -> Explanation | None:
         """The explanation to apply now (commit), or after the hold / by default (prompt)."""
-        if self.status in ("commit", "hold"):
+        if self.status in (VerdictStatus.COMMIT, VerdictStatus.HOLD):
             return self.options[0]
-        if self.status == "prompt" and self.default is not None:
+        if self.status is VerdictStatus.PROMPT and self.default is not None:
             return self.options[self.default]
         return None
 
     @property
     def exact(self) -> bool:
-        return self.status in ("commit", "hold", "prompt")
+        return self.status in (VerdictStatus.COMMIT, VerdictStatus.HOLD, VerdictStatus.PROMPT)
 
     def due(self) -> Verdict:
         """A hold whose deadline has passed with nothing changed: its move committed (what
         :func:`reconcile` answers then)."""
-        return Verdict("commit", options=self.options, partial=self.partial, lifted=self.lifted,
+        return Verdict(VerdictStatus.COMMIT, options=self.options, partial=self.partial, lifted=self.lifted,
                        placed=self.placed)
 
 
@@ -424,11 +424,12 @@ def reconcile(bases: Callable[[int], Base | None], board: Board, now: int, *,
     been still for ``hold_ms``) and takes neither.
     """
     b0 = bases(0)
+    assert b0 is not None, "bases(0) is the confirmed state: there always is one"
     occ = board.occupancy
     lifted_sq = frozenset(bits(b0.occupancy & ~occ))
     placed_sq = frozenset(bits(occ & ~b0.occupancy))
     if occ == b0.occupancy:
-        return Verdict("settled")
+        return Verdict(VerdictStatus.SETTLED)
 
     # 1. from the current state
     lifted, placed, last_t = window(board, b0)
@@ -488,7 +489,7 @@ def reconcile(bases: Callable[[int], Base | None], board: Board, now: int, *,
                     elif b0.occupancy & ~occ & _victims(b0) and board.log.last_t + hold_ms > now:
                         # the piece just moved back where it came from -- or its victim set
                         # aside there for a moment: a takeback once the board has been still
-                        return Verdict("pending", partial=(Explanation(1, ()),), lifted=lifted_sq, placed=placed_sq,
+                        return Verdict(VerdictStatus.PENDING, partial=(Explanation(1, ()),), lifted=lifted_sq, placed=placed_sq,
                                        fix=fix_between(b0.occupancy, occ, b0.files), deadline=board.log.last_t + hold_ms)
                     else:
                         return _finish([Explanation(1, ())], [], lifted_sq, placed_sq, now, t1, hold_ms, prefs, None)
@@ -528,9 +529,9 @@ def reconcile(bases: Callable[[int], Base | None], board: Board, now: int, *,
                     hold_ms, prefs, fix_between(b0.occupancy, occ, b0.files))
     if not options:
         if partials:
-            return Verdict("pending", partial=tuple(partials), lifted=lifted_sq, placed=placed_sq,
+            return Verdict(VerdictStatus.PENDING, partial=tuple(partials), lifted=lifted_sq, placed=placed_sq,
                            fix=fix_between(b0.occupancy, occ, b0.files))
-        return Verdict("mismatch", fix=fix_between(b0.occupancy, occ, b0.files), lifted=lifted_sq, placed=placed_sq)
+        return Verdict(VerdictStatus.MISMATCH, fix=fix_between(b0.occupancy, occ, b0.files), lifted=lifted_sq, placed=placed_sq)
     extendable = bool(partials) or any(_extendable(b, i) for b, i in exact if not b.prefix)
     if any(b is not b0 for b, _ in exact) and board.log.last_t + hold_ms > now:
         # the opponent's move (after an implicit end) or a replacement that lifted a piece the side
@@ -538,7 +539,7 @@ def reconcile(bases: Callable[[int], Base | None], board: Board, now: int, *,
         # the board has been still for the quiet time (a tentative move would be adopted by the
         # capture that follows: the victim set aside would become a move).
         if b0.occupancy & ~occ & _victims(b0):
-            return Verdict("pending", partial=tuple(options) + tuple(partials), lifted=lifted_sq,
+            return Verdict(VerdictStatus.PENDING, partial=tuple(options) + tuple(partials), lifted=lifted_sq,
                            placed=placed_sq, fix=fix_between(b0.occupancy, occ, b0.files),
                            deadline=board.log.last_t + hold_ms)
     if ambiguous_steps:
@@ -590,11 +591,11 @@ def _ask(options: list[Explanation], partials: list[Explanation], lifted_sq, pla
         if picked:
             options = picked
     if now - last_t < hold_ms:
-        return Verdict("pending", partial=tuple(options) + tuple(partials), lifted=lifted_sq, placed=placed_sq,
+        return Verdict(VerdictStatus.PENDING, partial=tuple(options) + tuple(partials), lifted=lifted_sq, placed=placed_sq,
                        fix=fix, deadline=last_t + hold_ms)
     options = _order(options, prefs, False)
     default = 0 if len(options) == 1 or _has_default(options, prefs, False) else None
-    return Verdict("prompt", options=tuple(options), default=default, partial=tuple(partials),
+    return Verdict(VerdictStatus.PROMPT, options=tuple(options), default=default, partial=tuple(partials),
                    lifted=lifted_sq, placed=placed_sq)
 
 
@@ -615,7 +616,7 @@ def _continuations(board: Board, b1: Base, indexes: list[int]) -> list[int]:
     for i in indexes:
         lm, pm = b1.masks[i]
         a = b1.actions[i]
-        if ll & ~lm == 0 and lp & ~pm == 0 and (ll or (a.kind == last.kind == "drop")):
+        if ll & ~lm == 0 and lp & ~pm == 0 and (ll or (a.kind is last.kind is ActionKind.DROP)):
             out.append(i)
     return out
 
@@ -652,11 +653,11 @@ def _finish(options, partials, lifted_sq, placed_sq, now, last_t, hold_ms, prefs
     common = dict(partial=tuple(partials), lifted=lifted_sq, placed=placed_sq)
     if len(options) == 1:
         if extendable and now - last_t < hold_ms:
-            return Verdict("hold", options=tuple(options), deadline=last_t + hold_ms, **common)
-        return Verdict("commit", options=tuple(options), **common)
+            return Verdict(VerdictStatus.HOLD, options=tuple(options), deadline=last_t + hold_ms, **common)
+        return Verdict(VerdictStatus.COMMIT, options=tuple(options), **common)
     options = _order(options, prefs, steps)
     default = 0 if _has_default(options, prefs, steps) else None
-    return Verdict("prompt", options=tuple(options), default=default, **common)
+    return Verdict(VerdictStatus.PROMPT, options=tuple(options), default=default, **common)
 
 
 def _order(options: list[Explanation], prefs: Preferences, steps: bool) -> list[Explanation]:
@@ -684,7 +685,7 @@ def _has_default(options: list[Explanation], prefs: Preferences, steps: bool) ->
         return False
     if last.drop or "@" in last.text:
         return (last.drop or last.text.split("@")[0]).lower() in prefs.drop
-    return last.kind == "promotion"
+    return last.kind is ActionKind.PROMOTION
 
 
 def fix_between(expected: int, occ: int, files: int) -> Fix:

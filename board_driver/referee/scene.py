@@ -41,10 +41,12 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any, Mapping
 
-from board_driver.devices import DARK, FAST, RGB, SLOW, STEADY, LedFrame
+from board_driver.devices import DARK, FAST, RGB, SLOW, STEADY, Blink, LedFrame
 from board_driver.errors import ConfigError
 from board_driver.referee.layout import Layout
 from board_driver.referee.reconcile import Fix, Verdict
+from board_driver.referee.reconcile import VerdictStatus as VS
+from engine.contract import ActionKind
 from engine.game import Action, Outcome
 from engine.moves import CASTLE, DROP
 
@@ -139,7 +141,7 @@ def render_scene(layout: Layout, palette: Palette, state: SceneState, verdict: V
     layers: list[str | None] = [None] * size
     phys = layout.physical
 
-    def put(squares, color: RGB, pattern: int = STEADY, layer: str = "") -> None:
+    def put(squares, color: RGB, pattern: Blink = STEADY, layer: str = "") -> None:
         for sq in squares:
             p = phys(sq)
             if p >= 0:
@@ -147,8 +149,8 @@ def render_scene(layout: Layout, palette: Palette, state: SceneState, verdict: V
                 blink[p] = pattern
                 layers[p] = layer
 
-    status = verdict.status if verdict is not None else "settled"
-    idle = status == "settled" and recover is None
+    status = verdict.status if verdict is not None else VS.SETTLED
+    idle = status is VS.SETTLED and recover is None
     over = state.outcome is not None
 
     put(state.last, palette.last_move, layer="last move")
@@ -167,7 +169,7 @@ def render_scene(layout: Layout, palette: Palette, state: SceneState, verdict: V
 
     if verdict is not None and recover is None:
         occ = _occupancy_now(state.occupancy, verdict)
-        if status in ("pending", "hold", "prompt", "mismatch") and verdict.partial:
+        if status in (VS.PENDING, VS.HOLD, VS.PROMPT, VS.MISMATCH) and verdict.partial:
             for e in verdict.partial:
                 places = _mask_of(sq for a in e.actions for sq in a.places)
                 lifts = _mask_of(sq for a in e.actions for sq in a.lifts)
@@ -180,9 +182,9 @@ def render_scene(layout: Layout, palette: Palette, state: SceneState, verdict: V
                         put([sq], palette.capture if capture else palette.target, layer="capture" if capture else "target")
                 else:
                     put(todo_lifts, palette.remove, SLOW, "remove")
-        if status == "hold":
+        if status is VS.HOLD:
             put([sq for a in verdict.options[0].actions for sq in a.places], palette.hold, layer="hold")
-        if status == "prompt":
+        if status is VS.PROMPT:
             put([sq for e in verdict.options for a in e.actions for sq in a.places], palette.prompt, SLOW, "prompt")
     put(prompt_squares, palette.prompt, SLOW, "prompt")
     if computer is not None and idle and not over:
@@ -193,7 +195,7 @@ def render_scene(layout: Layout, palette: Palette, state: SceneState, verdict: V
         put(victims(computer), palette.remove, SLOW, "remove")
 
     put(state.checked, palette.check, layer="check")
-    if over:
+    if state.outcome is not None:
         win = state.outcome.winner
         for sq, color in state.royals:
             if win is None:
@@ -203,7 +205,7 @@ def render_scene(layout: Layout, palette: Palette, state: SceneState, verdict: V
             else:
                 put([sq], palette.lose, SLOW, "lose")
 
-    fix = recover if recover is not None else (verdict.fix if verdict is not None and status == "mismatch" else None)
+    fix = recover if recover is not None else (verdict.fix if verdict is not None and status is VS.MISMATCH else None)
     if fix is not None:
         for a, b in fix.moves:
             put([a], palette.clear, FAST, "clear")
@@ -244,7 +246,7 @@ def movers(action: Action) -> frozenset[int]:
     """The squares of the pieces the action moves (not its victims)."""
     m = action.code
     if m < 0:
-        return frozenset(sq for sq in action.lifts if sq not in action.places) if action.kind != "drop" else frozenset()
+        return frozenset(sq for sq in action.lifts if sq not in action.places) if action.kind is not ActionKind.DROP else frozenset()
     flag = m >> 24
     if flag == DROP:
         return frozenset()

@@ -386,7 +386,7 @@ class Session:
         shown = None if self.recover else v
         if self.outcome() is not None and v.status in (VS.MISMATCH, VS.PENDING):
             shown = None
-        prompt_sq = frozenset()
+        prompt_sq: frozenset[int] = frozenset()
         t = self.tentative
         if t is not None and v.status != VS.PROMPT and t.verdict.status == VS.PROMPT and t.verdict.default is None:
             prompt_sq = frozenset(sq for o in t.verdict.options for a in o.actions for sq in a.places)

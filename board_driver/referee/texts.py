@@ -219,7 +219,8 @@ def catalog(game, view: dict) -> list[dict]:
         out.append({"letter": p.letter, "name": p.name.replace("-", " "), "betza": getattr(p, "betza", ""),
                     "royal": bool(getattr(p, "royal", False))})
         seen.add(p.letter.lower())
-    designed = view.get("pieces") if isinstance(view.get("pieces"), dict) else {}
+    pieces = view.get("pieces")
+    designed = pieces if isinstance(pieces, dict) else {}
     for letter, design in designed.items():
         if isinstance(design, str) and str(letter).lower() not in seen:
             out.append({"letter": str(letter), "name": f"design {design}", "betza": design,

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from board_driver.referee.debounce import SquareEvent
 from board_driver.referee.reconcile import Explanation, Tentative, Verdict
+from board_driver.referee.reconcile import VerdictStatus as VS
+from engine.contract import ActionKind
 from engine.geometry import bits
 
 MAX_PHYSICAL = 2
@@ -49,7 +51,7 @@ def sequences(game, occupancy: int, physical: int = MAX_PHYSICAL) -> list[tuple]
             return
         for a in g.legal_actions():
             if a.silent:
-                if silent_run or a.kind != "end":
+                if silent_run or a.kind is not ActionKind.END:
                     continue
             nxt = _effect(occ, a)
             if not a.silent and phys + 1 == physical and nxt != occupancy:
@@ -82,16 +84,16 @@ def read_board(session, occupancy: int, now: int) -> None:
         session.record_event(SquareEvent(now, sq, True), update=False)
     session.update(session.now)
     v = session.verdict
-    if v.status not in ("mismatch", "pending") or session.recover or session.outcome() is not None:
+    if v.status not in (VS.MISMATCH, VS.PENDING) or session.recover or session.outcome() is not None:
         return
-    if v.status == "pending" and v.deadline is not None:
+    if v.status == VS.PENDING and v.deadline is not None:
         return                          # a capture to ask about (reconcile.py's ask)
     found = sequences(session.game, occupancy)
     if len(found) == 1:
         session.commit(Explanation(0, found[0]), len(session.events))
         session.update(session.now)
     elif found:
-        prompt = Verdict("prompt", options=tuple(Explanation(0, s) for s in found), default=None,
+        prompt = Verdict(VS.PROMPT, options=tuple(Explanation(0, s) for s in found), default=None,
                          fix=v.fix, lifted=v.lifted, placed=v.placed)
         session.tentative = Tentative(prompt, len(session.events))
         session.verdict = prompt

@@ -12,6 +12,7 @@ anyone who wants a realistic event file (``Ev.line()``).
 from __future__ import annotations
 
 import random
+from typing import Any
 from dataclasses import dataclass
 
 from board_driver.sim.events import Ev
@@ -105,8 +106,9 @@ class Choreographer:
             return action.drop.lower()
         return action.text
 
-    def _order(self, game, action: Action, occ: int) -> list[tuple[str, object]]:
-        """A physically possible order of lifts and places (with optional slide stops)."""
+    def _order(self, game, action: Action, occ: int) -> list[tuple[str, Any]]:
+        """A physically possible order of lifts and places (with optional slide stops): each
+        ("lift" | "place", square) or ("slide", [(square, pause ms), ...])."""
         rng = self.rng
         lifts, places = set(action.lifts), set(action.places)
         g = game.geometry
@@ -129,7 +131,7 @@ class Choreographer:
         if len(movers) == 1 and len(places - victims) <= 1 and action.kind != ActionKind.DROP:
             frm = next(iter(movers))
             to = next(iter(places))
-            steps: list[tuple[str, object]] = []
+            steps: list[tuple[str, Any]] = []
             others = sorted(lifts - {frm})
             rng.shuffle(others)
             slide = self._slide(g, frm, to, occ)
@@ -144,10 +146,9 @@ class Choreographer:
             if self._valid(steps, occ):
                 return steps
         if action.kind == ActionKind.DROP or not movers:
-            to = sorted(places)
             kills = sorted(lifts)
             rng.shuffle(kills)
-            return [("place", s) for s in to] + [("lift", s) for s in kills]
+            return [("place", s) for s in sorted(places)] + [("lift", s) for s in kills]
         generic = [("lift", s) for s in sorted(lifts)] + [("place", s) for s in sorted(places)]
         rng.shuffle(generic)
         generic.sort(key=lambda e: e[0] == "place")

@@ -59,7 +59,7 @@ def iter_events(lines: Iterable[str], geometry: Geometry, source: str = "events"
         where = f"{source} line {n}"
         try:
             obj = json.loads(text)
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             raise EventFileError(f"{where}: not JSON ({exc.msg}): {text[:60]!r}") from None
         if not isinstance(obj, dict):
             raise EventFileError(f"{where}: an event is a JSON object such as {{\"t\": 0, \"lift\": \"e2\"}}, not {text[:40]!r}")

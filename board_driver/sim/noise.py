@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 
 from board_driver.sim.choreography import Choreographer, Style
 from board_driver.sim.events import Ev, apply_event
+from engine.contract import ActionKind
 from engine.game import Action
 
 KINDS = ("knock", "knock-lift", "hesitation", "late-victim", "capturer-hesitation", "set-aside", "takeback")
@@ -182,7 +183,7 @@ class NoiseMaker:
         victims = a.lifts & a.places
         movers = a.lifts - a.places
         capture = (len(movers) == 1 and len(victims) == 1 and len(a.places) == 1
-                   and a.kind in ("capture", "promotion"))
+                   and a.kind in (ActionKind.CAPTURE, ActionKind.PROMOTION))
         if capture and not plain:
             kinds = [k for k in ("late-victim", "capturer-hesitation", "set-aside") if self._chance(k)]
             if kinds:
@@ -263,7 +264,7 @@ class NoiseMaker:
     # -- takebacks ----------------------------------------------------------------------------------
     @staticmethod
     def _undoable(a: Action) -> bool:
-        return not a.silent and a.kind not in ("drop", "setup") and bool(a.lifts)
+        return not a.silent and a.kind not in (ActionKind.DROP, ActionKind.SETUP) and bool(a.lifts)
 
     def _takeback(self, game, a: Action, t: int):
         """The pieces of ``a`` (the last action of ``game``) put back as they were."""

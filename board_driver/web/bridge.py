@@ -30,10 +30,19 @@ from board_driver.devices import SLOW, LedFrame, RawFrame
 from board_driver.errors import BoardDriverError
 from board_driver.referee.session import NewGameRequest
 from board_driver.web.state import NOTICE_KEEP, snapshot
+from engine.contract import TextEnum
 
 PAIR_SECONDS = 30
 PAIR_COLOR = (255, 255, 255)
 MAX_WAITING = 3                     # pairings lit at once (a watcher cannot light the whole board)
+
+
+class PairingState(TextEnum):
+    """Where a pairing stands (``GET /api/pair/ID`` answers it as ``state``)."""
+
+    WAITING = "waiting"     # for the piece on its square to be lifted and put back
+    GRANTED = "granted"     # it was: the token is the browser's
+    EXPIRED = "expired"     # the deadline passed first
 
 
 @dataclass
@@ -43,7 +52,7 @@ class Pairing:
     physical: int
     sensor: int
     deadline: float                 # time.monotonic() seconds
-    state: str = "waiting"          # waiting | granted | expired
+    state: PairingState = PairingState.WAITING
     seen_open: bool = False
     token: str | None = None
 
@@ -203,7 +212,6 @@ class WebBridge:
                 return
             self._dirty = self._dirty or changes
             fut.set_result(result)
-        job.web_job = True
         self.commands.put(job)
         self.wake.set()
         return fut
@@ -272,7 +280,7 @@ class WebBridge:
         if not squares:
             raise PairingError("pairing needs a piece on the board: put one on any square, then ask again")
         with self._lock:
-            waiting = sum(1 for p in self._pairings.values() if p.state == "waiting")
+            waiting = sum(1 for p in self._pairings.values() if p.state is PairingState.WAITING)
         if waiting >= MAX_WAITING:
             raise PairingError(f"{waiting} pairings are already waiting: lift and put back a lit piece, "
                                f"or ask again when they ran out ({PAIR_SECONDS} s)")
@@ -288,13 +296,13 @@ class WebBridge:
         """A raw frame: does it complete a pairing (the lit piece lifted, then put back)?"""
         granted = False
         with self._lock:
-            waiting = [p for p in self._pairings.values() if p.state == "waiting"]
+            waiting = [p for p in self._pairings.values() if p.state is PairingState.WAITING]
         for p in waiting:
             if p.sensor not in frame.closed:
                 p.seen_open = True
             elif p.seen_open:
                 p.token = self.tokens.grant()
-                p.state = "granted"
+                p.state = PairingState.GRANTED
                 granted = True
         if granted:
             self.notice("A browser is paired with the board.")
@@ -305,8 +313,8 @@ class WebBridge:
         changed = False
         with self._lock:
             for pid, p in list(self._pairings.items()):
-                if p.state == "waiting" and now > p.deadline:
-                    p.state = "expired"
+                if p.state is PairingState.WAITING and now > p.deadline:
+                    p.state = PairingState.EXPIRED
                     changed = True
                 if now > p.deadline + 300:
                     del self._pairings[pid]
@@ -317,7 +325,7 @@ class WebBridge:
         if self.sink is None:
             return
         with self._lock:
-            lit = {p.physical: (PAIR_COLOR, SLOW) for p in self._pairings.values() if p.state == "waiting"}
+            lit = {p.physical: (PAIR_COLOR, SLOW) for p in self._pairings.values() if p.state is PairingState.WAITING}
         self.sink.set_overlay(lit)
 
 

@@ -13,6 +13,7 @@ import threading
 import time
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from aiohttp import WSMsgType, web
@@ -21,8 +22,11 @@ from board_driver.errors import BoardDriverError
 from board_driver.journal import GameStore, JournalError
 from board_driver.referee.session import CommandError, NewGameRequest
 from board_driver.sim.board import SimulatorError
-from board_driver.web.bridge import WebBridge
+from board_driver.web.bridge import PairingState, WebBridge
 from engine.errors import EngineError
+
+if TYPE_CHECKING:       # pragma: no cover
+    from board_driver.web.tools import WebPrompter
 
 STATIC = Path(__file__).resolve().parent / "static"
 COOKIE = "fairyboard_token"
@@ -82,7 +86,7 @@ class WebServer:
         self.info = info or {"computer": computer_specs()}
         self.hardware = hardware          # () -> dict: the board's devices and link health
         self.tools = tools                # the selftest and the calibration (web/tools.py)
-        self.calibration = None           # the WebPrompter of the calibration begun last
+        self.calibration: WebPrompter | None = None     # the prompter of the calibration begun last
         self.last_selftest: dict | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
         self.thread: threading.Thread | None = None
@@ -140,8 +144,8 @@ class WebServer:
             loop.run_until_complete(self._runner.setup())
             site = web.TCPSite(self._runner, self.host, self.port)
             loop.run_until_complete(site.start())
-            for s in site._server.sockets:            # the real port when 0 was asked for
-                self.port = s.getsockname()[1]
+            for address in self._runner.addresses:  # the real port when 0 was asked for
+                self.port = address[1]
                 break
         except OSError as exc:
             self._error = exc
@@ -176,8 +180,9 @@ class WebServer:
 
     # -- helpers ---------------------------------------------------------------------------------
     def _calibrating(self) -> bool:
+        from board_driver.web.tools import WizardState
         c = self.calibration
-        return c is not None and c.state == "running"
+        return c is not None and c.state is WizardState.RUNNING
 
     async def _ask(self, fn, timeout: float = 10.0, *, changes: bool = True):
         if self._calibrating():
@@ -443,6 +448,7 @@ class WebServer:
 
     def _calibration_status(self) -> dict:
         refusal = self.tools.calibration_refusal() if self.tools is not None else "this server has no board"
+        out: dict[str, Any]
         if self.calibration is None:
             out = {"state": "idle", "question": None, "squares": [], "lines": [], "report": [], "written": None,
                    "ok": None, "error": None, "seq": 0}
@@ -498,7 +504,7 @@ class WebServer:
         if not isinstance(text, str) or len(text) > 100:
             raise ApiError(400, 'send {"text": ANSWER} ("" for Enter)')
         c = self.calibration
-        if not self._calibrating():
+        if c is None or not self._calibrating():
             raise ApiError(409, "no calibration is running (POST /api/calibrate/start)")
         if not c.answer(text):
             raise ApiError(409, "the calibration asks nothing now: it waits for the board (see GET /api/calibrate)")
@@ -508,11 +514,12 @@ class WebServer:
     async def calibrate_stop(self, request: web.Request) -> web.Response:
         self._require(request)
         c = self.calibration
-        if not self._calibrating():
+        if c is None or not self._calibrating():
             raise ApiError(409, "no calibration is running")
+        from board_driver.web.tools import WizardState
         c.stop()
         end = time.monotonic() + 5
-        while c.state == "running" and time.monotonic() < end:
+        while c.state is WizardState.RUNNING and time.monotonic() < end:
             await asyncio.sleep(0.05)
         return _json({"ok": True, "calibrate": self._calibration_status()})
 
@@ -557,10 +564,10 @@ class WebServer:
         p = self.bridge.pairing(request.match_info["id"])
         if p is None:
             raise ApiError(404, "no such pairing (it expired long ago, or never was)")
-        out = {"id": p.id, "state": p.state, "square": p.square,
+        out = {"id": p.id, "state": p.state.value, "square": p.square,
                "expires_in": max(0, round(p.deadline - time.monotonic()))}
         resp = _json(out)
-        if p.state == "granted" and p.token:
+        if p.state is PairingState.GRANTED and p.token:
             out["token"] = p.token
             resp = _json(out)
             _set_cookie(resp, p.token)

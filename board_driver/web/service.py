@@ -183,7 +183,7 @@ def scripted(wrap, events: str | None, commands, host, say):
     from board_driver.sim.events import EventScript, ScriptedSource
     if not host.seat.sim:
         raise BoardDriverError("--events plays on the simulated board only (--board sim)")
-    state = {"script": None}
+    state: dict[str, Any] = {"script": None}
 
     def both(session, source, sink):
         if state["script"] is None:

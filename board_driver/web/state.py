@@ -14,6 +14,7 @@ from typing import Any
 
 from board_driver.devices import BLINK_NAMES
 from board_driver.referee.texts import catalog
+from engine.contract import ActionKind
 from engine.errors import EngineError
 
 # What each LED layer means, in words (the page's legend; layer names come from leds.py).
@@ -175,7 +176,7 @@ def snapshot(session, *, sim: bool, version: int, notices: list[dict], extra: di
         "actions": sorted({str(getattr(a.kind, "value", a.kind)) for a in legal}),
         "buy": [{"design": a.detail.design, "price": _decimal(a.detail.price), "letter": a.piece,
                  "command": f"buy {a.detail.design}"}
-                for a in legal if a.kind == "buy" and hasattr(a.detail, "design") and hasattr(a.detail, "price")],
+                for a in legal if a.kind is ActionKind.BUY and hasattr(a.detail, "design") and hasattr(a.detail, "price")],
         "view": view,
         "catalog": catalog(g, view),
         "notices": notices[-NOTICE_KEEP:],

@@ -19,8 +19,10 @@ import threading
 import time
 from typing import Any, Callable
 
+from board_driver.devices import RawFrame
 from board_driver.errors import BoardDriverError
 from board_driver.maintenance.calibrate import CalibrationAborted, Wizard
+from engine.contract import TextEnum
 
 KEEP_LINES = 200
 ANSWER_WAIT_S = 900            # a question unanswered this long stops the calibration
@@ -35,6 +37,15 @@ class CalibrationBusy(BoardDriverError):
 _SEQ = itertools.count(int(time.time() * 1000))
 
 
+class WizardState(TextEnum):
+    """Where the calibration wizard on the page stands (its status's ``state``)."""
+
+    RUNNING = "running"
+    DONE = "done"
+    STOPPED = "stopped"
+    FAILED = "failed"
+
+
 class WebPrompter:
     """The wizard's voice on the page (thread-safe: the loop writes, the web thread reads).
     Each change takes the next ``seq``: a status pushed over the WebSocket and one in an HTTP
@@ -46,7 +57,7 @@ class WebPrompter:
         self._abort = threading.Event()
         self.on_change = on_change
         self.stopping: Callable[[], bool] = lambda: False    # the service is stopping (SIGTERM)
-        self.state = "running"          # running | done | stopped | failed
+        self.state = WizardState.RUNNING
         self.lines: list[dict] = []
         self._n = 0
         self.question: str | None = None
@@ -100,7 +111,7 @@ class WebPrompter:
             self.squares = list(squares)
         self._changed()
 
-    def finish(self, state: str, **kw: Any) -> None:
+    def finish(self, state: WizardState, **kw: Any) -> None:
         with self._lock:
             self.state = state
             self.question = None
@@ -113,7 +124,7 @@ class WebPrompter:
     def answer(self, text: str) -> bool:
         """Answer the question waiting; False when none is."""
         with self._lock:
-            if self.question is None or self.state != "running":
+            if self.question is None or self.state is not WizardState.RUNNING:
                 return False
         self._answers.put(text)
         return True
@@ -123,7 +134,7 @@ class WebPrompter:
 
     def status(self) -> dict:
         with self._lock:
-            return {"state": self.state, "question": self.question, "squares": list(self.squares),
+            return {"state": self.state.value, "question": self.question, "squares": list(self.squares),
                     "lines": list(self.lines), "report": list(self.report), "written": self.written,
                     "ok": self.ok, "error": self.error, "seq": self.seq}
 
@@ -142,15 +153,20 @@ class StoppableSource:
     def __init__(self, inner, prompter: WebPrompter):
         self.inner = inner
         self.prompter = prompter
-        self.sensor_count = getattr(inner, "sensor_count", None)
+        self.sensor_count: int = getattr(inner, "sensor_count", 0)
 
-    def read(self, timeout: float):
+    def read(self, timeout: float) -> RawFrame | None:
         self.prompter.check()
         return self.inner.read(min(timeout, 0.1))
+
+    def close(self) -> None:
+        """Nothing to do: the service owns the source and closes it."""
 
 
 class PageWizard(Wizard):
     """The wizard that tells the page which squares to fill (while the LEDs light them)."""
+
+    ui: WebPrompter
 
     def walk_square(self, sq, stuck, seen):
         self.ui.fill([self.geometry.name(sq)])
@@ -215,13 +231,13 @@ class HardwareTools:
             report = cal.report() + [f"Written to {out}. Restart the service to play with it."]
             for line in report:
                 prompter.say(line)
-            prompter.finish("done", report=report, written=str(out), ok=cal.ok)
+            prompter.finish(WizardState.DONE, report=report, written=str(out), ok=cal.ok)
         except CalibrationAborted as exc:
             prompter.say(f"Stopped: {exc}. Nothing was written.")
-            prompter.finish("stopped", error=str(exc))
+            prompter.finish(WizardState.STOPPED, error=str(exc))
         except (BoardDriverError, OSError, ValueError) as exc:
             prompter.say(f"error: {exc}")
-            prompter.finish("failed", error=str(exc))
+            prompter.finish(WizardState.FAILED, error=str(exc))
         finally:
             self.resume(session)
 
