@@ -367,3 +367,16 @@ def test_cost_progressive_shows_the_points_left_and_ends_a_turn(server, token):
     assert st["turn"] == "white" and st["state"]["points_left"] == 1 and "end" in st["actions"]
     status, body = server.post("/api/command", {"text": "end"}, token=token)
     assert status == 200 and body["state"]["turn"] == "black" and body["state"]["moves"][-1] == "end"
+
+
+def test_a_new_game_is_answered_once_it_is_on_disk_and_a_bad_one_is_refused(server, token):
+    before = server.wait_state()
+    status, body = server.post("/api/new", {"variant": "orthodox", "fen": "this is no position"}, token=token)
+    assert status == 400 and "FEN 'this is no position'" in body["error"], body
+    after = server.wait_state()
+    assert after["game"] == before["game"] and after["moves"] == before["moves"]      # the game goes on
+    status, body = server.post("/api/new", {"variant": "orthodox", "fen": "4k3/8/8/3p4/4P3/8/8/4K3 w - - 0 1"},
+                               token=token)
+    assert status == 200 and body["game"] != before["game"], body
+    games = {g["id"] for g in server.get("/api/games")[1]["games"]}
+    assert body["game"] in games                                   # on disk when the answer came
