@@ -10,8 +10,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import re
-import select
 import signal
 import subprocess
 import sys
@@ -21,7 +19,7 @@ from pathlib import Path
 
 import chess.pgn
 import pytest
-from webtools import Server
+from webtools import Server, start_serve
 
 from board_driver.errors import BoardDriverError
 from board_driver.host.game_host import GameHost, GameRequest, SimSeat
@@ -162,22 +160,8 @@ def test_serve_on_the_simulated_board_plays_an_events_script(tmp_path):
         {"t": 1200, "lift": "e7"}, {"t": 1400, "place": "e5"},
         {"t": 2100, "lift": "g1"}, {"t": 2300, "place": "f3"})) + "\n")
     env = dict(os.environ, FAIRYBOARD_DATA=str(tmp_path / "data"))
-    proc = subprocess.Popen(CLI + ["serve", "--board", "sim", "--web", "127.0.0.1:0", "--new",
-                                   "--events", str(events)],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
-    out: list[str] = []
+    proc, s, out = start_serve(["--board", "sim", "--web", "127.0.0.1:0", "--new", "--events", str(events)], env)
     try:
-        url = None
-        end = time.monotonic() + 30
-        while url is None and time.monotonic() < end:
-            if select.select([proc.stdout], [], [], 0.5)[0]:
-                line = proc.stdout.readline().decode()
-                out.append(line)
-                m = re.search(r"the page is at (http://\S+)", line)
-                url = m and m.group(1).rstrip("/")
-        assert url, "".join(out)
-        s = Server.__new__(Server)
-        s.url = url
         st = _until(lambda: (x := s.wait_state())["moves"] == ["e2e4", "e7e5", "g1f3"] and x,
                     what="the script's three moves")
         assert st["sim"] is True and st["pending"] is None

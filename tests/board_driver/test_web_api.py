@@ -12,7 +12,7 @@ import time
 import chess
 import chess.pgn
 import pytest
-from webtools import CLI, Server
+from webtools import CLI, Server, start_serve
 
 
 @pytest.fixture(scope="module")
@@ -319,26 +319,11 @@ def test_serve_serves_the_page_for_the_board_it_runs(tmp_path):
     """`serve --web` on the simulated profile: the board is set up and plays as under `play --web`
     (/api/sim moves its pieces); SIGINT stops both."""
     import os
-    import re
-    import select
     import signal
     env = dict(os.environ, FAIRYBOARD_DATA=str(tmp_path / "data"))
     env.pop("XDG_DATA_HOME", None)
-    proc = subprocess.Popen(CLI + ["serve", "--board", "sim", "--web", "127.0.0.1:0", "--variant", "tomorrow-1"],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
-    out = []
+    proc, s, out = start_serve(["--board", "sim", "--web", "127.0.0.1:0", "--variant", "tomorrow-1"], env)
     try:
-        url = None
-        end = time.monotonic() + 30
-        while url is None and time.monotonic() < end:
-            if select.select([proc.stdout], [], [], 0.5)[0]:
-                line = proc.stdout.readline().decode()
-                out.append(line)
-                m = re.search(r"the page is at (http://\S+)", line)
-                url = m and m.group(1).rstrip("/")
-        assert url, "".join(out)
-        s = Server.__new__(Server)
-        s.url = url
         st = s.wait_state(timeout=20)
         # the simulated board under serve plays as under play --web: set up, and moved by /api/sim
         assert st["variant"] == "tomorrow-1" and st["sim"] is True and st["board"]["files"] == 12

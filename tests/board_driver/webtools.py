@@ -182,3 +182,25 @@ def colours_in(png, rect, step: int = 4) -> set[tuple[int, int, int]]:
         for x in range(max(0, x0), min(w, x0 + rw), step):
             out.add(tuple(row[x * bpp:x * bpp + 3]))
     return out
+
+
+def start_serve(args: list[str], env: dict) -> tuple[subprocess.Popen, Server, list[str]]:
+    """``fairyboard serve ARGS`` (with ``--web 127.0.0.1:0`` among them) as a subprocess: the
+    process, a Server client on its page, and the lines it printed until the page was up."""
+    proc = subprocess.Popen(CLI + ["serve", *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, env=env)
+    out: list[str] = []
+    url = None
+    end = time.monotonic() + 30
+    while url is None and time.monotonic() < end and proc.poll() is None:
+        if select.select([proc.stdout], [], [], 0.5)[0]:
+            line = proc.stdout.readline().decode()
+            out.append(line)
+            m = re.search(r"the page is at (http://\S+)", line)
+            url = m and m.group(1).rstrip("/")
+    if url is None:
+        proc.kill()
+        raise AssertionError("serve did not start its page: " + "".join(out) + proc.stdout.read().decode())
+    s = Server.__new__(Server)
+    s.url = url
+    return proc, s, out
