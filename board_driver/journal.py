@@ -38,6 +38,7 @@ The data folder is ``$FAIRYBOARD_DATA`` if set, else ``$XDG_DATA_HOME/fairyboard
 
 from __future__ import annotations
 
+import builtins
 import errno
 import json
 import logging
@@ -384,11 +385,28 @@ def record_from(path: Path, recs: list[dict], damage: str | None = None, *,
             rec.result, rec.reason = r.get("result"), r.get("reason")
         elif t == "reopen":
             rec.result = rec.reason = None
+        elif t in ("event", "board") and not _board_record_ok(r):
+            rec.damage = rec.damage or f"{path}: line {_nth(lines, first + i)}: a board record that cannot be read: " \
+                                       f"{json.dumps(r)[:80]}"
+            break
         elif t == "players" and isinstance(r.get("players"), dict):
             rec.header = {**rec.header, "players": r["players"]}
         elif t == "computer" and isinstance(r.get("computer"), dict):
             rec.header = {**rec.header, "computer": r["computer"]}
     return rec
+
+
+_SQUARE = re.compile(r"^[a-p](?:[1-9]|1[0-6])$")
+_HEX = re.compile(r"^[0-9a-f]{1,64}$")
+
+
+def _board_record_ok(r: dict) -> bool:
+    """An ``event`` or ``board`` record a resume can replay: a square name, a flag, a hex occupancy."""
+    if not isinstance(r.get("occ"), str) or not _HEX.match(r["occ"]):
+        return False
+    if r.get("type") == "event":
+        return isinstance(r.get("sq"), str) and bool(_SQUARE.match(r["sq"])) and isinstance(r.get("placed"), bool)
+    return True
 
 
 def _nth(lines: list[int], i: int) -> int:
@@ -549,10 +567,27 @@ class GameStore:
         return [load_any(self.path(gid)) for gid in self.ids()]
 
     # -- the game in progress -------------------------------------------------------------------
+    def remove_orphans(self) -> "builtins.list[Path]":
+        """Remove the ``.ID.jsonl.new`` files a process killed inside :meth:`create` left (the
+        game never got its name, so nothing refers to them). Call it holding the data lock."""
+        removed: builtins.list[Path] = []
+        if self.games.is_dir():
+            for p in sorted(self.games.glob(".*.jsonl.new")):
+                try:
+                    p.unlink()
+                    removed.append(p)
+                except OSError:
+                    pass
+        return removed
+
     def current(self) -> str | None:
         """The game ``current`` names, if it names one; an unreadable pointer is noted in
         :attr:`problems` and counts as none."""
         target = self.root / "current"
+        if target.is_dir():
+            self._problem(f"{target}: a directory, not the game pointer; it is left as it is and no game is "
+                          f"resumed from it (remove it to let play resume games)")
+            return None
         try:
             raw = target.read_bytes()
         except OSError:
@@ -572,6 +607,9 @@ class GameStore:
     def set_current(self, game_id: str | None) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
         target = self.root / "current"
+        if target.is_dir():
+            self.current()              # names it in problems; a directory is never written over
+            return
         if game_id is None:
             try:
                 target.unlink()

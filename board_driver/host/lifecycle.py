@@ -60,6 +60,10 @@ class LifecycleError(BoardDriverError, ValueError):
     """The game asked for cannot be played (no such game, already over ...)."""
 
 
+class Unplayable(LifecycleError):
+    """A game whose record is damaged so that nothing of it can be continued."""
+
+
 class ReplayError(JournalError):
     """A journal's record cannot be replayed; ``line`` is its line in the file."""
 
@@ -142,8 +146,9 @@ def check(rec: GameRecord) -> tuple[GameRecord, int | None]:
 
 def recover(store: GameStore, rec: GameRecord, bad_line: int, *, current: bool) -> str | None:
     """Copy the records before ``bad_line`` into the game ``<id>-recovered`` (made once; the
-    damaged file is not touched). Returns its id, or None when nothing can be kept."""
-    if not rec.header or rec.finished:
+    damaged file is not touched). Returns its id, or None when nothing can be kept (the header
+    itself is what is damaged: no copy could be played either)."""
+    if not rec.header or rec.finished or bad_line <= 1:
         return None
     gid = f"{rec.path.stem}-recovered"[:64]
     if store.path(gid).exists():
@@ -185,6 +190,8 @@ def open_game(store: GameStore, *, profile: BoardProfile, settings: Settings, va
     ``players`` and ``computer`` name only what the user gave: a resumed game keeps its own
     (journaled once, at its start) and journals only what changed."""
     notes: list[str] = []
+    for orphan in store.remove_orphans():
+        notes.append(f"removed {orphan}: a game file left half-made by a process stopped while creating it")
     current = store.current()
     if resume == "current":
         if current is None:
@@ -200,38 +207,44 @@ def open_game(store: GameStore, *, profile: BoardProfile, settings: Settings, va
     name = v.name                      # "random": the dice are thrown once
     left = None
     if not own and current is not None:
-        rec = load_any(store.path(current))
+        rec: GameRecord | None = load_any(store.path(current))
+        assert rec is not None
         going_on = not new and not fen and (variant is None or variant == rec.variant)
         if rec.damage is None and not rec.finished and going_on:
             # the usual start: resume (a record that cannot be replayed is found on the way)
-            return Opening(_resume_or_recover(store, rec, profile, settings, players, now, cls, notes, True,
-                                              computer), True, None, notes)
-        bad = None
-        if rec.damage is not None or not rec.finished:
-            rec, bad = check(rec)       # before a game is left: a damaged file is never written to
-        if bad is not None:
-            notes.append(f"damaged game record: {rec.damage} (the file is left as it is)")
-            copy = recover(store, rec, bad, current=False)
-            if copy is None:
-                store.set_current(None)
-            elif going_on:
-                notes.append(f"game {current}: its readable part ({_count(store, copy)}) goes on as game {copy}")
-                store.set_current(copy)
-                return Opening(_resume(store, copy, profile, settings, players, now, cls, computer), True, None,
-                               notes)
-            else:
-                notes.append(f"game {current}: its readable part is saved as game {copy}; "
-                             f"fairyboard play --resume {copy} continues it")
-                store.set_current(None)
-        elif not rec.finished:
-            question = (f"Game {current} ({rec.variant}, {len(rec.actions)} actions) is unfinished. "
-                        f"Leave it and start a new {variant or 'orthodox'} game?")
-            if confirm is not None and not confirm(question):
-                raise LifecycleError(f"nothing changed: game {current} is still in progress "
-                                     f"(fairyboard play resumes it)")
-            left = _leave(store, current)
-            notes.append(f"left game {current} ({rec.variant}, {len(rec.actions)} actions) unfinished: "
-                         f"fairyboard play --resume {current} continues it")
+            try:
+                return Opening(_resume_or_recover(store, rec, profile, settings, players, now, cls, notes, True,
+                                                  computer), True, None, notes)
+            except Unplayable:
+                store.set_current(None)     # noted; a new game starts, as for any other damage
+                rec = None
+        if rec is not None:
+            bad = None
+            if rec.damage is not None or not rec.finished:
+                rec, bad = check(rec)       # before a game is left: a damaged file is never written to
+            if bad is not None:
+                notes.append(f"damaged game record: {rec.damage} (the file is left as it is)")
+                copy = recover(store, rec, bad, current=False)
+                if copy is None:
+                    store.set_current(None)
+                elif going_on:
+                    notes.append(f"game {current}: its readable part ({_count(store, copy)}) goes on as game {copy}")
+                    store.set_current(copy)
+                    return Opening(_resume(store, copy, profile, settings, players, now, cls, computer), True, None,
+                                   notes)
+                else:
+                    notes.append(f"game {current}: its readable part is saved as game {copy}; "
+                                 f"fairyboard play --resume {copy} continues it")
+                    store.set_current(None)
+            elif not rec.finished:
+                question = (f"Game {current} ({rec.variant}, {len(rec.actions)} actions) is unfinished. "
+                            f"Leave it and start a new {variant or 'orthodox'} game?")
+                if confirm is not None and not confirm(question):
+                    raise LifecycleError(f"nothing changed: game {current} is still in progress "
+                                         f"(fairyboard play resumes it)")
+                left = _leave(store, current)
+                notes.append(f"left game {current} ({rec.variant}, {len(rec.actions)} actions) unfinished: "
+                             f"fairyboard play --resume {current} continues it")
     if callable(occupancy):
         occupancy = occupancy(v)
     s = start(store, name, profile=profile, settings=settings, occupancy=occupancy,
@@ -259,8 +272,9 @@ def _resume_or_recover(store: GameStore, rec: GameRecord, profile, settings, pla
         notes.append(f"damaged game record: {rec.damage} (the file is left as it is)")
         copy = recover(store, rec, exc.line, current=make_current)
         if copy is None:
-            raise LifecycleError(f"game {rec.id}: the game record is damaged and nothing of it can be "
-                                 f"continued: {rec.damage}") from None
+            notes.append(f"game {rec.path.stem}: nothing of it can be continued; it is listed as damaged")
+            raise Unplayable(f"game {rec.id}: the game record is damaged and nothing of it can be "
+                             f"continued: {rec.damage}") from None
         notes.append(f"game {rec.path.stem}: its readable part ({_count(store, copy)}) goes on as game {copy}")
         return _resume(store, copy, profile, settings, players, now, cls, computer)
 
@@ -356,8 +370,13 @@ def resume(store: GameStore, game_id: str, *, profile: BoardProfile, settings: S
     if not recs or recs[0].get("type") != "game":
         raise JournalError(f"{path}: no game header on the first line")
     header = recs[0]
-    variant = load_variant(header["variant"])
-    game = new_game(variant, header.get("start_fen"))
+    try:
+        variant = load_variant(header["variant"])
+        game = new_game(variant, header.get("start_fen"))
+    except (KeyError, ValueError, EngineError, BoardDriverError) as exc:
+        # the header names a variant or a start position this install cannot play (an upgrade
+        # renamed a variant file): nothing of the game can be replayed
+        raise ReplayError(f"{path}: line 1: {exc}", 1) from None
     layout = Layout.place(profile, variant.geometry)
     journal = store.open(game_id)
     s = (cls or Session)(game, variant_name=header["variant"], layout=layout, settings=settings, journal=journal,

@@ -171,7 +171,6 @@ def test_games_list_detail_and_pgn(server, token):
     for a, b in (("d2", "d4"), ("d7", "d5")):
         server.move(a, b)
     gid = server.wait_state()["game"]
-    (server_dir := None)
     games = server.get("/api/games")[1]["games"]
     mine = next(g for g in games if g["id"] == gid)
     assert mine["players"] == {"white": "Ann", "black": "Bob"} and mine["actions"] == 2 and not mine["damaged"]
