@@ -307,6 +307,9 @@ class GameRecord:
         return self.result
 
 
+MAX_RECORD = 64 * 1024      # bytes in one journal line: the longest real record is well under 1 KiB
+
+
 def read_prefix(path: Path) -> tuple[list[dict], str | None]:
     """The whole records of a journal up to the first unreadable line, and what is wrong with
     that line (``"<file>: line n: ..."``) or None. A torn last line (a write cut short) is not
@@ -320,8 +323,12 @@ def read_prefix(path: Path) -> tuple[list[dict], str | None]:
     for n, raw in enumerate(lines, 1):
         if not raw.strip():
             continue
+        if len(raw) > MAX_RECORD:
+            return out, f"{path}: line {n}: a record of {len(raw)} bytes (a journal record is at most {MAX_RECORD})"
         try:
             rec = json.loads(raw)
+        except RecursionError:
+            return out, f"{path}: line {n}: JSON nested too deeply to be a journal record"
         except ValueError:
             if n == len(lines):        # torn last line: a write cut short
                 break

@@ -9,7 +9,6 @@ an ``input`` is any console command. Blank lines are skipped.
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -59,6 +58,8 @@ def iter_events(lines: Iterable[str], geometry: Geometry, source: str = "events"
         where = f"{source} line {n}"
         try:
             obj = json.loads(text)
+        except RecursionError:
+            raise EventFileError(f"{where}: JSON nested too deeply to be an event") from None
         except json.JSONDecodeError as exc:
             raise EventFileError(f"{where}: not JSON ({exc.msg}): {text[:60]!r}") from None
         if not isinstance(obj, dict):
@@ -127,6 +128,23 @@ def play_events(session: Session, board: SimulatedBoard, clock: VirtualClock, ev
     return warnings
 
 
+MAX_LINE = 4096        # characters in one event line: an event is well under 100
+
+
+def bounded_lines(f, source: str) -> Iterator[str]:
+    """The lines of ``f``, each read with a bound: a line longer than :data:`MAX_LINE` (or one
+    that never ends, such as /dev/zero) is an EventFileError, never a file held in memory."""
+    n = 0
+    while True:
+        line = f.readline(MAX_LINE + 1)
+        if not line:
+            return
+        n += 1
+        if len(line) > MAX_LINE:
+            raise EventFileError(f"{source} line {n}: longer than {MAX_LINE} characters: not an event line")
+        yield line
+
+
 class EventScript:
     """An events file (or ``-``: standard input, spooled to a temporary file first), read line
     by line and never whole: :meth:`check` reads it through once before any game is created,
@@ -138,7 +156,8 @@ class EventScript:
         self.spool = None
         if name == "-":
             self.spool = tempfile.TemporaryFile("w+", encoding="utf-8")
-            shutil.copyfileobj(sys.stdin, self.spool)
+            for line in bounded_lines(sys.stdin, "<stdin>"):    # never a line without end in memory
+                self.spool.write(line)
             self.source = "<stdin>"
         else:
             try:
@@ -150,10 +169,10 @@ class EventScript:
     def _lines(self) -> Iterator[str]:
         if self.spool is not None:
             self.spool.seek(0)
-            yield from self.spool
+            yield from bounded_lines(self.spool, self.source)
         else:
-            with open(self.name, encoding="utf-8") as f:
-                yield from f
+            with open(self.name, encoding="utf-8", errors="replace") as f:
+                yield from bounded_lines(f, self.source)
 
     def check(self) -> None:
         for _ in iter_events(self._lines(), self.geometry, self.source):

@@ -90,3 +90,24 @@ def test_a_half_made_game_file_is_removed_at_start(tmp_path):
     r = run(data, "play", "--color", "never")
     assert r.returncode == 0, r.stderr
     assert not orphan.exists() and f"removed {orphan}" in r.stderr
+
+
+def test_an_events_line_without_end_is_refused_without_reading_it_whole(tmp_path):
+    r = subprocess.run(CLI + ["play", "--events", "/dev/zero"], capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, FAIRYBOARD_DATA=str(tmp_path)))
+    assert r.returncode == 2 and "/dev/zero line 1: longer than 4096 characters" in r.stderr
+
+
+def test_deeply_nested_json_in_an_events_file_is_a_clear_error(tmp_path):
+    events = tmp_path / "deep.jsonl"
+    events.write_text('{"t": 0, "lift": ' + "[" * 2000 + "]" * 2000 + "}\n")
+    r = run(tmp_path / "data", "play", "--events", str(events))
+    assert r.returncode == 2 and "line 1: JSON nested too deeply" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_a_journal_line_too_long_to_be_a_record_is_damage(tmp_path):
+    data = tmp_path / "data"
+    path = a_game(data)
+    with path.open("a") as f:
+        f.write('{"type": "event", "pad": "' + "x" * 100_000 + '"}\n')
+    assert status_of(data)[path.stem] == "damaged"
