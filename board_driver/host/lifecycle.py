@@ -98,6 +98,19 @@ def start(store: GameStore, variant_name: str, *, profile: BoardProfile, setting
     return s
 
 
+def playable_start(variant, fen: str | None):
+    """The game from ``fen`` (None: the variant's start), when a game can start there: a
+    position that is already over (an empty board in chess, a side without its royal piece,
+    checkmate) is a LifecycleError saying why."""
+    game = new_game(variant, fen)
+    if fen is not None:
+        out = game.outcome()
+        if out is not None:
+            raise LifecycleError(f"FEN {fen!r}: no game can start there: it is already over ({out.result}, "
+                                 f"{out.reason})")
+    return game
+
+
 def abandon(store: GameStore, game_id: str) -> None:
     """Record that the unfinished game ``game_id`` was left for another."""
     j = store.open(game_id)
@@ -204,6 +217,8 @@ def open_game(store: GameStore, *, profile: BoardProfile, settings: Settings, va
                           computer=computer)
     name = variant or "orthodox"
     v = load_variant(name)             # an unknown name fails here, before any game is left
+    if fen is not None:
+        playable_start(v, fen)         # and a position that cannot start a game
     name = v.name                      # "random": the dice are thrown once
     left = None
     if not own and current is not None:
@@ -341,7 +356,7 @@ def replace_game(session, store: GameStore, variant: str, *, profile: BoardProfi
     unfinished) and a new one starts, with ``players`` (else the same players)."""
     try:
         v = load_variant(variant)
-        start_occ = new_game(v, fen).occupancy()
+        start_occ = playable_start(v, fen).occupancy()
     except (EngineError, BoardDriverError, ValueError, OSError) as exc:
         raise LifecycleError(f"new: {exc}") from None
     if callable(occupancy):

@@ -205,6 +205,8 @@ class WebServer:
     async def _body(request: web.Request):
         try:
             return await request.json()
+        except RecursionError:
+            raise ApiError(400, "the body is JSON nested too deeply") from None
         except (ValueError, UnicodeDecodeError):
             raise ApiError(400, "the body is not valid JSON") from None
 

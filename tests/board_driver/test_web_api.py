@@ -364,3 +364,17 @@ def test_a_new_game_is_answered_once_it_is_on_disk_and_a_bad_one_is_refused(serv
     assert status == 200 and body["game"] != before["game"], body
     games = {g["id"] for g in server.get("/api/games")[1]["games"]}
     assert body["game"] in games                                   # on disk when the answer came
+
+
+def test_a_position_that_is_already_over_cannot_start_a_game(server, token):
+    before = server.wait_state()["game"]
+    for fen in ("8/8/8/8/8/8/8/8 w - - 0 1", "4k3/8/8/8/8/8/8/8 w - - 0 1"):
+        status, body = server.post("/api/new", {"variant": "orthodox", "fen": fen}, token=token)
+        assert status == 400 and "no game can start there" in body["error"], body
+    assert server.wait_state()["game"] == before
+
+
+def test_json_nested_too_deeply_is_a_bad_request(server, token):
+    status, body, _ = server.request("POST", "/api/command", raw=b'{"text": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+                                     token=token)
+    assert status == 400 and "nested too deeply" in body["error"]
