@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 from webtools import Server, colours_in, read_png
 
+pytestmark = pytest.mark.slow          # every test drives a real Chromium
+
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 SHOTS = Path(os.environ.get("FAIRYBOARD_SCREENSHOTS") or Path(__file__).resolve().parents[2] / "build" / "screenshots" / "web")
