@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from board_driver.config import load_variant
@@ -18,3 +20,17 @@ def variant():
         return cache[name]
 
     return get
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _a_data_folder_of_its_own(tmp_path_factory):
+    """A command a test runs without naming its data folder writes to this session's (one per
+    pytest-xdist worker), never to the user's games, and never holds a folder another worker
+    uses (one play or serve at a time per folder)."""
+    before = os.environ.get("FAIRYBOARD_DATA")
+    os.environ["FAIRYBOARD_DATA"] = str(tmp_path_factory.mktemp("fairyboard-data"))
+    yield
+    if before is None:
+        os.environ.pop("FAIRYBOARD_DATA", None)
+    else:
+        os.environ["FAIRYBOARD_DATA"] = before

@@ -262,17 +262,27 @@ def test_closing_while_the_computer_thinks_does_not_wait_for_its_time():
     assert not search.thread.is_alive() and not computer.thinking
 
 
-def test_attach_in_the_background_and_the_loop_lights_the_move():
+def test_attach_in_the_background_and_the_loop_lights_the_move(monkeypatch):
+    import board_driver.opponents.computer as computer_module
+    made: list[Gated] = []
+
+    def gated_player(*args, **kw):           # the player attach makes, answering only when let
+        made.append(Gated(make_player(*args, **kw)))
+        return made[-1]
+
+    monkeypatch.setattr(computer_module, "make_player", gated_player)
     t = Table("orthodox")
     s = t.session
     s.players = {"white": "builtin:1", "black": "Black"}
     computer = attach(s, seconds=0.3, background=True)
     assert computer is not None and computer.background and computer.hint() is None
+    assert len(made) == 1 and made[0].spec.kind == "builtin" and computer.thinking   # it searches at once
     rig = Rig(s)
     try:
-        rig.run((planned, None))
+        rig.run((always, lambda r: made[0].gate.set()), (planned, None))
     finally:
         s.close()
+    assert made[0].asked == [[]]
     a = s.computer.hint()
     assert a in s.game.legal_actions() and rig.shown[-1]["hint"] == a
     assert "Computer (white) is thinking." in s.notices + rig.notices

@@ -10,6 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow      # every test runs the CLI, several times
+
 CLI = [sys.executable, "-m", "board_driver.cli"]
 
 

@@ -57,6 +57,7 @@ def test_events_json_reports_the_game_and_saves_it(tmp_path, env):
     assert shown["moves"] == out["moves"]
 
 
+@pytest.mark.slow
 def test_events_json_reports_an_open_prompt_and_a_mismatch(tmp_path, env):
     fen = "4k3/P7/8/8/8/8/8/4K3 w - - 0 1"
     evs = [Ev(100, "lift", "a7"), Ev(400, "place", "a8")]
@@ -73,6 +74,7 @@ def test_events_json_reports_an_open_prompt_and_a_mismatch(tmp_path, env):
     assert out["pending"]["moves"] == [["e3", "e1"]]
 
 
+@pytest.mark.slow
 def test_malformed_event_lines_are_named_and_no_game_is_started(tmp_path, env):
     cases = {
         '{"t": 0, "lift": "e2"}\nnot json\n': "line 2: not JSON",
@@ -91,6 +93,7 @@ def test_malformed_event_lines_are_named_and_no_game_is_started(tmp_path, env):
     assert "No games saved yet" in run(["games", "list"], env).stdout
 
 
+@pytest.mark.slow
 def test_interactive_play_help_errors_and_a_clean_quit_on_eof(env):
     r = run(["play"], env, stdin="help\nfly\nlift e5\ne2-e4\nlift g8\nplace f6\n")
     assert r.returncode == 0, r.stderr
@@ -112,6 +115,7 @@ def test_interactive_play_help_errors_and_a_clean_quit_on_eof(env):
     assert "\x1b[48;2;" in r.stdout
 
 
+@pytest.mark.slow
 def test_new_game_from_the_console_abandons_the_old_one(env):
     r = run(["play"], env, stdin="e2-e4\nnew nosuch\nd7-d5\nnew chego\nplace d4\nchoose knight\n")
     assert "unknown variant 'nosuch'" in r.stdout and "New game" in r.stdout
@@ -120,6 +124,7 @@ def test_new_game_from_the_console_abandons_the_old_one(env):
     assert json.loads(run(["games", "show", "latest", "--json"], env).stdout)["moves"] == ["N@d4"]
 
 
+@pytest.mark.slow
 def test_games_list_show_and_a_pgn_python_chess_reads_back(tmp_path, env):
     rng = random.Random(7)
     v = load_variant("orthodox")
@@ -220,6 +225,7 @@ def scripted_game():
     return [a.text for a in acts], lines, {a.kind for a in acts}
 
 
+@pytest.mark.slow
 def test_kill_9_at_random_points_then_restart_resumes_the_same_game(env):
     want, lines, kinds = scripted_game()
     assert {"castle", "en-passant", "promotion", "capture"} <= kinds    # the script has the hard cases
@@ -249,6 +255,7 @@ def test_kill_9_at_random_points_then_restart_resumes_the_same_game(env):
     assert json.loads(run(["games", "show", "latest", "--json"], env2).stdout)["moves"] == want
 
 
+@pytest.mark.slow
 def test_a_random_variant_game_resumes_with_the_same_dice(env):
     first = run(["play", "--variant", "random", "--new"], env, stdin="quit\n")
     name = next(w.rstrip(".") for line in first.stdout.splitlines() if line.startswith("New game")

@@ -29,6 +29,7 @@ def sample():
     return [(v, seed, noisy_game(v, seed)) for v, seed in SAMPLE]
 
 
+@pytest.mark.slow
 def test_noisy_games_never_record_a_move_that_was_not_played(sample):
     verdicts = Counter()
     for v, seed, ng in sample:
@@ -38,6 +39,7 @@ def test_noisy_games_never_record_a_move_that_was_not_played(sample):
     assert verdicts["equal"] >= 0.8 * len(sample), verdicts
 
 
+@pytest.mark.slow
 def test_the_sample_has_every_noise_kind_and_every_source(sample):
     kinds = Counter()
     sources = set()

@@ -285,6 +285,7 @@ def test_game_ids_are_checked_so_show_cannot_read_outside_the_games_folder(tmp_p
         GameStore(data).path("../x")
 
 
+@pytest.mark.slow
 def test_a_second_process_on_the_same_data_folder_is_refused(tmp_path):
     env = dict(os.environ, FAIRYBOARD_DATA=str(tmp_path / "data"))
     env.pop("XDG_DATA_HOME", None)

@@ -80,6 +80,7 @@ class Ticks:
         return self.t
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", FAMILIES)
 def test_builtin_beats_the_random_mover(name):
     v = load_variant(name)
@@ -159,6 +160,7 @@ def _cli(args, data, **kw):
                           env=env, timeout=300, **kw)
 
 
+@pytest.mark.slow
 def test_match_command_scores_saves_and_exports(tmp_path):
     r = _cli(["match", "--variant", "orthodox", "--white", "builtin:2", "--black", "random", "--games", "2",
               "--time", "0.05", "--seed", "5"], tmp_path)

@@ -84,6 +84,7 @@ def test_pairing_lights_a_piece_and_grants_a_token_as_a_cookie(server):
     assert server.wait_state()["pending"] is None      # the piece lifted and put back is no move
 
 
+@pytest.mark.slow
 def test_a_game_played_through_sim_is_refereed_like_python_chess(server, token):
     server.new_game(token, "orthodox")
     ref = chess.Board()
@@ -314,6 +315,7 @@ def test_the_computer_is_offered_and_its_move_is_carried_out_on_the_board(server
     assert st["moves"] == ["e2e4", a + b] and st["turn"] == "white" and st["computer"] is None
 
 
+@pytest.mark.slow
 def test_serve_serves_the_page_for_the_board_it_runs(tmp_path):
     """`serve --web` on the simulated profile: the board is set up and plays as under `play --web`
     (/api/sim moves its pieces); SIGINT stops both."""

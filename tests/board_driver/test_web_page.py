@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 from webtools import Server, colours_in, read_png
 
+pytestmark = pytest.mark.slow          # every test drives a real Chromium
+
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 SHOTS = Path(os.environ.get("FAIRYBOARD_SCREENSHOTS") or Path(__file__).resolve().parents[2] / "build" / "screenshots" / "web")
@@ -126,6 +128,10 @@ def drag(browser, a, b):
     for i in range(1, 9):
         cdp("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x0 + (x1 - x0) * i / 8, "y": y0 + (y1 - y0) * i / 8,
                                          "button": "left", "buttons": 1})
+    # the board takes a press as a drag in its next animation frame (before that, a release is a
+    # click); a hand's drag spans frames, so let the page draw two before the release, which
+    # a busy machine may otherwise deliver in the same frame as the moves
+    browser.execute_async_script("requestAnimationFrame(() => requestAnimationFrame(arguments[0]))")
     cdp("Input.dispatchMouseEvent", {"type": "mouseReleased", "x": x1, "y": y1, "button": "left", "clickCount": 1})
 
 

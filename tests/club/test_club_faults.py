@@ -16,6 +16,8 @@ import time
 import pytest
 from clubtools import OPERA, TcpProxy
 
+pytestmark = pytest.mark.slow          # a real broker killed, cut and restarted
+
 
 def same_as_journal(store, board, gid, lines) -> bool:
     return (store.seqs(board, gid) == list(range(len(lines)))

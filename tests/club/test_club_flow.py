@@ -9,6 +9,7 @@ import time
 import urllib.request
 
 import chess.pgn
+import pytest
 from clubtools import OPERA
 
 _OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
@@ -109,6 +110,7 @@ def test_store_keeps_each_record_once_in_its_place(tmp_path):
     assert [json.loads(x) for x in st.journal_lines("b", "g")] == [json.loads(r) for r in recs]
 
 
+@pytest.mark.slow
 def test_retained_state_health_and_presence(make_board, make_recorder, broker):
     """A newcomer (a second page, a broadcaster's tool) learns every game's state, the board's
     health and presence from the broker's retained messages alone."""

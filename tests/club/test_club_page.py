@@ -27,6 +27,7 @@ def _put(store, board, variant, moves, result=None):
     store.add_records([(board, "g1", i, json.dumps(r)) for i, r in enumerate(recs)])
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(CHROMIUM is None, reason="no Chromium (scripts/system-deps installs it)")
 def test_page_draws_every_board_with_the_board_component(tmp_path):
     from board_driver.club.store import RecorderStore

@@ -12,6 +12,7 @@ import sys
 import time
 import urllib.request
 
+import pytest
 import yaml
 from clubtools import free_port
 
@@ -34,6 +35,7 @@ def _get(url: str) -> tuple[int, str]:
         return 0, ""
 
 
+@pytest.mark.slow
 def test_serve_publishes_and_recorder_serves(tmp_path, broker):
     profile = tmp_path / "board.yaml"
     profile.write_text(yaml.safe_dump({"name": "sim", "files": 12, "ranks": 8,
@@ -99,6 +101,7 @@ def test_serve_rejects_a_bad_broker_section(tmp_path):
     assert not (tmp_path / "d" / "games").exists()      # nothing started
 
 
+@pytest.mark.slow
 def test_tls_broker(tmp_path):
     """Boards and recorder over TLS (a test CA, the profile's tls: {ca: FILE}, the recorder's
     --ca): the game arrives; a board that does not trust the broker's certificate sends nothing."""

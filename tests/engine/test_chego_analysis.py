@@ -118,6 +118,7 @@ def check(game):
     return sum(1 for v in legal.values() if v)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", CHEGO + ["fairy"])
 def test_analysis_agrees_with_the_rules_drop_by_drop_along_random_games(variant):
     v = fairy_chego() if variant == "fairy" else load_variant(variant)
@@ -148,6 +149,7 @@ def crowded(v, rng, n):
             return pos.fen()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", CHEGO + ["fairy", "fairy-no-holes"])
 def test_analysis_agrees_with_the_rules_on_crowded_positions(variant):
     if variant.startswith("fairy"):

@@ -155,6 +155,7 @@ def engine_actions(game):
 
 @pytest.mark.parametrize("variant, seed", [
     ("chego", 1), ("chego", 2), ("chego-holes", 3), ("chego-12x8", 4)])
+@pytest.mark.slow
 def test_engine_agrees_with_the_naive_referee_along_random_games(variant, seed):
     game = new_game(load_variant(variant))
     rng = random.Random(seed)
@@ -189,6 +190,7 @@ def random_position(rng, variant, n):
     return f"{placement}[{hand}] {rng.choice('wb')} - - 0 1"
 
 
+@pytest.mark.slow
 def test_engine_agrees_with_the_naive_referee_on_crowded_positions():
     # Small boards crowded with random pieces: kills, multiple kills and suicides come often.
     king = {"royal": False, "castles": False}

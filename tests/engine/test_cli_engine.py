@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import chess
+import pytest
 
 
 def run(*args, ok=True):
@@ -109,6 +110,7 @@ def test_fsf_section_loads_in_fairy_stockfish():
     assert len(pyffish.legal_moves("fairyboard-tomorrow-3", pyffish.start_fen("fairyboard-tomorrow-3"), [])) == 29
 
 
+@pytest.mark.slow
 def test_variant_random_throws_the_dice_and_names_the_outcome():
     seen = set()
     for _ in range(4):

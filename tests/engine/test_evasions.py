@@ -63,6 +63,7 @@ def test_moves_out_of_check_are_those_of_the_exact_test(name):
     assert len(positions) >= 20
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["orthodox", "tomorrow-1", "tomorrow-4-great", "courier"])
 def test_checks_met_in_play_are_the_same_with_and_without_pruning(name):
     from engine.game import new_game

@@ -256,6 +256,7 @@ class Ref:
         return sorted(out)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["tomorrow-1", "tomorrow-4", "tomorrow-5", "tomorrow-4-great"])
 def test_random_games_match_the_naive_reference(variant, name):
     v = variant(name)

@@ -130,6 +130,7 @@ def test_en_passant_on_twelve_files(variant):
 
 
 # ---------------------------------------------------------------- notation
+@pytest.mark.slow
 def test_san_and_coordinate_notation_round_trip(variant):
     for name in ("orthodox", "tomorrow-1", "tomorrow-3", "tomorrow-4"):
         v = variant(name)

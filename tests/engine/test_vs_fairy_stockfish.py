@@ -46,6 +46,7 @@ def test_every_exported_section_loads_under_its_own_name_and_matches_perft(name)
     assert perft(Position.from_fen(v), 1) == fsf_perft(fsf_name(name), v.start_fen, 1)
 
 
+@pytest.mark.slow
 def test_the_fsf_command_exports_courier_under_a_name_fairy_stockfish_does_not_have():
     assert "courier" in BUILT_IN                            # why the prefix is needed
     out = subprocess.run([sys.executable, "-m", "board_driver.cli", "fsf", "--variant", "courier"],
@@ -75,6 +76,7 @@ def fsf_perft(name: str, fen: str, depth: int, moves=()) -> int:
     return sum(fsf_perft(name, fen, depth - 1, list(moves) + [m]) for m in legal)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["orthodox", "tomorrow-2", "tomorrow-3", "courier"])
 def test_start_perft_3(name):
     v = load_variant(name)
@@ -108,6 +110,7 @@ def _random_walk(name: str, games: int, plies: int, seed: int):
     return seen
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["orthodox", "tomorrow-2", "tomorrow-3", "courier"])
 def test_random_games_match(name):
     seen = _random_walk(name, games=4, plies=100, seed=hash(name) & 0xFFFF)
@@ -117,6 +120,7 @@ def test_random_games_match(name):
         assert perft(Position.from_fen(v, fen), 2) == fsf_perft(fsf_name(name), v.start_fen, 2, moves), fen
 
 
+@pytest.mark.slow
 def test_random_variant_arrays_match():
     for i, name in enumerate(RANDOM):
         _random_walk(name, games=1, plies=80, seed=i)

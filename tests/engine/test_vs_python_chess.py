@@ -47,6 +47,7 @@ def test_start_perft_4_is_the_published_count(variant):
     assert perft(Position.from_fen(variant("orthodox")), 4) == 197281
 
 
+@pytest.mark.slow
 def test_random_games_have_the_same_legal_moves_and_fen(variant):
     """Along 40 random games, every position has python-chess's legal moves and FEN."""
     v = variant("orthodox")

@@ -100,6 +100,7 @@ def firmware_wire(msg) -> bytes:
     return bytes(p.encode_frame(type(msg).TYPE, payload))
 
 
+@pytest.mark.slow
 @fast
 @given(messages)
 def test_host_round_trip(msg):
@@ -174,6 +175,7 @@ def corrupt(wire: bytes, op) -> tuple[bytes, int, int]:
     return wire[:pos] + wire[pos + arg:], pos, pos + arg - 1
 
 
+@pytest.mark.slow
 @fixed
 @given(st.lists(messages, min_size=1, max_size=6), corruption)
 def test_one_corruption_costs_at_most_the_frames_it_touches(msgs, op):

@@ -137,6 +137,7 @@ def test_wizard_on_the_gpio_matrix_with_pi_leds(gpio, reed, clock):
     assert len(cal.readings) == 96
 
 
+@pytest.mark.slow
 def test_wizard_on_the_pico_firmware_over_a_pty(tmp_path, reed, clock):
     faulty(reed)
     rig = SerialRig(tmp_path, reed=reed, clock=clock, led_order=LedOrder(), installed=REVERSED, quantum_ms=5)

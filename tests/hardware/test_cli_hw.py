@@ -129,6 +129,7 @@ def test_systemd_verify_catches_what_the_equivalent_check_catches(tmp_path):
         check_unit(ROOT / "hardware/systemd/fairyboard.service")
 
 
+@pytest.mark.slow
 def test_install_keeps_a_calibrated_profile_and_dry_run_writes_nothing(tmp_path):
     assert cli("install-service", "--root", str(tmp_path), "--board", "pico-serial", "--bin", FAIRYBOARD,
                "--user", "pi").returncode == 0
@@ -208,6 +209,7 @@ def spawn(*args, env=None):
                             env={**os.environ, **(env or {})})
 
 
+@pytest.mark.slow
 def test_selftest_reports_closed_sensors_leds_and_link_counters(pico):
     pico.closed = {G.parse("c3"), G.parse("k8")}
     r = cli("selftest", "--board", str(pico.profile), "--seconds", "1.5", "--json")
@@ -230,6 +232,7 @@ def test_selftest_reports_closed_sensors_leds_and_link_counters(pico):
     assert r.returncode == 0 and "closed now: c3, k8" in r.stdout and "selftest: all fine" in r.stdout
 
 
+@pytest.mark.slow
 def test_selftest_names_a_flickering_sensor(pico):
     stop = threading.Event()
 
@@ -247,6 +250,7 @@ def test_selftest_names_a_flickering_sensor(pico):
     assert r.returncode == 1 and "PROBLEM: sensors: flickering f5" in r.stdout
 
 
+@pytest.mark.slow
 def test_calibrate_one_square_after_a_repair_through_the_cli(pico, tmp_path):
     # a full calibration found e4 dead; the reed switch was replaced; re-run e4 only
     readings = {sq: frozenset({sq}) for sq in range(96)}
@@ -292,6 +296,7 @@ def start_position_sensors():
     return layout, set(layout.closed_sensors(new_game(v).occupancy()))
 
 
+@pytest.mark.slow
 def test_serve_plays_on_the_board_and_stops_cleanly_on_sigterm(pico, tmp_path):
     layout, closed = start_position_sensors()
     pico.closed = set(closed)

@@ -13,9 +13,12 @@ import signal
 import subprocess
 import time
 
+import pytest
 from test_cli_hw import G8, Expect, pico, spawn, start_position_sensors  # noqa: F401  (pico: a fixture)
 
 from board_driver.journal import GameStore
+
+pytestmark = pytest.mark.slow          # the service as a process, killed and restarted
 
 
 class Lines:

@@ -25,6 +25,8 @@ from board_driver.maintenance.calibrate import (
 from board_driver.referee.layout import LedOrder
 from engine.geometry import Geometry
 
+pytestmark = pytest.mark.slow          # the service with its page, in Chromium, on emulated hardware
+
 G = Geometry(12, 8)
 ORDER = LedOrder(12, 8, "serpentine", "a1")       # the pico-serial profile's chain
 
