@@ -96,7 +96,8 @@ class Session:
         self.clock_paused = False           # stopped by `clock pause` until `clock start`
         self.clock_setup = False            # a new game's clock starts once the board is set up
         self._push_turns: list[tuple[int, int]] = []
-        self.flag_until: int | None = None  # no flag falls after this time (an events script's end)
+        self.flag_until: int | None = None  # no flag falls after this time (during an events script's settling)
+        self.clock_horizon: int | None = None   # an events script's last event: its report reads the clocks there
 
     # -- inputs -----------------------------------------------------------------------------------
     def on_frame(self, frame: RawFrame) -> None:
@@ -647,7 +648,8 @@ class Session:
             "turn": COLOR[g.turn], "result": out.result if out else None,
             "reason": out.reason if out else None, "pending": self.pending(),
             "journal": str(self.journal.path) if self.journal is not None else None,
-            "state": texts.state_json(g), "clocks": self.clocks(),
+            "state": texts.state_json(g),
+            "clocks": self.clocks(min(self.now, self.clock_horizon) if self.clock_horizon is not None else None),
         }
 
     def attach_computer(self, computer) -> None:

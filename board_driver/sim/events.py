@@ -114,6 +114,7 @@ def play_events(session: Session, board: SimulatedBoard, clock: VirtualClock, ev
     if display is not None:
         display.update(session)
     last = session.now
+    session.clock_horizon = None
     for i, ev in enumerate(events, 1):
         last = ev.t
         clock.advance_to(ev.t)
@@ -131,8 +132,7 @@ def play_events(session: Session, board: SimulatedBoard, clock: VirtualClock, ev
         settle(session, display)
     finally:
         session.flag_until = None
-    if session.clock is not None and session.outcome() is None:
-        session.now = max(session.now, last)
+    session.clock_horizon = last
     return warnings
 
 
