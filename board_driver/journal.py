@@ -18,7 +18,16 @@ A game is one file ``<data>/games/<id>.jsonl``, one JSON object per line:
     how the computer plays changed (``play --resume ID --move-time S``; the header's
     ``computer`` holds it from the start);
 ``{"type": "resign", "color": "white"}``, ``{"type": "result", "result": "1-0", "reason": ...}``
-    the end of the game (a takeback after it removes the result: ``{"type": "reopen"}``).
+    the end of the game (a takeback after it removes the result: ``{"type": "reopen"}``);
+``{"type": "flag", "color": "white", "t": ms, "draw": false, "clk": [0, 41200]}``
+    a flag fell (the result record follows, ``"reason": "time forfeit"``).
+
+Under a time control (the header's ``"clock": {"tc": "300+3", "mode": "auto"}``) every
+``push`` carries ``"clk": [w, b]`` (both times left after it, in ms), ``"clk0"`` (both times
+just before it: what a takeback restores) and ``"n"`` (moves completed per side); every
+``pop`` and ``result`` carries ``"clk"``; ``{"type": "clock", "op": "pause" | "start" |
+"adjust" | "press", "clk": [w, b], "n": [..]}`` records the rest. A resume restores the clocks
+of the last of these records, stopped until the next board event or ``clock start``.
 
 Actions and results are written with ``fsync`` before the LEDs confirm them; board events
 are written without, by the end of the step that saw them (in the same write as the action
@@ -285,6 +294,7 @@ class GameRecord:
     result: str | None = None
     reason: str | None = None
     action_lines: list[int] = field(default_factory=list)     # the line of each action's push record
+    clocks: list[list[int] | None] = field(default_factory=list)   # per action: [white ms, black ms] after it
     damage: str | None = None       # why the file cannot be read whole ("<file>: line n: ...")
 
     @property
@@ -378,16 +388,25 @@ def record_from(path: Path, recs: list[dict], damage: str | None = None, *,
                 break
             rec.actions.append(r["action"])
             rec.action_lines.append(_nth(lines, first + i))
+            clk = r.get("clk")
+            rec.clocks.append(list(clk) if isinstance(clk, list) and len(clk) == 2 else None)
         elif t == "pop":
             if rec.actions:
                 rec.actions.pop()
                 rec.action_lines.pop()
+                rec.clocks.pop()
             rec.result = rec.reason = None
         elif t == "resign":
             # the result record follows; a journal without it still ends in the resignation
             color = r.get("color")
             rec.result = "1-0" if color == "black" else "0-1" if color == "white" else rec.result
             rec.reason = "resignation"
+        elif t == "flag":
+            # a flag fell: the result record follows; a journal without it still ends on time
+            color = r.get("color")
+            rec.result = "1/2-1/2" if r.get("draw") else "1-0" if color == "black" else "0-1" if color == "white" \
+                else rec.result
+            rec.reason = "time forfeit"
         elif t == "result":
             rec.result, rec.reason = r.get("result"), r.get("reason")
         elif t == "reopen":

@@ -31,12 +31,25 @@ def replay(rec: GameRecord):
     return variant, game, sans, None
 
 
-def movetext(sans, start_fullmove: int = 1) -> str:
-    """Numbered moves; a side's consecutive actions share a number; silent ones are comments."""
+def clk_text(ms: int) -> str:
+    """A time left as PGN's ``%clk`` writes it: ``h:mm:ss``, with the milliseconds after a
+    point when there are any (``0:00:56.6``), so the figure is exact."""
+    ms = max(0, ms)
+    s = ms // 1000
+    out = f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"
+    if ms % 1000:
+        out += "." + f"{ms % 1000:03d}".rstrip("0")
+    return out
+
+
+def movetext(sans, start_fullmove: int = 1, clocks=None) -> str:
+    """Numbered moves; a side's consecutive actions share a number; silent ones are comments.
+    ``clocks`` (per action: [white ms, black ms] after it, or None) adds ``{[%clk h:mm:ss]}``
+    with the mover's time after each action."""
     parts = []
     number = start_fullmove
     prev_turn = None
-    for turn, action, san in sans:
+    for i, (turn, action, san) in enumerate(sans):
         if prev_turn is not None and turn == 0 and prev_turn == 1:
             number += 1
         if turn != prev_turn:
@@ -45,6 +58,9 @@ def movetext(sans, start_fullmove: int = 1) -> str:
             elif prev_turn is None:
                 parts.append(f"{number}...")        # Black begins (a FEN with Black to move)
         parts.append("{" + san + "}" if action.silent else san)
+        clk = clocks[i] if clocks is not None and i < len(clocks) else None
+        if clk is not None:
+            parts.append("{[%clk " + clk_text(clk[turn]) + "]}")
         prev_turn = turn
     return " ".join(parts)
 
@@ -80,6 +96,9 @@ def pgn_of(rec: GameRecord) -> str:
             ("Variant", "Standard" if rec.variant == "orthodox" else rec.variant),
             ("FairyboardVariant", rec.variant),
             ("SetUp", "1"), ("FEN", rec.header.get("start_fen", variant.start_fen))]
+    tc = (rec.header.get("clock") or {}).get("tc") if isinstance(rec.header.get("clock"), dict) else None
+    if tc:
+        tags.append(("TimeControl", tc))
     if rec.result and rec.result != result and not damage:
         tags.append(("VariantResult", rec.result))
     # the way the game ended (checkmate, resignation, stalemate, a rule draw, territory...);
@@ -87,7 +106,7 @@ def pgn_of(rec: GameRecord) -> str:
     tags.append(("Termination", "unterminated" if damage or rec.result is None else rec.reason or "normal"))
     tags.append(("GameId", rec.id))
     head = "\n".join(f'[{k} "{str(v).replace(chr(92), chr(92) * 2).replace(chr(34), chr(92) + chr(34))}"]' for k, v in tags)
-    body = movetext(sans, fullmove(rec.header.get("start_fen")))
+    body = movetext(sans, fullmove(rec.header.get("start_fen")), rec.clocks if tc else None)
     if damage:
         body += " {the game record is damaged from here: " + damage.replace("}", ")") + "}"
     text = (body + " " + result).strip()

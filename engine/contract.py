@@ -71,6 +71,7 @@ class Termination(TextEnum):
     THREEFOLD = "threefold repetition"
     REPETITION = "repetition"                   # a variant's n-fold repetition other than three
     RESIGNATION = "resignation"
+    TIME_FORFEIT = "time forfeit"               # a flag fell (a win, or a draw: see engine.timeout)
     TERRITORY = "territory"                     # Chego: both players passed, points counted
     NO_ROYAL_IN_ARMY = "no royal piece in army"  # Army csipgs: an army was set up without one
     ADJUDICATED = "adjudicated"                 # a match ended a game that went on too long
@@ -267,7 +268,7 @@ class Game(Protocol):
         """Why ``verb`` cannot be played now ('' when it can, or when the family has no
         better reason than the parser's)."""
 
-    def resign(self, color: int) -> None: ...
+    def resign(self, color: int, reason: Termination = Termination.RESIGNATION, *, draw: bool = False) -> None: ...
     def unresign(self) -> None: ...
 
 

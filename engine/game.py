@@ -162,12 +162,18 @@ def new_game(variant, fen: str | None = None):
 
 class Resignable:
     """Resignation, the same in every family: ``resign(color)`` ends the game for the other
-    side; ``unresign()`` takes it back (so does ``pop()``)."""
+    side; ``unresign()`` takes it back (so does ``pop()``). A flag fall ends a game the same
+    way: ``resign(color, Termination.TIME_FORFEIT, draw=...)`` (drawn when the other side
+    cannot win: :func:`engine.timeout.can_win`)."""
 
     resigned: int | None = None
+    ended_by: Termination = Termination.RESIGNATION
+    ended_drawn: bool = False
 
-    def resign(self, color: int) -> None:
+    def resign(self, color: int, reason: Termination = Termination.RESIGNATION, *, draw: bool = False) -> None:
         self.resigned = color
+        self.ended_by = Termination(reason)
+        self.ended_drawn = bool(draw)
         self._forget_outcome()
 
     def unresign(self) -> None:
@@ -175,9 +181,12 @@ class Resignable:
         self._forget_outcome()
 
     def resignation(self) -> Outcome:
-        """The outcome of the resignation (only while ``resigned`` is set)."""
+        """The outcome of the resignation or flag fall (only while ``resigned`` is set)."""
         assert self.resigned is not None
-        return Outcome("0-1" if self.resigned == WHITE else "1-0", str(Termination.RESIGNATION), self.resigned ^ 1)
+        reason = str(getattr(self, "ended_by", Termination.RESIGNATION))
+        if getattr(self, "ended_drawn", False):
+            return Outcome("1/2-1/2", reason, None)
+        return Outcome("0-1" if self.resigned == WHITE else "1-0", reason, self.resigned ^ 1)
 
     def _forget_outcome(self) -> None:
         """Drop cached legal actions/outcome (families with caches override)."""

@@ -90,19 +90,24 @@ def cmd_show(args) -> int:
     variant, game, sans, problem = replay(rec)
     damage = rec.damage or problem
     pl = rec.header.get("players") or {}
+    spec = rec.header.get("clock") if isinstance(rec.header.get("clock"), dict) else None
+    tc = spec.get("tc") if spec else None
     if args.json:
         print(json.dumps({"id": rec.id, "variant": rec.variant, "date": rec.header.get("date"),
                           "players": pl, "result": rec.result, "reason": rec.reason,
                           "status": "damaged" if damage else rec.status, "damage": damage,
                           "moves": list(rec.actions[:len(sans)]), "san": [s for _, _, s in sans],
                           "start_fen": rec.header.get("start_fen"), "fen": game.fen(),
+                          "time_control": tc, "clocks": rec.clocks[:len(sans)] if tc else None,
                           "journal": str(rec.path)}))
         return 1 if damage else 0
     print(f"Game {rec.id}: {rec.variant}, {rec.header.get('date', '?')}")
     print(f"White: {pl.get('white', '?')}  Black: {pl.get('black', '?')}")
     print(f"Result: {_result_text(rec)}")
     print(f"Start: {rec.header.get('start_fen')}")
-    print(f"Moves: {movetext(sans, fullmove(rec.header.get('start_fen')))}")
+    if tc:
+        print(f"TimeControl: {tc}")
+    print(f"Moves: {movetext(sans, fullmove(rec.header.get('start_fen')), rec.clocks if tc else None)}")
     print(f"Position: {game.fen()}")
     print(f"Journal: {rec.path}")
     if damage:

@@ -76,6 +76,8 @@ def register(sub) -> None:
     p.add_argument("--move-time", type=float, metavar="S",
                    help="seconds the computer thinks a move (default: what the game was started with, else 1; "
                         "kept in the game record)")
+    from board_driver.cli.play_cmds import add_clock_args
+    add_clock_args(p)
     p.add_argument("--web", metavar="HOST:PORT", help="serve the board's page here (docs/web.md; default: the "
                                                      "board profile's web.listen, else no page)")
     p.add_argument("--events", metavar="FILE",

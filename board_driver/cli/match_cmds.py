@@ -30,6 +30,9 @@ def register(sub) -> None:
     p.add_argument("--black", required=True, metavar="B", help="engine B, black in the first game")
     p.add_argument("--games", type=_positive, default=2, metavar="N", help="number of games (default 2)")
     p.add_argument("--time", type=_seconds, default=1.0, metavar="S", help="seconds a move (default 1)")
+    p.add_argument("--clock", metavar="TC", help="play on a chess clock (PGN TimeControl: 60+1, 40/300:60, d60+1): "
+                                                 "each engine thinks what its clock allows, a flag fall loses "
+                                                 "(or draws: docs/board-driver.md); --time is then unused")
     p.add_argument("--seed", type=int, help="seed for the random mover (repeatable matches)")
     p.add_argument("--json", action="store_true", help="print one JSON object (games, score, elo) instead")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on standard error")
@@ -71,6 +74,8 @@ def cmd_match(args) -> int:
         why = can_play(spec, variant)
         if why is not None:
             raise PlayerError(f"{spec} cannot play {variant.name}: {why}")
+    from board_driver.referee.clock import TimeControl
+    tc = TimeControl.parse(args.clock) if getattr(args, "clock", None) else None
     store = GameStore(data_dir())
     progress = not args.no_progress
     score = MatchScore()
@@ -88,9 +93,10 @@ def cmd_match(args) -> int:
             white, black = (a, b) if g % 2 == 0 else (b, a)
             names = {"white": white.spec.text, "black": black.spec.text}
             gid, journal = store.create(variant.name, _start_fen(variant), players=names,
-                                        extra={"event": "match", "round": g + 1, "time": args.time})
+                                        extra={"event": "match", "round": g + 1, "time": args.time,
+                                               **({"clock": {"tc": tc.text, "mode": "auto"}} if tc else {})})
             try:
-                out, n = play_game(variant, white, black, seconds=args.time, journal=journal)
+                out, n = play_game(variant, white, black, seconds=args.time, journal=journal, tc=tc)
             finally:
                 journal.close()
             pa = points_for(out.result, 0 if g % 2 == 0 else 1)

@@ -53,6 +53,7 @@ def register(sub) -> None:
     p.add_argument("--move-time", type=float, metavar="S",
                    help="seconds the computer thinks a move (default: what the game was started with, else 1; "
                         "kept in the game record)")
+    add_clock_args(p)
     p.add_argument("--yes", "-y", action="store_true", help="leave an unfinished game without asking")
     p.add_argument("--board", help="board profile (configs/boards/NAME.yaml; default from configs/defaults.yaml)")
     p.add_argument("--color", choices=("auto", "always", "never"), default="auto",
@@ -61,6 +62,17 @@ def register(sub) -> None:
                    help="serve the board's page (docs/web.md) instead of the terminal: at HOST:PORT, else at the "
                         "board profile's web.listen, else 127.0.0.1:8080")
     p.set_defaults(handler=cmd_play)
+
+
+def add_clock_args(p) -> None:
+    """--clock TC and --clock-mode, for play, serve and match."""
+    p.add_argument("--clock", metavar="TC",
+                   help="a chess clock for a new game, in PGN TimeControl syntax: 300 (sudden death), 300+3 "
+                        "(increment), 40/5400+30:1800+30 (periods), d300+5 (simple delay), - (none); "
+                        "default: the board profile's clock, else none. A resumed game keeps its own")
+    p.add_argument("--clock-mode", choices=("auto", "press"),
+                   help="auto: the board switches the clock when a move is made (default); press: the players "
+                        "switch it (the end button, the page's clock button, the press command)")
 
 
 def _ask(question: str) -> bool:

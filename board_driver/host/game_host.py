@@ -30,7 +30,7 @@ from typing import Callable, Protocol
 
 from board_driver.devices import LedSink, RawFrame, SensorSource
 from board_driver.errors import BoardDriverError
-from board_driver.host.lifecycle import LifecycleError, Opening, open_game, replace_game
+from board_driver.host.lifecycle import LifecycleError, Opening, clock_spec, open_game, replace_game
 from board_driver.journal import GameStore, load_any
 from board_driver.opponents.computer import attach, check_players
 from board_driver.referee.commands import NewGameRequest
@@ -57,6 +57,8 @@ class GameRequest:
     white: str | None = None
     black: str | None = None
     move_time: float | None = None
+    clock: str | None = None            # a time control (300+3 ...; "-": none); None: the default
+    clock_mode: str | None = None       # "auto" (the board switches the clock) or "press"
     own: bool = False                   # a game of its own (an events script): never the one play resumes
     confirm: Callable[[str], bool] | None = None
 
@@ -66,7 +68,8 @@ class GameRequest:
         return cls(variant=getattr(args, "variant", None), new=bool(getattr(args, "new", False)),
                    resume=getattr(args, "resume", None), fen=getattr(args, "fen", None),
                    white=getattr(args, "white", None), black=getattr(args, "black", None),
-                   move_time=getattr(args, "move_time", None), own=own, confirm=confirm)
+                   move_time=getattr(args, "move_time", None), clock=getattr(args, "clock", None),
+                   clock_mode=getattr(args, "clock_mode", None), own=own, confirm=confirm)
 
     @property
     def players(self) -> dict[str, str] | None:
@@ -194,6 +197,7 @@ class GameHost:
         self.session: Session | None = None
         self.resumed = False
         self.move_time = MOVE_TIME
+        self.clock_spec: dict | None = None     # the time control new games get (the last one asked for)
 
     # -- opening ------------------------------------------------------------------------------
     def open(self, req: GameRequest) -> Session:
@@ -203,11 +207,12 @@ class GameHost:
         if req.wants_new or req.players:
             check_players(req.players or {}, load_variant(req.variant or "orthodox"))
         computer = {"move_time": req.move_time} if req.move_time is not None else None
+        self.clock_spec = clock_spec(self._clock_request(req))    # a bad time control fails before any game
         opening: Opening = open_game(
             self.store, profile=self.profile, settings=self.settings, variant=req.variant, new=req.new,
             resume=req.resume, fen=req.fen, players=req.players,
             occupancy=self.seat.new_occupancy(), now=self.clock(), own=req.own,
-            confirm=req.confirm, computer=computer)
+            confirm=req.confirm, computer=computer, clock=self.clock_spec)
         for line in self.store.problems + opening.notes:
             self.note(line)
         session = opening.session
@@ -224,6 +229,13 @@ class GameHost:
         for line in dice_lines(session.variant_name):
             self.say(line)
         return session
+
+    def _clock_request(self, req: GameRequest) -> dict | None:
+        """The clock a new game gets: the one asked for, else the board profile's default."""
+        default = getattr(self.profile, "clock", None) or {}
+        tc = req.clock if req.clock is not None else default.get("tc")
+        mode = req.clock_mode or default.get("mode") or "auto"
+        return {"tc": tc, "mode": mode} if tc else None
 
     def _start(self, session: Session, resumed: bool) -> None:
         session.san_notices = self.san_notices
@@ -261,7 +273,8 @@ class GameHost:
             opening = replace_game(old, self.store, req.variant, profile=self.profile, settings=self.settings,
                                    occupancy=self.seat.new_occupancy(), players=req.players,
                                    now=self.clock(), fen=req.fen,
-                                   computer={"move_time": self.move_time} if self.move_time != MOVE_TIME else None)
+                                   computer={"move_time": self.move_time} if self.move_time != MOVE_TIME else None,
+                                   clock=self._replace_clock(req, old))
         except (LifecycleError, BoardDriverError, ValueError) as exc:
             self.say(f"error: {exc}")
             if req.reply is not None and not req.reply.done():
@@ -284,6 +297,15 @@ class GameHost:
             req.reply.set_result({"new_game": session.variant_name, "variant": session.variant_name,
                                   "game": session.game_id})
         return session
+
+    def _replace_clock(self, req: NewGameRequest, old: Session) -> dict | None:
+        """A new game keeps the time control of the game it replaces (or the one asked for)."""
+        tc = getattr(req, "clock", None)
+        if tc is not None:
+            return clock_spec({"tc": tc, "mode": getattr(req, "clock_mode", None) or old.clock_mode})
+        if old.clock is not None:
+            return {"tc": old.clock.tc.text, "mode": old.clock_mode}
+        return self.clock_spec
 
     # -- the real-time loop ---------------------------------------------------------------------
     def run(self, *, commands: queue.Queue | None = None, stop: Callable[[], bool] = lambda: False,

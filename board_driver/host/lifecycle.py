@@ -43,11 +43,13 @@ from board_driver.journal import (
     read_prefix,
     read_records,
 )
+from board_driver.referee.clock import Clock, ClockError, ClockState, TimeControl
 from board_driver.referee.debounce import SquareEvent
 from board_driver.referee.layout import BoardProfile, Layout
 from board_driver.referee.session import Session
 from board_driver.referee.texts import COLOR
 from board_driver.settings import Settings
+from engine.contract import Termination
 from engine.errors import EngineError
 from engine.game import new_game
 
@@ -72,10 +74,24 @@ class ReplayError(JournalError):
         self.line = line
 
 
+def clock_spec(spec: dict | None) -> dict | None:
+    """A checked clock spec for the header (``{"tc": "300+3", "mode": "auto"}``), or None for
+    none (no spec, or ``tc`` ``-``). ClockError says what is wrong."""
+    if not spec or not spec.get("tc"):
+        return None
+    tc = TimeControl.parse(str(spec["tc"]))
+    if tc is None:
+        return None
+    mode = spec.get("mode") or "auto"
+    if mode not in ("auto", "press"):
+        raise ClockError(f"clock mode {mode!r}: say auto (the board switches the clock) or press (a button does)")
+    return {"tc": tc.text, "mode": mode}
+
+
 def start(store: GameStore, variant_name: str, *, profile: BoardProfile, settings: Settings,
           occupancy: int | None = None, fen: str | None = None, players: dict[str, str] | None = None,
           date: datetime | None = None, now: int = 0, current: bool = True, cls=None,
-          computer: dict | None = None):
+          computer: dict | None = None, clock: dict | None = None):
     """A new game, journaled in ``store`` (made its current game when ``current``).
     ``occupancy`` is what the board shows now (None: the start position); when it differs, the
     session waits for the board to be set up. ``computer``: how the computer plays its sides
@@ -86,14 +102,24 @@ def start(store: GameStore, variant_name: str, *, profile: BoardProfile, setting
     layout = Layout.place(profile, variant.geometry)
     start_fen = game.fen()
     players = players or {"white": "White", "black": "Black"}
+    clock = clock_spec(clock)
+    extra = {}
+    if computer:
+        extra["computer"] = dict(computer)
+    if clock:
+        extra["clock"] = clock
     gid, journal = store.create(variant_name, start_fen, players=players, now=date, current=current,
-                                extra={"computer": dict(computer)} if computer else None)
+                                extra=extra or None)
     s = (cls or Session)(game, variant_name=variant_name, layout=layout, settings=settings, journal=journal,
             game_id=gid, store=store, occupancy=occupancy, now=now, players=players)
     journal.write({"type": "board", "occ": format(s.occupancy, "x")}, sync=False)
     if s.occupancy != game.occupancy():
         s.recover = True
         s.notices.append("Set up the start position: the LEDs show the squares to fill (blue) and clear (red).")
+    if clock:
+        tc = TimeControl.parse(clock["tc"])
+        assert tc is not None
+        s.attach_clock(Clock(tc), clock["mode"])
     s.update(now)
     return s
 
@@ -194,7 +220,7 @@ def open_game(store: GameStore, *, profile: BoardProfile, settings: Settings, va
               new: bool = False, resume: str | None = None, fen: str | None = None,
               players: dict[str, str] | None = None, occupancy=None, now: int = 0,
               own: bool = False, confirm: Confirm | None = None, cls=None,
-              computer: dict | None = None) -> Opening:
+              computer: dict | None = None, clock: dict | None = None) -> Opening:
     """The game to play (see the module docstring). ``resume`` is a game id, or ``"current"``
     for the game in progress (which must then be unfinished). ``players`` given for a resumed
     game are journaled as its new names. ``occupancy``: what the board shows, for a new game
@@ -263,7 +289,7 @@ def open_game(store: GameStore, *, profile: BoardProfile, settings: Settings, va
     if callable(occupancy):
         occupancy = occupancy(v)
     s = start(store, name, profile=profile, settings=settings, occupancy=occupancy,
-              fen=fen, players=players, now=now, current=not own, cls=cls, computer=computer)
+              fen=fen, players=players, now=now, current=not own, cls=cls, computer=computer, clock=clock)
     return Opening(s, False, left, notes)
 
 
@@ -349,7 +375,7 @@ def _resume_id(store: GameStore, gid: str, *, profile, settings, variant, player
 
 def replace_game(session, store: GameStore, variant: str, *, profile: BoardProfile, settings: Settings,
                  occupancy=None, players: dict[str, str] | None = None, now: int = 0, fen: str | None = None,
-                 computer: dict | None = None) -> Opening:
+                 computer: dict | None = None, clock: dict | None = None) -> Opening:
     """A new game in place of the one in progress (the ``new`` command, a button, the page):
     the variant and the start position are checked first (a bad name or FEN is a
     LifecycleError and the game goes on); then the game in progress is left (abandoned if
@@ -373,7 +399,7 @@ def replace_game(session, store: GameStore, variant: str, *, profile: BoardProfi
         notes.append(f"left game {gid} ({session.variant_name}, {len(session.game.history)} actions) unfinished: "
                      f"fairyboard play --resume {gid} continues it")
     s = start(store, v.name, profile=profile, settings=settings, occupancy=occupancy, fen=fen,
-              players=players or session.players, now=now, cls=type(session), computer=computer)
+              players=players or session.players, now=now, cls=type(session), computer=computer, clock=clock)
     return Opening(s, False, left, notes)
 
 
@@ -397,17 +423,37 @@ def resume(store: GameStore, game_id: str, *, profile: BoardProfile, settings: S
     s = (cls or Session)(game, variant_name=header["variant"], layout=layout, settings=settings, journal=journal,
             game_id=game_id, store=store, now=now, players=header.get("players"))
     occ = game.occupancy()
+    spec = None
+    try:
+        spec = clock_spec(header.get("clock"))
+    except ClockError:
+        pass                                # an unreadable time control: the game goes on without a clock
+    tc = TimeControl.parse(spec["tc"]) if spec else None
+    clk = ClockState((tc.initial, tc.initial)) if tc is not None else None
+    stack: list[ClockState] = []
     for n, r in enumerate(recs[1:], 2):
         t = r.get("type")
         try:
             if t == "push":
                 game.push(game.parse(r["action"]))
                 s.marks.append(int(r.get("w", len(s.events))))
+                if clk is not None:
+                    stack.append(ClockState(_pair(r.get("clk0"), clk.remaining), clk.moves))
+                    clk = ClockState(_pair(r.get("clk"), clk.remaining), _pair(r.get("n"), clk.moves))
             elif t == "pop":
                 game.pop()
                 s.marks.pop()
                 if s.marks:
                     s.marks[-1] = len(s.events)     # events before a takeback are no evidence after it
+                if clk is not None:
+                    clk = stack.pop() if stack else clk
+                    clk = ClockState(_pair(r.get("clk"), clk.remaining), clk.moves)
+            elif t in ("clock", "result") and clk is not None and "clk" in r:
+                clk = ClockState(_pair(r.get("clk"), clk.remaining), _pair(r.get("n"), clk.moves))
+            elif t == "flag":
+                game.resign(COLOR.index(r["color"]), Termination.TIME_FORFEIT, draw=bool(r.get("draw")))
+                if clk is not None and "clk" in r:
+                    clk = ClockState(_pair(r.get("clk"), clk.remaining), clk.moves)
             elif t == "resign":
                 game.resign(COLOR.index(r["color"]))
             elif t == "reopen":
@@ -426,10 +472,19 @@ def resume(store: GameStore, game_id: str, *, profile: BoardProfile, settings: S
                               _nth_line(path, n)) from None
     s.occupancy = occ
     s.debouncer.reset(occ)
+    if tc is not None and clk is not None and spec is not None:
+        s.attach_clock(Clock(tc, clk), spec["mode"], stack=stack, resumed=True)
     journal.write({"type": "resume"}, sync=False)
     s.invalidate()
     s.update(now)
     return s
+
+
+def _pair(v, default: tuple[int, int]) -> tuple[int, int]:
+    """Two whole numbers from a journaled ``[w, b]``, else ``default``."""
+    if isinstance(v, list) and len(v) == 2 and all(isinstance(x, int) and not isinstance(x, bool) for x in v):
+        return v[0], v[1]
+    return default
 
 
 def _nth_line(path, n: int) -> int:

@@ -144,6 +144,25 @@ class Computer:
             raise
         return cls(players, seconds=seconds, background=background) if players else None
 
+    def budget(self, session) -> float:
+        """Seconds to think now: from the side's clock under a time control, else ``seconds``."""
+        c = getattr(session, "clock", None)
+        if c is None:
+            return self.seconds
+        side = session.game.turn
+        tc = c.tc
+        moves = c.state.moves[side]
+        p = tc.periods[tc.period(moves)]
+        n, to_go = 0, None
+        for q in tc.periods:
+            if q.moves is None:
+                break
+            n += q.moves
+            if moves < n:
+                to_go = n - moves
+                break
+        return clock_budget(c.remaining(session.now)[side], p.increment + p.delay, to_go)
+
     def plays(self, side: int) -> bool:
         return side in self.players
 
@@ -258,7 +277,7 @@ class Computer:
         g = session.game
         player = self.players[g.turn]
         try:
-            plan = list(player.turn(g, self.seconds))
+            plan = list(player.turn(g, self.budget(session)))
         except (PlayerError, ValueError) as exc:
             msg = f"Computer ({COLOR[g.turn]}) cannot move: {exc}"
             self.errors.append(msg)
@@ -301,7 +320,7 @@ class Computer:
         if self._search is not None and not self._search.current(g):
             self._search.stopped.set()      # the game changed meanwhile: end it, then think again
         if self._search is None:
-            self._search = _Search(g, self.players[g.turn], self.seconds)
+            self._search = _Search(g, self.players[g.turn], self.budget(session))
             self._search.start()
         if bases.only is THINKING:
             return False
@@ -313,6 +332,15 @@ class Computer:
     def hint(self):
         """The action the LEDs should show the player to carry out, or None."""
         return self.plan[0] if self.plan and not self.plan[0].silent else None
+
+
+def clock_budget(remaining_ms: int, increment_ms: int, moves_to_go: int | None = None) -> float:
+    """Seconds to think a move on a clock with ``remaining_ms`` left and ``increment_ms`` a move:
+    a share of the time left (1/30, or of the moves to the next period) plus half the increment,
+    never more than a fifth of what is left after a 50 ms reserve for the move's overhead."""
+    left = max(0, remaining_ms - 50)
+    share = left / max(2, moves_to_go or 30) + increment_ms / 2
+    return max(0.005, min(share, left / 5) / 1000)
 
 
 def describe_silent(a: Action) -> str:

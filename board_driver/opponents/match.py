@@ -90,13 +90,26 @@ def _elo(s: float) -> float:
 
 
 def play_game(variant, white, black, *, seconds: float, journal=None, fen: str | None = None,
-              on_action: Callable | None = None, max_plies: int = MAX_PLIES):
+              on_action: Callable | None = None, max_plies: int = MAX_PLIES, tc=None,
+              clock: Callable[[], int] | None = None):
     """Play one game between two players (from the variant's start or ``fen``); returns
     (outcome, number of actions). Every action a player gives is checked against the rules
-    (an illegal one loses the game)."""
+    (an illegal one loses the game). Under a time control ``tc`` (a TimeControl) each side's
+    thinking is charged to its clock (``clock``: ms, default the monotonic wall clock), each
+    player thinks what its clock allows, and a flag fall ends the game on time."""
+    from board_driver.opponents.computer import clock_budget
+    from board_driver.referee.clock import Clock
+    from engine.contract import Termination
+    from engine.timeout import can_win
     game = new_game(variant, fen)
     players = (white, black)
     n = 0
+    if clock is None:
+        import time
+        clock = lambda: int(time.monotonic() * 1000)     # noqa: E731
+    clk = Clock(tc) if tc is not None else None
+    if clk is not None:
+        clk.start(game.turn, clock())
     while True:
         out = game.outcome()
         if out is not None:
@@ -106,7 +119,20 @@ def play_game(variant, white, black, *, seconds: float, journal=None, fen: str |
             break
         side = game.turn
         player = players[side]
-        actions = player.turn(game, seconds)
+        think = seconds
+        if clk is not None:
+            p = clk.tc.periods[clk.tc.period(clk.state.moves[side])]
+            think = clock_budget(clk.remaining(clock())[side], p.increment + p.delay)
+        actions = player.turn(game, think)
+        if clk is not None and clk.flagged(clock()) is not None:
+            clk.stop(clock())
+            draw = not can_win(game, side ^ 1)
+            game.resign(side, Termination.TIME_FORFEIT, draw=draw)
+            out = game.outcome()
+            if journal is not None:
+                journal.write({"type": "flag", "color": ("white", "black")[side], "draw": draw,
+                               "clk": list(clk.state.remaining)}, sync=False)
+            break
         bad = None
         if not actions:
             bad = "no action"
@@ -120,8 +146,17 @@ def play_game(variant, white, black, *, seconds: float, journal=None, fen: str |
                 break
             game.push(legal)
             n += 1
+            rec = {"type": "push", "ply": len(game.history), "action": legal.text}
+            if clk is not None:
+                now = clock()
+                before = list(clk.remaining(now))
+                if game.turn != side:
+                    clk.switch(now, side)
+                if game.outcome() is not None:
+                    clk.stop(now)
+                rec.update({"clk": list(clk.remaining(now)), "clk0": before, "n": list(clk.state.moves)})
             if journal is not None:
-                journal.write({"type": "push", "ply": len(game.history), "action": legal.text}, sync=False)
+                journal.write(rec, sync=False)
             if on_action is not None:
                 on_action(game, legal)
         if bad is None and game.turn == side and game.outcome() is None:
@@ -131,7 +166,10 @@ def play_game(variant, white, black, *, seconds: float, journal=None, fen: str |
             out = Outcome("1-0" if winner == 0 else "0-1", f"{('white', 'black')[side]} played {bad}", winner)
             break
     if journal is not None:
-        journal.write({"type": "result", "result": out.result, "reason": out.reason}, sync=True)
+        rec = {"type": "result", "result": out.result, "reason": out.reason}
+        if clk is not None:
+            rec["clk"] = list(clk.state.remaining)
+        journal.write(rec, sync=True)
     return out, n
 
 

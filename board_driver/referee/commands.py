@@ -36,11 +36,14 @@ class NewGameRequest(Exception):
     (the page's ``POST /api/new``): the new game's id, or the error that kept the old game on.
     """
 
-    def __init__(self, variant: str, *, fen: str | None = None, players: dict[str, str] | None = None):
+    def __init__(self, variant: str, *, fen: str | None = None, players: dict[str, str] | None = None,
+                 clock: str | None = None, clock_mode: str | None = None):
         super().__init__(variant)
         self.variant = variant
         self.fen = fen
         self.players = players
+        self.clock = clock              # a time control for the new game (None: the same as before)
+        self.clock_mode = clock_mode
         self.reply: Future | None = None
 
 
@@ -167,11 +170,15 @@ def _cmd_silent(session, cmd, args) -> list[str]:
 def _cmd_takeback(session, cmd, args) -> list[str]:
     g = session.game
     out = session.outcome()
+    if out is not None and out.termination is Termination.TIME_FORFEIT:
+        raise CommandError("takeback: the game ended on time (a flag fell); start a new game")
     if out is not None and out.termination is Termination.RESIGNATION:
         g.unresign()                        # take back the resignation, not a move
         if session.journal is not None:
             session.journal.write({"type": "reopen"}, sync=True)
         session.invalidate()
+        if session.clock is not None and not (session.clock_wait or session.clock_paused):
+            session.clock.start(g.turn, session.now)
         return ["The resignation is taken back: play on."]
     if not g.history:
         raise CommandError("takeback: no action to take back")
@@ -187,11 +194,15 @@ def _cmd_takeback(session, cmd, args) -> list[str]:
             break
     if session.marks:
         session.marks[-1] = len(session.events)     # events before the takeback are no evidence now
+    clks = session.takeback_clock(len(popped))     # both clocks as they were before the actions
     if session.journal is not None:
         ply = len(g.history) + len(popped)
-        for a in popped:
+        for i, a in enumerate(popped):
             ply -= 1
-            session.journal.write({"type": "pop", "ply": ply, "action": a.text, "why": "takeback"}, sync=False)
+            rec = {"type": "pop", "ply": ply, "action": a.text, "why": "takeback"}
+            if clks:
+                rec["clk"] = clks[i]
+            session.journal.write(rec, sync=False)
         session.journal.sync()
     session.invalidate()
     session.tentative = None
@@ -223,6 +234,65 @@ def _cmd_resign(session, cmd, args) -> list[str]:
     return [f"{COLOR[color].capitalize()} resigns: {out.result}."]
 
 
+def _cmd_clock(session, cmd, args) -> list[str]:
+    """clock: show both; clock pause | start; clock adjust white|black TIME (an arbiter's)."""
+    from board_driver.referee.clock import ClockError, parse_time
+    c = session.clock
+    if c is None:
+        raise CommandError("clock: this game has no time control (start one with --clock 300+3)")
+    sub = args[0].lower() if args else ""
+    if sub == "":
+        return [session.clock_line()]
+    if session.outcome() is not None:
+        raise CommandError("clock: the game is over")
+    if sub == "pause":
+        if c.running is None:
+            raise CommandError("clock: the clock is not running")
+        c.stop(session.now)
+        session.clock_paused = True
+        session.clock_record("pause")
+        return ["Clock paused. " + session.clock_line()]
+    if sub in ("start", "resume", "go"):
+        if c.running is not None:
+            raise CommandError("clock: the clock is already running")
+        session.clock_paused = session.clock_wait = session.clock_setup = False
+        c.start(session.game.turn, session.now)
+        session.clock_record("start")
+        return [session.clock_line()]
+    if sub == "adjust":
+        if len(args) != 3 or args[1].lower() not in COLOR:
+            raise CommandError("clock adjust: say clock adjust white|black TIME (5:00, 1:30:00, 90)")
+        try:
+            ms = parse_time(args[2])
+        except ClockError as exc:
+            raise CommandError(f"clock adjust: {exc}") from None
+        side = COLOR.index(args[1].lower())
+        c.adjust(side, ms, session.now)
+        session.clock_record("adjust", color=COLOR[side])
+        return ["Clock adjusted. " + session.clock_line()]
+    raise CommandError(f"clock {sub}: say clock, clock pause, clock start or clock adjust white|black TIME")
+
+
+def press_clock(session) -> list[str]:
+    """The clock button (press mode): the running side's move is over, the other side's clock starts."""
+    c = session.clock
+    if c is None:
+        raise CommandError("press: this game has no time control")
+    if session.clock_mode != "press":
+        raise CommandError("press: the board switches this clock itself (--clock-mode press for a clock button)")
+    if session.outcome() is not None:
+        raise CommandError("press: the game is over")
+    if c.running is None:
+        raise CommandError("press: the clock is stopped (clock start)")
+    c.switch(session.now)
+    session.clock_record("press")
+    return [session.clock_line()]
+
+
+def _cmd_press(session, cmd, args) -> list[str]:
+    return press_clock(session)
+
+
 def _cmd_new(session, cmd, args) -> list[str]:
     raise NewGameRequest(args[0] if args else session.variant_name)
 
@@ -241,6 +311,9 @@ COMMANDS: tuple[Command, ...] = (
             _cmd_takeback, aliases=("undo",)),
     Command("resign", "resign", "the side to move resigns (resign white|black)", _cmd_resign),
     Command("new", "new [VARIANT]", "start a new game", _cmd_new),
+    Command("clock", "clock [pause|start|adjust SIDE TIME]", "show both clocks; pause, restart or set one "
+            "(an arbiter's adjustment)", _cmd_clock, button=False),
+    Command("press", "press", "the clock button: switch the clock (--clock-mode press)", _cmd_press),
     Command("help", "help", "this text", _cmd_help, aliases=("?",)),
     # the simulator console's own
     Command("board", "board", "draw the board again", aliases=("show",), button=False),
@@ -292,6 +365,9 @@ def run(session, text: str) -> list[str]:
     c = lookup(cmd)
     if c is None:
         raise CommandError(f"unknown command {cmd!r}; type help for the commands")
+    if (cmd.lower() == "end" and getattr(session, "clock_mode", None) == "press" and session.clock is not None
+            and not any(a.kind == ActionKind.END for a in session.game.legal_actions())):
+        return press_clock(session)         # the board's end button presses the clock
     if c.handler is None:
         raise CommandError(f"{cmd}: a command of the simulator's console, not of the board")
     if cmd.lower() in _BY_WORD:

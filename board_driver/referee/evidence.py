@@ -61,6 +61,13 @@ class EventLog:
         self.n = i + 1
         self.last_t = event.t
 
+    def time_of(self, index: int) -> int | None:
+        """The time of event ``index`` while it is among the recent ones, else None."""
+        back = self.n - index
+        if index < 0 or back <= 0 or back > len(self.recent):
+            return None
+        return self.recent[-back].t
+
     def mark_gap(self) -> None:
         """The next events are what changed while nobody watched (a board read afresh): their
         order is unknown and any square may have been lifted and put back meanwhile."""

@@ -80,6 +80,7 @@ class BoardProfile:
     first_file: str | None = None        # where a narrower game's file a sits; None = centred
     first_rank: int | None = None        # where a shorter game's rank 1 sits (1-based); None = centred
     hardware: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)  # backends' section, as read
+    clock: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)  # new games' default clock
 
     @property
     def size(self) -> int:
@@ -94,7 +95,7 @@ class BoardProfile:
         if not isinstance(data, Mapping):
             raise ConfigError(f"{source}: a board profile is a mapping, not {type(data).__name__}")
         known = {"name", "description", "files", "ranks", "sensors", "leds", "small_game", "hardware",
-                 "broker", "web", "engines"}    # broker: board_driver.club.broker; web: board_driver.web.service;
+                 "broker", "web", "engines", "clock"}    # broker: board_driver.club.broker; web: board_driver.web.service;
         # engines: board_driver.opponents.players (engines: {fsf: PATH})
         for k in data:
             if k not in known:
@@ -150,9 +151,23 @@ class BoardProfile:
         hw = data.get("hardware", {}) or {}
         if not isinstance(hw, Mapping):
             raise ConfigError(f"{source}: hardware: {hw!r}: must be a mapping")
+        clock = data.get("clock") or {}
+        if isinstance(clock, (str, int)):
+            clock = {"tc": str(clock)}
+        if not isinstance(clock, Mapping) or set(clock) - {"tc", "mode"}:
+            raise ConfigError(f"{source}: clock: {clock!r}: say clock: 300+3, or clock: {{tc: 300+3, mode: auto|press}}")
+        if clock:
+            from board_driver.referee.clock import ClockError, TimeControl
+            try:
+                TimeControl.parse(str(clock.get("tc", "-")))
+            except ClockError as exc:
+                raise ConfigError(f"{source}: clock: {exc}") from None
+            if clock.get("mode", "auto") not in ("auto", "press"):
+                raise ConfigError(f"{source}: clock.mode: {clock.get('mode')!r}: use auto or press")
         return cls(name=str(data.get("name", Path(source).stem)), files=files, ranks=ranks,
                    sensor_map=smap, led_order=LedOrder(files, ranks, order, first),
-                   first_file=ff, first_rank=fr, hardware=MappingProxyType(dict(hw)))
+                   first_file=ff, first_rank=fr, hardware=MappingProxyType(dict(hw)),
+                   clock=MappingProxyType({k: str(v) for k, v in clock.items()}))
 
 
 @dataclass(frozen=True, slots=True)

@@ -165,6 +165,9 @@ def status_lines(session) -> list[str]:
         extra = " (in check)" if g.in_check() else ""
         lines.append(f"{side} to play{extra}. Moves: {len(g.history)}.")
     lines.extend(state_lines(g))
+    clock = session.clock_line()
+    if clock is not None:
+        lines.append(clock)
     p = session.pending()
     if p is not None:
         if p["type"] == "prompt":

@@ -114,7 +114,10 @@ def play_events(session: Session, board: SimulatedBoard, clock: VirtualClock, ev
     session.read_board(board.current())     # the board is read before the first event (a resumed game)
     if display is not None:
         display.update(session)
+    last = session.now
+    session.clock_horizon = None
     for i, ev in enumerate(events, 1):
+        last = ev.t
         clock.advance_to(ev.t)
         pump(session, board, display, ev.t)
         try:
@@ -124,7 +127,13 @@ def play_events(session: Session, board: SimulatedBoard, clock: VirtualClock, ev
                 raise
             warnings.append({"event": i, "t": ev.t, "warning": str(exc)})
         pump(session, board, display, ev.t)
-    settle(session, display)
+    # the script's time ends at its last event: the board settles after it, the clocks stop there
+    session.flag_until = last
+    try:
+        settle(session, display)
+    finally:
+        session.flag_until = None
+    session.clock_horizon = last
     return warnings
 
 

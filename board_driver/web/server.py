@@ -317,9 +317,19 @@ class WebServer:
         fen = body.get("fen")
         if fen is not None and not isinstance(fen, str):
             raise ApiError(400, "fen: a FEN string")
+        clock = body.get("clock")              # a time control ("300+3"; "-": none), optional
+        mode = body.get("clock_mode")
+        if clock is not None:
+            from board_driver.referee.clock import ClockError, TimeControl
+            if not isinstance(clock, str) or mode not in (None, "auto", "press"):
+                raise ApiError(400, "clock: a time control such as 300+3 (clock_mode: auto or press)")
+            try:
+                TimeControl.parse(clock)
+            except ClockError as exc:
+                raise ApiError(400, f"clock: {exc}") from None
 
         def run(session):
-            raise NewGameRequest(variant, players=players, fen=fen)
+            raise NewGameRequest(variant, players=players, fen=fen, clock=clock, clock_mode=mode)
         started = await self._ask(run)
         return _json({"ok": True, "variant": started["variant"], "game": started["game"], "players": players})
 
