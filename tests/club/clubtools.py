@@ -254,10 +254,11 @@ class SimBoard:
             self.pub.close(timeout=0.5)
             self.pub = None
 
-    def new_game(self, white="Ann", black="Bob", variant="orthodox") -> str:
+    def new_game(self, white="Ann", black="Bob", variant="orthodox", game_id=None) -> str:
         from board_driver.config import load_variant
         v = load_variant(variant)
-        self.gid, self.journal = self.store.create(variant, v.start_fen, players={"white": white, "black": black})
+        self.gid, self.journal = self.store.create(variant, v.start_fen, players={"white": white, "black": black},
+                                                   game_id=game_id)
         self.store.set_current(self.gid)
         self.t = 0
         return self.gid
