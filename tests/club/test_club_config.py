@@ -42,6 +42,7 @@ def test_a_real_profile_with_two_lines(tmp_path):
     ({"host": "h", "name": "b1", "password_file": "/nonexistent/pw"}, ["broker.password_file", "cannot read"]),
     ({"host": "h", "name": "b1", "tls": {"ca": "/nonexistent/ca.pem"}}, ["broker.tls.ca", "no such file"]),
     ("club.local", ["broker", "must be a mapping"]),
+    ({"host": "h", "name": "board-07", "username": "board-7"}, ["broker.username", "'board-7'", "'board-07'", "ACL"]),
 ])
 def test_bad_broker_sections(tmp_path, broker, words):
     board = load_board(profile(tmp_path, broker))
