@@ -241,6 +241,7 @@ def test_impostor_is_refused(make_board, make_recorder, broker):
     assert same_as_journal(rec.store, "b1", gid, b1.lines())
 
 
+@pytest.mark.slow
 def test_restarted_board_sends_what_was_not_acknowledged(make_board, make_recorder, broker):
     """The board stops while the broker is down; restarted, it sends on its own (nobody asks:
     the recorder is away) what was never acknowledged, from its journal and cursor. The broker
