@@ -5,8 +5,9 @@ Topics (``PREFIX`` is ``fairyboard`` unless the profile says otherwise; ``BOARD`
 ``GAME`` a game id; every payload is JSON):
 
 ``PREFIX/BOARD/game/GAME/record``  QoS 1
-    ``{"seq": n, "rec": {...}}``: the game's journal record on line ``n`` (the header is 0),
-    exactly as in the board's journal. Records are idempotent by (board, game, seq).
+    ``{"seq": n, "t": time, "rec": {...}}``: the game's journal record on line ``n`` (the header
+    is 0), exactly as in the board's journal; ``t`` on live records of the game's course only.
+    Records are idempotent by (board, game, seq); another body for a stored line replaces it.
 ``PREFIX/BOARD/game/GAME/state``   QoS 1, retained
     the game's current state: ``seq`` (its last record), variant, players, date, actions,
     last action, result and reason. Cleared (an empty retained message) once a newer game has
@@ -18,4 +19,9 @@ Topics (``PREFIX`` is ``fairyboard`` unless the profile says otherwise; ``BOARD`
     (the board's last will) when the board vanishes.
 ``PREFIX/BOARD/resend``            QoS 1, recorder to board
     ``{"game": GAME, "from": n}``: send the game's records from line ``n`` again.
+``PREFIX/BOARD/ack``               QoS 1, recorder to board
+    ``{"game": GAME, "have": n}``: the recorder's store holds the game's first ``n`` records;
+    only this counts a record as delivered on the board.
+
+In the PGN feeds a game is ``BOARD/GAME`` (``GameId``): a board's ids are unique on the board only.
 """

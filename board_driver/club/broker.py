@@ -6,7 +6,7 @@
       host: club.local        # the only two keys a board needs
       name: board-07          # the board's name in topics and its broker user name
       port: 1883              # default 1883, 8883 with tls
-      username: board-07      # default: name
+      username: board-07      # default: name (anything else is refused: the ACL wants the name)
       password: secret        # or password_file: /etc/fairyboard/broker.pass (first line)
       tls: false              # true (system CAs) or {ca: FILE, cert: FILE, key: FILE}
       keepalive: 15           # seconds: how soon a silent link counts as cut
@@ -57,6 +57,9 @@ class BrokerConfig:
         username = sec.get("username", None)
         if username is not None and not isinstance(username, str):
             raise sec.fail("username", username, "must be text")
+        if username and username != name:       # the ACL's pattern: fairyboard/%u/# for user %u
+            raise sec.fail("username", username, f"must be the board's name {name!r} (or left out): the club's "
+                                                 f"ACL lets a board publish only under its own user name")
         password = password_of(sec)
         prefix = check_name(sec.get("prefix", "fairyboard"), sec, "prefix")
         return cls(host=host.strip(), name=name, port=port, username=username or name, password=password,

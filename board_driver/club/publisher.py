@@ -2,7 +2,12 @@
 
 The journal is the queue. A game's records are its journal's lines (``seq`` = line index); the
 publisher keeps, per game, a small cursor file ``<data>/club/acked/<GAME>`` with how many of the
-game's first records the broker has acknowledged (QoS 1). So:
+game's first records the recorder holds: it says so on ``PREFIX/BOARD/ack`` (``{"game", "have"}``)
+once they are committed to its store. The broker's acknowledgement (MQTT 5 PUBACK) only frees a
+place in the window; a publish the broker refuses (its reason code, e.g. "Not authorized" from
+the ACL) is logged and sent again later, never counted. While records wait for the recorder's
+word, the game's state is published again every ``ping_every`` seconds: the recorder answers a
+state with what it holds, and asks for what it lacks. So:
 
 - the session never waits: the journal's observer only notes "game G has n records on disk" and
   wakes the publisher's own thread; paho's network loop runs in a thread of its own;
@@ -42,8 +47,8 @@ class _Game:
     path: Path
     durable: int = 0                 # records known to be on disk
     sent: int = 0                    # next record to send for the first time
-    acked: int = 0                   # the broker acknowledged records 0..acked-1
-    acked_above: set = field(default_factory=set)
+    acked: int = 0                   # the recorder holds records 0..acked-1
+    ping_at: float = 0.0             # when the recorder last heard this game's state while records waited
     offsets: list = field(default_factory=lambda: [0])   # byte offset of each line read so far
     resend_from: int | None = None
     cursor_saved: int = -1
@@ -65,8 +70,15 @@ class Publisher:
 
     def __init__(self, cfg: BrokerConfig, data: Path, *, health: Callable[[], dict] | None = None,
                  window: int = 100, health_every: float = 10.0, client_id: str | None = None,
-                 log: Callable[[str], None] | None = None) -> None:
+                 log: Callable[[str], None] | None = None, ping_every: float = 5.0) -> None:
+        if cfg.username and cfg.username != cfg.name:
+            from board_driver.errors import ConfigError
+            raise ConfigError(f"broker: username {cfg.username!r} is not the board's name {cfg.name!r}: the club's "
+                              f"ACL lets a board publish only under its own user name")
         self.cfg = cfg
+        self.ping_every = ping_every
+        self._hold_until = 0.0                   # after a refused publish: wait before sending again
+        self._refusals_said: set[str] = set()
         self.data = Path(data)
         self.games_dir = self.data / "games"
         self.cursor_dir = self.data / "club" / "acked"
@@ -110,8 +122,8 @@ class Publisher:
         self.cursor_dir.mkdir(parents=True, exist_ok=True)
         journal_mod.add_observer(self._observe, self.data)     # this board's data folder only
         self._scan()
-        c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=self.client_id, clean_session=True,
-                        protocol=mqtt.MQTTv311)
+        # MQTT 5: a publish the broker refuses is acknowledged with a reason code
+        c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=self.client_id, protocol=mqtt.MQTTv5)
         if self.cfg.username:
             c.username_pw_set(self.cfg.username, self.cfg.password)
         if self.cfg.tls is not None:
@@ -166,7 +178,8 @@ class Publisher:
             return
         self.log(f"club: publishing to {self.cfg.host}:{self.cfg.port} as {self.cfg.name}")
         self._unreachable_said = False
-        client.subscribe(topics.resend(self.cfg.prefix, self.cfg.name), qos=1)
+        client.subscribe([(topics.resend(self.cfg.prefix, self.cfg.name), 1),
+                          (topics.ack(self.cfg.prefix, self.cfg.name), 1)])
         self._connected = True
         self._events.put(("connect",))
         self._wake.set()
@@ -184,18 +197,25 @@ class Publisher:
         self._connected = False
 
     def _on_publish(self, client, userdata, mid, reason_code=None, properties=None) -> None:
-        self._events.put(("ack", mid))
+        if reason_code is not None and reason_code.is_failure:
+            self._events.put(("refused", mid, str(reason_code)))
+        else:
+            self._events.put(("ack", mid))
         self._wake.set()
 
     def _on_message(self, client, userdata, msg) -> None:
+        if len(msg.payload) > 1024:              # a request or an acknowledgement is a few bytes
+            return
         try:
             req = json.loads(msg.payload)
-            gid, frm = str(req["game"]), int(req.get("from", 0))
-        except (ValueError, KeyError, TypeError):
+            gid = req["game"]
+            n = req["have"] if msg.topic.endswith("/ack") else req.get("from", 0)
+        except (ValueError, KeyError, TypeError, RecursionError):
             return
-        if topics.valid_game(gid) and frm >= 0:
-            self._events.put(("resend", gid, frm))
-            self._wake.set()
+        if not isinstance(gid, str) or not topics.valid_game(gid) or type(n) is not int or n < 0:
+            return
+        self._events.put(("have" if msg.topic.endswith("/ack") else "resend", gid, n))
+        self._wake.set()
 
     # -- the publisher's thread ---------------------------------------------------------------
     def _run(self) -> None:
@@ -294,19 +314,26 @@ class Publisher:
                 ev = self._events.get_nowait()
             except queue.Empty:
                 return
-            if ev[0] == "ack":
+            if ev[0] == "ack":                   # the broker took it: a place in the window is free
+                self._inflight.pop(ev[1], None)
+            elif ev[0] == "refused":             # the broker did not take it: send it again later
                 hit = self._inflight.pop(ev[1], None)
-                if hit is None:
-                    continue
-                g = self._games.get(hit[0])
-                if g is None:
-                    continue
-                seq = hit[1]
-                if seq >= g.acked:
-                    g.acked_above.add(seq)
-                    while g.acked in g.acked_above:
-                        g.acked_above.discard(g.acked)
-                        g.acked += 1
+                if ev[2] not in self._refusals_said:
+                    self._refusals_said.add(ev[2])
+                    self.log(f"club: the broker refused a record of board {self.cfg.name} ({ev[2]}): the club's ACL "
+                             f"lets user {self.cfg.username} publish only under {self.cfg.prefix}/{self.cfg.username}/; "
+                             f"nothing is counted as delivered, the games wait in the journal")
+                self._hold_until = time.monotonic() + 5.0
+                g = self._games.get(hit[0]) if hit is not None else None
+                if g is not None:
+                    g.sent = min(g.sent, hit[1])
+            elif ev[0] == "have":                # the recorder holds the game's first n records
+                g = self._games.get(ev[1])
+                if g is not None:
+                    n = min(ev[2], g.sent)       # only what this board sent: never a line it has not
+                    if n > g.acked:
+                        g.acked = n
+                        g.ping_at = time.monotonic()
             elif ev[0] == "connect":
                 # paho re-sends what was in flight on the old connection; anything older than
                 # that is already acknowledged. States and health go out afresh.
@@ -377,10 +404,13 @@ class Publisher:
         if self._inflight:
             oldest = min(t for _, _, t in self._inflight.values())
             if now - oldest > 30:               # an acknowledgement that will never come
+                for gid, seq, _ in self._inflight.values():
+                    g = self._games.get(gid)
+                    if g is not None:
+                        g.sent = min(g.sent, seq)
                 self._inflight.clear()
-                for g in self._games.values():
-                    g.sent = g.acked
-                    g.acked_above.clear()
+        if now < self._hold_until:
+            return
         for g in list(self._games.values()):
             if g.resend_from is not None:
                 start, stop = g.resend_from, min(g.sent, g.durable)
@@ -403,6 +433,9 @@ class Publisher:
                         return
                     g.sent += 1
             self._fold(g)
+            if g.acked < g.sent and now - g.ping_at > self.ping_every:
+                g.ping_at = now                 # records wait for the recorder's word: tell it the state
+                g.state_dirty = True
             if g.state_dirty and g.folded and g.resend_from is None and len(self._inflight) < self.window:
                 st = {"board": self.cfg.name, "game": g.gid, "seq": g.folded - 1,
                       "variant": g.header.get("variant"), "players": g.header.get("players"),
@@ -486,7 +519,7 @@ class Publisher:
 
     # -- for tests and the service ----------------------------------------------------------
     def pending(self) -> int:
-        """Records on disk the broker has not acknowledged yet."""
+        """Records on disk the recorder has not acknowledged yet."""
         return sum(max(0, g.durable - g.acked) for g in list(self._games.values()))
 
     def wait_idle(self, timeout: float) -> bool:

@@ -11,20 +11,98 @@
 - After every (re)connection, to the same broker or a restarted one that forgot everything, the
   recorder asks every board for each unfinished game's records past what it holds: a board
   answers with what it has, or with nothing.
+- Once a batch is committed, each board hears on ``PREFIX/BOARD/ack`` how many of each touched
+  game's first records the store holds (``{"game", "have"}``), and again in answer to every
+  state message: a board counts a record as delivered only then.
+- One board cannot stop the recorder: every field of every message is checked (a payload over
+  ``MAX_PAYLOAD`` bytes, a ``seq`` that is no line number, a ``t`` that is no time, a record
+  that is no journal record ...); a bad message is logged (at most a line per board every
+  10 s), set aside in the store's ``set_aside`` table and acknowledged, never retried. Only a
+  store that fails as a whole (disk full, locked) makes a batch wait and retry; a batch that
+  fails otherwise is stored message by message, and the one message that fails is set aside.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import queue
+import sqlite3
 import threading
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from board_driver.club import topics
 from board_driver.club.broker import Tls
 from board_driver.club.store import Progress, RecorderStore
+from board_driver.journal import MAX_RECORD
+
+MAX_PAYLOAD = MAX_RECORD + 1024      # bytes in one message: a journal line and the record's envelope
+MAX_SEQ = 10_000_000                 # a game's line numbers are below this
+MAX_T = 2.0 ** 33                    # unix seconds (the year 2242)
+
+
+class Refused(ValueError):
+    """A message the recorder sets aside: what is wrong with it."""
+
+
+def _show(v: Any) -> str:
+    """A field's value for a log line, short whatever it is."""
+    if isinstance(v, int) and not isinstance(v, bool) and abs(v) >= 10 ** 18:
+        return f"an integer of {v.bit_length()} bits"
+    try:
+        r = repr(v)
+    except (RecursionError, ValueError):
+        r = f"a {type(v).__name__}"
+    return r if len(r) <= 40 else r[:37] + "..."
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def loads(payload: bytes) -> Any:
+    """A message's JSON (bounded, strict: no NaN or Infinity); Refused if it is not."""
+    if len(payload) > MAX_PAYLOAD:
+        raise Refused(f"a payload of {len(payload)} bytes (at most {MAX_PAYLOAD})")
+    try:
+        return json.loads(payload, parse_constant=_no_constant)
+    except RecursionError:
+        raise Refused("JSON nested too deeply") from None
+    except ValueError as exc:                   # UnicodeDecodeError, a 5000-digit number ...
+        raise Refused(f"not JSON ({str(exc)[:60]})") from None
+
+
+def _seq(v: Any, what: str = "seq") -> int:
+    if type(v) is not int or not 0 <= v < MAX_SEQ:
+        raise Refused(f"{what} {_show(v)} is not a line number (0 to {MAX_SEQ - 1})")
+    return v
+
+
+def check_record(data: Any) -> tuple[int, str, float | None]:
+    """A record message ``{"seq", "t"?, "rec"}`` as ``(seq, body, t)``; Refused naming the bad
+    field. Other keys are ignored."""
+    if not isinstance(data, dict):
+        raise Refused("not a JSON object")
+    seq = _seq(data.get("seq"))
+    t = data.get("t")
+    if t is not None:
+        if type(t) not in (int, float) or not 0 <= t <= MAX_T or not math.isfinite(t):
+            raise Refused(f"t {_show(t)} is not a time (unix seconds)")
+        t = float(t)
+    rec = data.get("rec")
+    if not isinstance(rec, dict) or not isinstance(rec.get("type"), str):
+        raise Refused("rec is not a journal record (an object with a type)")
+    if (seq == 0) != (rec["type"] == "game"):
+        raise Refused(f"a {_show(rec['type'])} record on line {seq} (line 0, and only line 0, is the game's header)")
+    try:
+        body = json.dumps(rec, separators=(",", ":"))
+    except (RecursionError, ValueError):
+        raise Refused("rec cannot be written back as JSON") from None
+    if len(body) > MAX_RECORD:
+        raise Refused(f"a record of {len(body)} bytes (a journal line is at most {MAX_RECORD})")
+    return seq, body, t
 
 if TYPE_CHECKING:       # pragma: no cover
     import paho.mqtt.client as mqtt
@@ -61,6 +139,8 @@ class Recorder:
         self._gen = 0                     # the connection a message came on: acknowledged on that one only
         self.stored = 0
         self.requests = 0
+        self.refused = 0
+        self._warned: dict[str | None, tuple[int, float]] = {}
         self.on_stored: Callable[[list[tuple[str, str, int, float]]], None] | None = None   # benchmarks
 
     # -- life -------------------------------------------------------------------------------
@@ -129,20 +209,63 @@ class Recorder:
                     batch.append(self._in.get_nowait())
                 except queue.Empty:
                     break
-            delay = 0.5
-            while True:
-                try:
-                    self._handle(batch)
-                    break
-                except Exception as exc:     # the store failed (disk full, locked): unacknowledged, retry
-                    self.log(f"recorder: could not store a batch: {type(exc).__name__}: {exc}; retrying")
-                    if self._stop.wait(delay):
-                        return
-                    delay = min(delay * 2, 10.0)
+            try:
+                if not self._store_retrying(batch):
+                    return
+            except Exception as exc:        # not the store: one of the messages. Find it, set it aside.
+                self.log(f"recorder: a batch failed ({type(exc).__name__}: {exc}); storing it message by message")
+                for item in batch:
+                    try:
+                        if not self._store_retrying([item]):
+                            return
+                    except Exception as exc1:
+                        self._set_aside_failed(item, exc1)
+
+    def _store_retrying(self, batch: list) -> bool:
+        """Handle the batch; while the store fails as a whole (disk full, locked, unwritable),
+        wait and retry, acknowledging nothing. False when stopped meanwhile."""
+        delay = 0.5
+        while True:
+            try:
+                self._handle(batch)
+                return True
+            except sqlite3.OperationalError as exc:
+                self.log(f"recorder: could not store a batch: {type(exc).__name__}: {exc}; retrying")
+                if self._stop.wait(delay):
+                    return False
+                delay = min(delay * 2, 10.0)
+
+    def _set_aside_failed(self, item, exc: Exception) -> None:
+        if not item or item[0] != "msg":
+            return
+        _, topic, payload, mid, qos, gen = item
+        parsed = topics.parse(self.cfg.prefix, topic)
+        board = parsed[1] if parsed else None
+        reason = f"could not be stored: {type(exc).__name__}: {str(exc)[:100]}"
+        self._warn(board, f"recorder: {topic}: {reason}; set aside")
+        try:
+            self.store.set_aside([(board, topic, reason, payload)])
+        except Exception:
+            pass
+        self.refused += 1
+        if gen == self._gen and qos > 0 and self._client is not None:
+            self._client.ack(mid, qos)
+
+    def _warn(self, board: str | None, line: str) -> None:
+        """Log a refusal: at most one line per board every 10 s (with the count not shown)."""
+        now = time.monotonic()
+        hidden, since = self._warned.get(board, (0, -1e9))
+        if now - since >= 10.0:
+            self.log(line + (f" ({hidden} more from this board not shown)" if hidden else ""))
+            self._warned[board] = (0, now)
+        else:
+            self._warned[board] = (hidden + 1, since)
 
     def _handle(self, batch: list) -> None:
         records: list[tuple] = []
         acks: list[tuple[int, int]] = []
+        aside: list[tuple] = []
+        have: dict[tuple[str, str], int] = {}       # what to tell the boards the store holds
         now = time.time()
         reconnected = False
         for item in batch:
@@ -161,38 +284,48 @@ class Recorder:
             if not payload:                  # a retained message cleared
                 continue
             try:
-                data = json.loads(payload)
-            except ValueError:
-                self.log(f"recorder: {topic}: not JSON, ignored")
-                continue
-            if not isinstance(data, dict):
-                continue
-            if kind == "record":
-                seq, rec = data.get("seq"), data.get("rec")
-                if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0 or not isinstance(rec, dict) \
-                        or "type" not in rec or (seq == 0) != (rec.get("type") == "game"):
-                    self.log(f"recorder: {topic}: not a journal record, ignored")
+                data = loads(payload)
+                if kind == "record":
+                    seq, body, t = check_record(data)
+                    records.append((board, game, seq, body, t))
                     continue
-                t = data.get("t")
-                t = float(t) if isinstance(t, (int, float)) and not isinstance(t, bool) else None
-                records.append((board, game, seq, json.dumps(rec, separators=(",", ":")), t))
-            elif kind == "state" and game is not None:     # a state topic always names its game
-                seq = data.get("seq")
-                if isinstance(seq, int) and not isinstance(seq, bool) and seq >= 0:
-                    self._progress(self.store.note_state(board, game, seq, now=now))
-            elif kind == "presence":
-                self.store.note_presence(board, bool(data.get("online")), now=now)
-            elif kind == "health":
-                self.store.note_health(board, data, now=now)
+                if not isinstance(data, dict):
+                    raise Refused("not a JSON object")
+                if kind == "state" and game is not None:     # a state topic always names its game
+                    p = self.store.note_state(board, game, _seq(data.get("seq")), now=now)
+                    self._progress(p)
+                    have[(board, game)] = p.contig
+                elif kind == "presence":
+                    online = data.get("online")
+                    if not isinstance(online, bool):
+                        raise Refused(f"online {_show(online)} is not true or false")
+                    self.store.note_presence(board, online, now=now)
+                elif kind == "health":
+                    self.store.note_health(board, data, now=now)
+            except Refused as exc:
+                aside.append((board, topic, str(exc), payload))
         if records:
             touched = self.store.add_records(records, now=now)
             self.stored += len(records)
             for p in touched.values():
                 self._progress(p)
+                have[(p.board, p.game)] = p.contig
+            for b, g, s in self.store.replaced:
+                self._warn(b, f"recorder: {b}'s game {g}: line {s} came again with another body; the later one "
+                              f"is kept, the earlier set aside, and the board asked for its lines again")
+                self._dispute(b, g, s)
             if self.on_stored is not None:
                 self.on_stored([(r[0], r[1], r[2], now) for r in records])
+        if aside:
+            self.store.set_aside(aside, now=now)
+            self.refused += len(aside)
+            for board, topic, reason, _ in aside:
+                self._warn(board, f"recorder: {topic}: {reason}; set aside")
         c = self._client
         assert c is not None            # messages arrive only on a started client
+        if self.connected.is_set():
+            for (board, game), n in have.items():
+                c.publish(topics.ack(self.cfg.prefix, board), json.dumps({"game": game, "have": n}), qos=1)
         for mid, qos in acks:
             if qos > 0:
                 c.ack(mid, qos)
@@ -226,6 +359,14 @@ class Recorder:
                         self._due.pop(key, None)
                     continue
                 self._ask(p.board, p.game, p.contig)
+
+    def _dispute(self, board: str, game: str, seq: int) -> None:
+        """Two bodies for one line: ask the board for its lines again from there (once per
+        ``retry`` seconds), so that its own line comes last and stays."""
+        last = self._asked.get((board, game))
+        if last is not None and last[0] <= seq and time.monotonic() - last[1] < self.cfg.retry:
+            return
+        self._ask(board, game, seq)
 
     def _ask(self, board: str, game: str, frm: int) -> None:
         c = self._client

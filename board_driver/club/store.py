@@ -13,7 +13,14 @@ Tables: ``records`` (board, game, seq, body, stored_at, and made_at: the board's
 wrote the record, sent with live records); ``games`` (per game: ``contig``, how
 many of its first records are stored without a hole; ``max_seq``; ``known``, the board's own
 count from its state message; and a summary folded from the contiguous records: variant,
-players, date, actions, result, the last move's time by the board's clock, else the store's); ``boards`` (presence, health); ``rounds``.
+players, date, actions, result, the last move's time by the board's clock, else the store's); ``boards`` (presence, health); ``rounds``;
+``set_aside`` (messages the recorder refused: when, board, topic, why, the payload's first
+4 KiB).
+
+A record whose body differs from the one stored for its (board, game, seq) replaces it (the
+board's journal line is the last word: a body forged ahead of the board is overwritten by the
+board's own line when it comes); the replaced body is set aside and the game's summary folded
+again from its first record.
 """
 
 from __future__ import annotations
@@ -24,6 +31,12 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from board_driver.errors import BoardDriverError
+
+
+class StoreError(BoardDriverError):
+    """The store's file cannot be used (not SQLite, a directory, unreadable)."""
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS records (
@@ -41,7 +54,16 @@ CREATE TABLE IF NOT EXISTS boards (
     board TEXT PRIMARY KEY, online INTEGER, presence_at REAL, health TEXT, health_at REAL);
 CREATE TABLE IF NOT EXISTS rounds (
     name TEXT PRIMARY KEY, started_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS set_aside (
+    at REAL NOT NULL, board TEXT, topic TEXT NOT NULL, reason TEXT NOT NULL, payload BLOB);
 """
+
+ASIDE_KEEP = 4096           # bytes of a set-aside payload kept for a look
+
+
+def _text(v) -> str | None:
+    """A summary field as the page shows it: text (at most 200 characters), else nothing."""
+    return v[:200] if isinstance(v, str) else None
 
 
 @dataclass
@@ -64,16 +86,31 @@ class Progress:
 class RecorderStore:
     def __init__(self, path: Path | str, *, readonly: bool = False) -> None:
         self.path = Path(path)
-        if not readonly:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self.path.is_dir():
+            raise StoreError(f"{self.path}: is a directory, not the recorder's SQLite file")
+        try:
+            if not readonly:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"{self.path}: cannot make its folder: {exc.strerror or exc}") from None
         uri = f"file:{self.path}?mode=ro" if readonly else f"file:{self.path}"
-        self.db = sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=30)
+        self.db: sqlite3.Connection | None = None
+        try:
+            self.db = sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=30)
+            if readonly:
+                self.db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+            else:
+                self.db.execute("PRAGMA journal_mode=WAL")
+                self.db.execute("PRAGMA synchronous=NORMAL")   # WAL: a commit survives a crash of the recorder
+                self.db.executescript(SCHEMA)
+                self.db.commit()
+        except sqlite3.Error as exc:
+            if self.db is not None:
+                self.db.close()
+            what = "not an SQLite database" if "not a database" in str(exc) else str(exc)
+            raise StoreError(f"{self.path}: cannot use it as the recorder's store: {what}") from None
         self.lock = threading.Lock()
-        if not readonly:
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=NORMAL")   # WAL: a commit survives a crash of the recorder
-            self.db.executescript(SCHEMA)
-            self.db.commit()
+        self.replaced: list[tuple[str, str, int]] = []    # (board, game, seq) whose line the last add_records replaced
 
     def close(self) -> None:
         self.db.close()
@@ -85,18 +122,50 @@ class RecorderStore:
         Returns each touched game's progress."""
         now = time.time() if now is None else now
         touched: dict[tuple[str, str], Progress] = {}
+        self.replaced = []
         with self.lock, self.db:
             cur = self.db.cursor()
-            cur.executemany("INSERT OR IGNORE INTO records (board, game, seq, body, stored_at, made_at) "
-                            "VALUES (?, ?, ?, ?, ?, ?)",
-                            [(it[0], it[1], it[2], it[3], now, it[4] if len(it) > 4 else None) for it in items])
             maxes: dict[tuple[str, str], int] = {}
-            for b, g, s, *_ in items:
+            changed: dict[tuple[str, str], int] = {}
+            for it in items:
+                b, g, s, body = it[0], it[1], it[2], it[3]
+                made = it[4] if len(it) > 4 else None
+                old = cur.execute("SELECT body FROM records WHERE board=? AND game=? AND seq=?", (b, g, s)).fetchone()
+                if old is None:
+                    cur.execute("INSERT INTO records (board, game, seq, body, stored_at, made_at) VALUES (?, ?, ?, ?, ?, ?)",
+                                (b, g, s, body, now, made))
+                elif old[0] != body:     # the later line wins: the board's own comes after a forgery
+                    cur.execute("UPDATE records SET body=?, stored_at=?, made_at=? WHERE board=? AND game=? AND seq=?",
+                                (body, now, made, b, g, s))
+                    cur.execute("INSERT INTO set_aside (at, board, topic, reason, payload) VALUES (?, ?, ?, ?, ?)",
+                                (now, b, f"{g}/{s}", "replaced by a different line for the same seq",
+                                 old[0].encode()[:ASIDE_KEEP]))
+                    changed[(b, g)] = min(s, changed.get((b, g), s))
+                    self.replaced.append((b, g, s))
                 if s > maxes.get((b, g), -1):
                     maxes[(b, g)] = s
+            for (b, g), first in changed.items():
+                row = cur.execute("SELECT contig FROM games WHERE board=? AND game=?", (b, g)).fetchone()
+                if row is not None and first < row[0]:     # folded already: fold the game again
+                    cur.execute("UPDATE games SET contig=0, actions=0, result=NULL, reason=NULL, variant=NULL, "
+                                "players=NULL, date=NULL, start_fen=NULL, last_action=NULL, last_move_at=NULL "
+                                "WHERE board=? AND game=?", (b, g))
             for (b, g), mx in maxes.items():
                 touched[(b, g)] = self._advance(cur, b, g, mx, now)
         return touched
+
+    def set_aside(self, items: list[tuple[str | None, str, str, bytes]], *, now: float | None = None) -> None:
+        """Keep refused messages ``(board, topic, reason, payload)`` for a look (the payload's
+        first 4 KiB)."""
+        now = time.time() if now is None else now
+        with self.lock, self.db:
+            self.db.executemany("INSERT INTO set_aside (at, board, topic, reason, payload) VALUES (?, ?, ?, ?, ?)",
+                                [(now, b, t, r, bytes(p[:ASIDE_KEEP])) for b, t, r, p in items])
+
+    def set_aside_rows(self) -> list[dict]:
+        with self.lock:
+            rows = self.db.execute("SELECT at, board, topic, reason, payload FROM set_aside ORDER BY rowid").fetchall()
+        return [dict(zip(("at", "board", "topic", "reason", "payload"), r)) for r in rows]
 
     def _ensure_game(self, cur, board: str, game: str, now: float) -> tuple:
         row = cur.execute("SELECT contig, max_seq, known, actions, result FROM games WHERE board=? AND game=?",
@@ -119,18 +188,20 @@ class RecorderStore:
             r = json.loads(body)
             t = r.get("type")
             if t == "game":
-                upd.update(variant=r.get("variant"), players=json.dumps(r.get("players") or {}),
-                           date=r.get("date"), start_fen=r.get("start_fen"))
+                pl = r.get("players")
+                pl = {k: v for k, v in pl.items() if isinstance(v, str)} if isinstance(pl, dict) else {}
+                upd.update(variant=_text(r.get("variant")), players=json.dumps(pl),
+                           date=_text(r.get("date")), start_fen=_text(r.get("start_fen")))
             elif t == "push":
                 actions += 1
-                upd.update(last_action=r.get("action"), last_move_at=stored_at)
+                upd.update(last_action=_text(r.get("action")), last_move_at=stored_at)
             elif t == "pop":
                 actions = max(0, actions - 1)
                 result = None
                 upd.update(last_move_at=stored_at, reason=None)
             elif t == "result":
-                result = r.get("result")
-                upd["reason"] = r.get("reason")
+                result = _text(r.get("result")) or "*"
+                upd["reason"] = _text(r.get("reason"))
             elif t == "reopen":
                 result = None
                 upd["reason"] = None

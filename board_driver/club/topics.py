@@ -31,6 +31,10 @@ def resend(prefix: str, board: str) -> str:
     return f"{prefix}/{board}/resend"
 
 
+def ack(prefix: str, board: str) -> str:
+    return f"{prefix}/{board}/ack"
+
+
 def subscriptions(prefix: str) -> list[str]:
     """What the recorder subscribes to."""
     return [f"{prefix}/+/game/+/record", f"{prefix}/+/game/+/state", f"{prefix}/+/health",

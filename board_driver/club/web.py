@@ -45,11 +45,20 @@ def game_record(board: str, game: str, records: list[dict]) -> GameRecord | None
     return record_from(Path(board) / f"{game}.jsonl", records, lines=list(range(1, len(records) + 1)))
 
 
-def pgn(board: str, rec: GameRecord, round_name: str | None = None) -> str:
-    """The game's PGN (``fairyboard games export``'s), with the club's Event, Site and Round."""
+def club_game_id(board: str, game: str) -> str:
+    """A game's id in the club: ``BOARD/GAME``. A board's own ids are its start times to the
+    second, so boards started together share one; with the board's name (which has no ``/``,
+    nor has a game id) it is unique in the club and reads back unambiguously."""
+    return f"{board}/{game}"
+
+
+def pgn(board: str, rec: GameRecord, round_name: str | None = None, game: str | None = None) -> str:
+    """The game's PGN (``fairyboard games export``'s), with the club's Event, Site and Round,
+    and ``GameId`` the club's id ``BOARD/GAME``."""
     from board_driver.pgn import pgn_of
     text = pgn_of(rec)
-    tags = {"Event": round_name or "fairyboard club", "Site": board, "Round": round_name or "-"}
+    tags = {"Event": round_name or "fairyboard club", "Site": board, "Round": round_name or "-",
+            "GameId": club_game_id(board, game or rec.id)}
     out = []
     for line in text.split("\n"):
         for k, v in tags.items():
@@ -68,8 +77,8 @@ class Positions:
     more of it arrives)."""
 
     def __init__(self) -> None:
-        self._cache: dict[tuple[str, str], tuple[int, dict]] = {}
-        self._pgn: dict[tuple[str, str], tuple[int, str | None, str | None]] = {}
+        self._cache: dict[tuple[str, str], tuple[tuple, dict]] = {}
+        self._pgn: dict[tuple[str, str], tuple[tuple, str | None, str | None]] = {}
         self._lock = threading.Lock()
 
     def pgn(self, store: RecorderStore, g: dict, round_name: str | None) -> str | None:
@@ -77,19 +86,21 @@ class Positions:
         key = (g["board"], g["game"])
         with self._lock:
             hit = self._pgn.get(key)
-        if hit is not None and hit[:2] == (g["contig"], round_name):
+        version = (g["contig"], g["updated_at"])
+        if hit is not None and hit[:2] == (version, round_name):
             return hit[2]
         rec = game_record(g["board"], g["game"], store.records(g["board"], g["game"]))
-        text = pgn(g["board"], rec, round_name) if rec is not None else None
+        text = pgn(g["board"], rec, round_name, g["game"]) if rec is not None else None
         with self._lock:
-            self._pgn[key] = (g["contig"], round_name, text)
+            self._pgn[key] = (version, round_name, text)
         return text
 
     def of(self, store: RecorderStore, g: dict) -> dict:
         key = (g["board"], g["game"])
         with self._lock:
             hit = self._cache.get(key)
-        if hit is not None and hit[0] == g["contig"]:
+        version = (g["contig"], g["updated_at"])     # a replaced line folds the game again
+        if hit is not None and hit[0] == version:
             return hit[1]
         out: dict = {}
         try:
@@ -110,7 +121,7 @@ class Positions:
         except Exception as exc:         # an unknown variant, a bad record: say so on the page
             out = {"error": f"{type(exc).__name__}: {exc}"}
         with self._lock:
-            self._cache[key] = (g["contig"], out)
+            self._cache[key] = (version, out)
         return out
 
 
@@ -165,6 +176,7 @@ def boards_data(store: RecorderStore, positions: Positions) -> list[dict]:
         if g is not None:
             d["game"] = {k: g[k] for k in ("game", "variant", "players", "date", "actions", "last_action",
                                            "last_move_at", "result", "reason", "contig", "known")}
+            d["game"]["id"] = club_game_id(b["board"], g["game"])
             d["game"]["missing"] = max(0, g["known"] - g["contig"], g["max_seq"] + 1 - g["contig"])
             d["position"] = positions.of(store, g)
         out.append(d)
@@ -269,7 +281,8 @@ class Handler(BaseHTTPRequestHandler):
             elif path == "/boards.json":
                 self._send(200, json.dumps(boards_data(store, positions)), "application/json")
             elif path == "/rounds.json":
-                out = [{"round": n, "started_at": t, "games": [{"board": g["board"], "game": g["game"]}
+                out = [{"round": n, "started_at": t, "games": [{"board": g["board"], "game": g["game"],
+                                                                "id": club_game_id(g["board"], g["game"])}
                                                                for g in store.round_games(n) or []]}
                        for n, t in store.rounds()]
                 self._send(200, json.dumps(out), "application/json")
@@ -279,7 +292,14 @@ class Handler(BaseHTTPRequestHandler):
                 if games is None:
                     known = ", ".join(n for n, _ in store.rounds()) or "none yet"
                     return self._missing(f"no round {name!r} (rounds: {known})")
-                texts = [t for t in (positions.pgn(store, g, name) for g in games) if t is not None]
+                texts = []
+                for g in games:         # a game that does not replay leaves out itself only
+                    try:
+                        t = positions.pgn(store, g, name)
+                    except Exception:
+                        t = None
+                    if t is not None:
+                        texts.append(t)
                 self._send(200, "\n".join(texts), "application/x-chess-pgn; charset=utf-8")
             elif path.startswith("/board/") and path.endswith(".jsonl") and path.count("/") == 3:
                 board, game = path[len("/board/"):-len(".jsonl")].split("/")

@@ -27,13 +27,16 @@ MOSQUITTO_PASSWD = shutil.which("mosquitto_passwd") or (
 
 ACL = """\
 # Each board (user name = board name) may publish only under its own name and read only its
-# re-send requests; the recorder reads everything and may ask any board to re-send.
+# re-send requests and the recorder's acknowledgements; the recorder reads everything and may
+# ask any board to re-send and tell it what it holds.
 pattern write fairyboard/%u/#
 pattern read fairyboard/%u/resend
+pattern read fairyboard/%u/ack
 
 user recorder
 topic read fairyboard/#
 topic write fairyboard/+/resend
+topic write fairyboard/+/ack
 """
 
 # Game moves (orthodox chess, the Opera game) for the simulated boards.
@@ -94,6 +97,7 @@ class Broker:
                 f"persistence false\n"
                 f"max_queued_messages 100000\n"
                 f"max_inflight_messages 100\n"
+                f"max_packet_size 131072\n"
                 f"user {getpass.getuser()}\n"
                 f"log_dest file {log}\n"
                 f"log_type error\nlog_type warning\nlog_type notice\n")
@@ -254,10 +258,11 @@ class SimBoard:
             self.pub.close(timeout=0.5)
             self.pub = None
 
-    def new_game(self, white="Ann", black="Bob", variant="orthodox") -> str:
+    def new_game(self, white="Ann", black="Bob", variant="orthodox", game_id=None) -> str:
         from board_driver.config import load_variant
         v = load_variant(variant)
-        self.gid, self.journal = self.store.create(variant, v.start_fen, players={"white": white, "black": black})
+        self.gid, self.journal = self.store.create(variant, v.start_fen, players={"white": white, "black": black},
+                                                   game_id=game_id)
         self.store.set_current(self.gid)
         self.t = 0
         return self.gid

@@ -42,6 +42,7 @@ def test_a_real_profile_with_two_lines(tmp_path):
     ({"host": "h", "name": "b1", "password_file": "/nonexistent/pw"}, ["broker.password_file", "cannot read"]),
     ({"host": "h", "name": "b1", "tls": {"ca": "/nonexistent/ca.pem"}}, ["broker.tls.ca", "no such file"]),
     ("club.local", ["broker", "must be a mapping"]),
+    ({"host": "h", "name": "board-07", "username": "board-7"}, ["broker.username", "'board-7'", "'board-07'", "ACL"]),
 ])
 def test_bad_broker_sections(tmp_path, broker, words):
     board = load_board(profile(tmp_path, broker))
@@ -97,3 +98,18 @@ def test_the_documented_acl_is_the_one_tested():
     block = block[:block.index("```")]
     lines = lambda text: [x.strip() for x in text.splitlines() if x.strip() and not x.startswith("#")]  # noqa: E731
     assert lines(block) == lines(ACL)
+
+
+@pytest.mark.parametrize("kind", ["text", "directory"])
+def test_a_store_that_is_not_sqlite_is_one_clear_line(tmp_path, capsys, kind):
+    from board_driver.cli import main
+    db = tmp_path / "club.sqlite"
+    if kind == "text":
+        db.write_text("this is not a database, it is a shopping list\n" * 100)
+    else:
+        db.mkdir()
+    for argv in (["round", "R1", "--db", str(db)], ["recorder", "--broker", "127.0.0.1:1", "--db", str(db)]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and str(db) in err and "Traceback" not in err, err
+        assert ("not an SQLite database" if kind == "text" else "is a directory") in err

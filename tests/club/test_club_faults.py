@@ -243,9 +243,11 @@ def test_impostor_is_refused(make_board, make_recorder, broker):
     assert same_as_journal(rec.store, "b1", gid, b1.lines())
 
 
+@pytest.mark.slow
 def test_restarted_board_sends_what_was_not_acknowledged(make_board, make_recorder, broker):
     """The board stops while the broker is down; restarted, it sends on its own (nobody asks:
-    the recorder is away) what the broker never acknowledged, from its journal and cursor."""
+    the recorder is away) what was never acknowledged, from its journal and cursor. The broker
+    taking the records is not delivery: the cursor moves only once the recorder has them."""
     rec = make_recorder()
     b = make_board("b4")
     gid = b.new_game()
@@ -259,12 +261,51 @@ def test_restarted_board_sends_what_was_not_acknowledged(make_board, make_record
         b.move(m, i)
     b.stop()                                       # the board's service stops (power, update ...)
     cursor = b.folder / "club" / "acked" / gid
-    assert int(cursor.read_text()) < len(b.lines())
-    broker.start()
-    b.start()
-    assert b.pub.wait_idle(10)
+    before = int(cursor.read_text())
+    assert before == 1 + 3 * 4 < len(b.lines())
+    broker.start()                                 # without its memory: no session of the recorder
+    b.start()                                      # a new publisher: it counts from 0
+    assert rec.wait_for(lambda: b.pub.published >= len(b.lines()) - before, 10)   # sent on its own
+    time.sleep(1.0)
+    assert b.pub.pending() == len(b.lines()) - before       # the broker took them; the recorder has not
     b.stop()
-    assert int(cursor.read_text()) == len(b.lines())      # every record acknowledged by the broker
+    assert int(cursor.read_text()) == before
     b.start()
     rec = make_recorder()                          # back: asks for what it missed meanwhile
     assert settle(rec, b, gid)
+    assert b.pub.wait_idle(10)
+    b.stop()
+    assert int(cursor.read_text()) == len(b.lines())      # every record acknowledged by the recorder
+
+
+@pytest.mark.slow
+def test_refused_publishes_are_not_counted_as_delivered(make_board, make_recorder, broker):
+    """A board the ACL does not let publish (here: a prefix the ACL does not name) loses nothing
+    silently: the broker's MQTT 5 acknowledgement says "Not authorized", the board logs it, and
+    its cursor stays where the recorder's word left it (nothing). A profile whose user name is
+    not its board name is refused before anything starts."""
+    import dataclasses
+
+    from board_driver.club.publisher import Publisher
+    from board_driver.errors import ConfigError
+    if not broker.secured:
+        pytest.skip(f"{broker.kind} runs here without passwords and ACL (install mosquitto)")
+    make_recorder()
+    b = make_board("b1", start=False)
+    with pytest.raises(ConfigError, match="username 'b2' is not the board's name 'b1'"):
+        Publisher(dataclasses.replace(b.cfg, username="b2", password="pw-b2"), b.folder)
+    b.cfg = dataclasses.replace(b.cfg, prefix="elsewhere")
+    said = []
+    gid = b.new_game()
+    for i, m in enumerate(OPERA[:3], 1):
+        b.move(m, i)
+    b.pub = Publisher(b.cfg, b.folder, window=b.window, log=said.append).start()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not any("refused" in x for x in said):
+        time.sleep(0.05)
+    assert any("the broker refused a record of board b1 (Not authorized)" in x for x in said), said
+    time.sleep(0.5)
+    assert b.pub.pending() == len(b.lines())
+    b.stop()
+    cursor = b.folder / "club" / "acked" / gid
+    assert not cursor.exists() or int(cursor.read_text()) == 0

@@ -64,7 +64,7 @@ def test_page_and_pgn_feeds(make_board, make_recorder):
         assert game.headers["Site"] == "b1" and game.headers["Round"] == "R1"
         assert game.end().board().is_checkmate()
         code, text = _get(f"{base}/round/R1.pgn")
-        assert code == 200 and text.count("[Event ") == 2 and f'[GameId "{g2}"]' in text
+        assert code == 200 and text.count("[Event ") == 2 and f'[GameId "b2/{g2}"]' in text
         code, text = _get(f"{base}/board/b2/{g2}.pgn")
         assert code == 200 and "1. f4 " in text and " f5 *" in text and '[Result "*"]' in text
         code, text = _get(f"{base}/board/b1/{g1}.jsonl")          # the journal, back on a board's tools
@@ -192,3 +192,36 @@ def test_journal_never_waits_for_the_publisher(make_board, make_recorder):
     stuck.set()
     assert rec.wait_for(lambda: len(rec.store.journal_lines("b1", gid)) == len(b.lines()), 10)
     assert [json.loads(x) for x in rec.store.journal_lines("b1", gid)] == [json.loads(x) for x in b.lines()]
+
+
+def test_boards_started_together_have_games_of_their_own(make_board, make_recorder):
+    """Two boards' games started in the same second share a local id (the start time); the
+    store keeps both, and in the PGN feeds each has its own GameId, BOARD/GAME."""
+    from board_driver.club.web import serve
+    rec = make_recorder()
+    rec.store.start_round("R1")
+    time.sleep(0.01)
+    boards = [make_board(n) for n in ("b1", "b2", "b3")]
+    gid = "20250101-120000"
+    for i, b in enumerate(boards):
+        assert b.new_game(f"W{i}", f"B{i}", game_id=gid) == gid
+        b.move(OPERA[0] if i != 1 else "d2d4", 1)
+    assert rec.wait_for(lambda: [g["contig"] for g in rec.store.games()] == [len(b.lines()) for b in boards], 10)
+    srv = serve(rec.store, "127.0.0.1", 0)
+    base = f"http://127.0.0.1:{srv.server_address[1]}"
+    try:
+        code, text = _get(f"{base}/round/R1.pgn")
+        assert code == 200
+        stream = io.StringIO(text)
+        games = [chess.pgn.read_game(stream) for _ in boards]
+        assert [g.headers["GameId"] for g in games] == [f"b{i}/{gid}" for i in (1, 2, 3)]
+        assert [g.headers["White"] for g in games] == ["W0", "W1", "W2"]
+        assert [g.next().move.uci() for g in games] == ["e2e4", "d2d4", "e2e4"]
+        code, text = _get(f"{base}/board/b2/{gid}.pgn")
+        assert code == 200 and f'[GameId "b2/{gid}"]' in text and "1. d4 *" in text
+        code, body = _get(f"{base}/rounds.json")
+        assert [g["id"] for g in json.loads(body)[0]["games"]] == [f"b{i}/{gid}" for i in (1, 2, 3)]
+        code, body = _get(f"{base}/boards.json")
+        assert [d["game"]["id"] for d in json.loads(body)] == [f"b{i}/{gid}" for i in (1, 2, 3)]
+    finally:
+        srv.shutdown()

@@ -64,7 +64,8 @@ def test_serve_publishes_and_recorder_serves(tmp_path, broker):
         code, page = _get(f"http://127.0.0.1:{web}/")
         assert code == 200 and 'id="board-b1"' in page and "\u2654" in page
         code, text = _get(f"http://127.0.0.1:{web}/round/R1.pgn")
-        assert code == 200 and '[Site "b1"]' in text and '[Round "R1"]' in text and f'[GameId "{g["game"]}"]' in text
+        assert code == 200 and '[Site "b1"]' in text and '[Round "R1"]' in text and f'[GameId "b1/{g["game"]}"]' in text \
+            and g["id"] == f'b1/{g["game"]}'
         code, text = _get(f"http://127.0.0.1:{web}/round/R9.pgn")
         assert code == 404 and "R1" in text
         serve.send_signal(signal.SIGTERM)
