@@ -325,7 +325,7 @@ class Publisher:
                              f"nothing is counted as delivered, the games wait in the journal")
                 self._hold_until = time.monotonic() + 5.0
                 g = self._games.get(hit[0]) if hit is not None else None
-                if g is not None:
+                if g is not None and hit is not None:
                     g.sent = min(g.sent, hit[1])
             elif ev[0] == "have":                # the recorder holds the game's first n records
                 g = self._games.get(ev[1])

@@ -94,21 +94,22 @@ class RecorderStore:
         except OSError as exc:
             raise StoreError(f"{self.path}: cannot make its folder: {exc.strerror or exc}") from None
         uri = f"file:{self.path}?mode=ro" if readonly else f"file:{self.path}"
-        self.db: sqlite3.Connection | None = None
+        db: sqlite3.Connection | None = None
         try:
-            self.db = sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=30)
+            db = sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=30)
             if readonly:
-                self.db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+                db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
             else:
-                self.db.execute("PRAGMA journal_mode=WAL")
-                self.db.execute("PRAGMA synchronous=NORMAL")   # WAL: a commit survives a crash of the recorder
-                self.db.executescript(SCHEMA)
-                self.db.commit()
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA synchronous=NORMAL")   # WAL: a commit survives a crash of the recorder
+                db.executescript(SCHEMA)
+                db.commit()
         except sqlite3.Error as exc:
-            if self.db is not None:
-                self.db.close()
+            if db is not None:
+                db.close()
             what = "not an SQLite database" if "not a database" in str(exc) else str(exc)
             raise StoreError(f"{self.path}: cannot use it as the recorder's store: {what}") from None
+        self.db: sqlite3.Connection = db
         self.lock = threading.Lock()
         self.replaced: list[tuple[str, str, int]] = []    # (board, game, seq) whose line the last add_records replaced
 
