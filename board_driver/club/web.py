@@ -118,11 +118,41 @@ class Positions:
                    "pieces": {geo.name(sq): letter.upper() if colour == 0 else letter.lower()
                               for sq, (letter, colour) in game.piece_map().items()},
                    "catalog": _catalog(game)}
+            clock = clock_of(rec)
+            if clock is not None:
+                out["clock"] = clock
         except Exception as exc:         # an unknown variant, a bad record: say so on the page
             out = {"error": f"{type(exc).__name__}: {exc}"}
         with self._lock:
             self._cache[key] = (version, out)
         return out
+
+
+def clock_of(rec) -> dict | None:
+    """The game's time control and both clocks as its last timed record left them (the board
+    journals them with every action: ``clk`` is [white ms, black ms]), or None without a clock."""
+    tc = (rec.header.get("clock") or {}).get("tc") if isinstance(rec.header.get("clock"), dict) else None
+    if not tc or tc == "-":
+        return None
+    for r in reversed(rec.records):
+        clk = r.get("clk")
+        if isinstance(clk, list) and len(clk) == 2 and all(isinstance(x, int) and not isinstance(x, bool) for x in clk):
+            return {"tc": str(tc), "white_ms": max(0, clk[0]), "black_ms": max(0, clk[1])}
+    return {"tc": str(tc)}
+
+
+def _hms(ms: int) -> str:
+    s = ms // 1000
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" + (f".{ms % 1000 // 100}" if ms < 10_000 else "")
+
+
+def clock_html(clock: dict | None) -> str:
+    if not clock:
+        return ""
+    if "white_ms" not in clock:
+        return f'<p class="clocks">time control {html.escape(clock["tc"])}</p>'
+    return (f'<p class="clocks">clocks after the last move: white <b class="clk-white">{_hms(clock["white_ms"])}</b>'
+            f' &middot; black <b class="clk-black">{_hms(clock["black_ms"])}</b> ({html.escape(clock["tc"])})</p>')
 
 
 def _catalog(game) -> list[dict]:
@@ -204,6 +234,7 @@ def boards_fragment(data: list[dict]) -> str:
             f'<p class="players">{html.escape(str(pl.get("white", "?")))} - {html.escape(str(pl.get("black", "?")))}'
             f' &middot; {html.escape(str(g["variant"]))}</p>'
             f'{board_html(d.get("position") or {"error": "no position"})}'
+            f'{clock_html((d.get("position") or {}).get("clock"))}'
             f'<p>last move: <b class="last">{html.escape(str(g["last_action"] or "-"))}</b> at '
             f'<span class="clock">{_when(g["last_move_at"])}</span>, {g["actions"]} actions</p>'
             f'<p>result: <b class="result">{html.escape(result)}</b>{missing}</p>'

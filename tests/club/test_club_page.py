@@ -60,3 +60,21 @@ def test_page_draws_every_board_with_the_board_component(tmp_path):
     assert (piece(two, "f4"), piece(two, "f5"), piece(two, "b1"), piece(two, "k8")) == ("P", "p", "G", "g")
     assert "1-0 (checkmate)" in one and ">d1d8<" in one and "33" in one
     assert "OFFLINE" in two and "playing" in two
+
+
+def test_the_recorder_shows_each_boards_clocks_as_the_last_move_left_them():
+    from board_driver.club.web import boards_fragment, clock_of, game_record
+    head = {"type": "game", "version": 1, "id": "20250101-120000", "variant": "orthodox",
+            "start_fen": "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+            "players": {"white": "Ann", "black": "Bob"}, "clock": {"tc": "300+3", "mode": "auto"}}
+    recs = [head, {"type": "push", "ply": 1, "action": "e2e4", "clk": [296_500, 300_000]},
+            {"type": "event", "t": 9000, "sq": "e7", "placed": False, "occ": "ff"},
+            {"type": "push", "ply": 2, "action": "e7e5", "clk": [296_500, 8_350]}]
+    rec = game_record("b1", "20250101-120000", recs)
+    assert clock_of(rec) == {"tc": "300+3", "white_ms": 296_500, "black_ms": 8_350}
+    assert clock_of(game_record("b1", "g", [dict(head, clock=None)])) is None
+    html = boards_fragment([{"board": "b1", "online": True, "game": {
+        "game": "20250101-120000", "variant": "orthodox", "players": head["players"], "result": None,
+        "reason": None, "missing": 0, "last_action": "e7e5", "last_move_at": None, "actions": 2},
+        "position": {"error": "not drawn here", "clock": clock_of(rec)}}])
+    assert '<b class="clk-white">0:04:56</b>' in html and '<b class="clk-black">0:00:08.3</b>' in html

@@ -13,6 +13,13 @@ function when(t) {
   return ago >= 60 ? `${clock} (${Math.floor(ago / 60)} min ${ago % 60} s ago)` : `${clock} (${ago} s ago)`;
 }
 
+function hms(ms) {
+  const s = Math.floor(ms / 1000);
+  const two = (n) => String(n).padStart(2, '0');
+  return `${Math.floor(s / 3600)}:${two(Math.floor(s / 60) % 60)}:${two(s % 60)}` +
+    (ms < 10000 ? `.${Math.floor(ms % 1000 / 100)}` : '');
+}
+
 function card(name) {
   let c = cards.get(name);
   if (c) return c;
@@ -20,7 +27,7 @@ function card(name) {
   el.className = 'card';
   el.id = 'board-' + name;
   el.innerHTML = '<h2><span class="name"></span> <small class="presence"></small></h2><p class="players"></p>' +
-    '<div class="fb-holder"></div><p class="err perr" hidden></p><p>last move: <b class="last"></b> at ' +
+    '<div class="fb-holder"></div><p class="err perr" hidden></p><p class="clocks" hidden></p><p>last move: <b class="last"></b> at ' +
     '<span class="clock"></span>, <span class="actions"></span> actions</p><p>result: <b class="result"></b>' +
     ' <span class="err missing"></span></p><p class="links"><a class="pgn">PGN</a> &middot; game <span class="gid"></span></p>';
   el.querySelector('.name').textContent = name;
@@ -47,6 +54,10 @@ function show(d) {
   q('.missing').textContent = g.missing ? `${g.missing} record(s) awaited` : '';
   q('.gid').textContent = g.game;
   const pos = d.position || { error: 'no position' };
+  const ck = pos.clock;
+  q('.clocks').hidden = !ck;
+  q('.clocks').textContent = !ck ? '' : ck.white_ms === undefined ? `time control ${ck.tc}` :
+    `clocks after the last move: white ${hms(ck.white_ms)} · black ${hms(ck.black_ms)} (${ck.tc})`;
   q('.perr').hidden = !pos.error;
   q('.perr').textContent = pos.error ? 'position unavailable: ' + pos.error : '';
   if (!pos.error) {
