@@ -189,6 +189,9 @@ class WebBridge:
         self._listeners: list[Callable[[dict], None]] = []
         self._pairings: dict[str, Pairing] = {}
         self._session_id: int | None = None
+        # which run of the server a snapshot comes from: versions count from 1 again after a
+        # restart, so a page compares versions only within one run
+        self.run = f"{int(time.time() * 1000):x}-{secrets.token_hex(3)}"
         self.published_at: float | None = None      # monotonic time of the last publish
 
     # -- web thread ---------------------------------------------------------------------------
@@ -262,7 +265,7 @@ class WebBridge:
         self._dirty = False
         self._version += 1
         snap = snapshot(session, sim=self.sim, version=self._version, notices=list(self._notices),
-                        extra=self.extra)
+                        extra={"run": self.run, **self.extra})
         with self._lock:
             self._snapshot = snap
             listeners = list(self._listeners)

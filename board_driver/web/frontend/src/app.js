@@ -11,6 +11,7 @@ let state = null;
 let letters = false;
 let socket = null;
 let lastVersion = 0;
+let lastRun = null;         // the server run the versions count in (a restarted server counts from 1)
 let viewer = null;          // the saved-game viewer: {detail, index, board}
 let costTimer = null;
 
@@ -93,9 +94,13 @@ function connect() {
 
 // -- drawing -------------------------------------------------------------------------------------
 function render(s) {
-  if (s.version < lastVersion && state && s.game === state.game) return;
+  // an older snapshot of this server run (an HTTP answer overtaken by a push) is dropped; a
+  // snapshot of another run (the server restarted) is always taken
+  if (state && s.run === lastRun && s.version < lastVersion) return;
+  lastRun = s.run;
   lastVersion = s.version;
   document.body.dataset.version = s.version;
+  document.body.dataset.run = s.run || '';
   const paired = s.paired ?? (state ? state.paired : false);
   state = { ...s, paired, password: s.password ?? (state ? state.password : false) };
   document.body.dataset.family = s.family;
