@@ -39,8 +39,11 @@ def token(server):
     return server.pair()
 
 
-def shown_version(browser) -> int:
-    return int(js(browser, "return document.body.dataset.version || 0"))
+@pytest.fixture(scope="module")
+def paired(browser, token):
+    """The browser holds the token as the pairing's cookie (commands from the page are allowed)."""
+    browser.add_cookie({"name": "fairyboard_token", "value": token, "path": "/"})
+    return browser
 
 
 def test_the_page_follows_a_server_restarted_under_it(server, browser, token):
@@ -60,3 +63,113 @@ def test_the_page_follows_a_server_restarted_under_it(server, browser, token):
     assert js(browser, "return document.body.dataset.run") == after["run"]
     assert "b5c6" in text_of(browser, "#moves") or "Bxc6" in text_of(browser, "#moves")
     screenshot(browser, "restart-followed", prompt=False)
+
+
+def move_on_page(server, browser, a, b, how):
+    """Move the piece on ``a`` to ``b`` on the page: tap and tap, or drag and drop."""
+    synced(server, browser)
+    if how == "tap":
+        tap_piece(browser, a)
+        click_square(browser, b)
+    else:
+        drag(browser, a, b)
+
+
+def moves_are(server, want):
+    return wait(None, lambda: (s := server.wait_state())["moves"] == want and s, what=f"moves {want}")
+
+
+@pytest.mark.parametrize("how", ["tap", "drag"])
+def test_a_capture_made_on_the_page_completes(server, browser, token, how):
+    server.new_game(token, "orthodox", fen="4k3/8/8/3p4/4P3/8/8/4K3 w - - 0 1")
+    wait(browser, lambda: piece_on(browser, "d5") == "p", what="the position")
+    move_on_page(server, browser, "e4", "d5", how)
+    st = moves_are(server, ["e4d5"])
+    assert st["pending"] is None and st["pieces"]["d5"] == "P"
+    wait(browser, lambda: piece_on(browser, "d5") == "P" and piece_on(browser, "e4") == "", what="exd5")
+    screenshot(browser, f"capture-{how}", prompt=False)
+
+
+@pytest.mark.parametrize("how", ["tap", "drag"])
+def test_castling_made_on_the_page_moves_the_rook_too(server, browser, token, how):
+    server.new_game(token, "orthodox", fen="r3k2r/pppppppp/8/8/8/8/PPPPPPPP/R3K2R w KQkq - 0 1")
+    wait(browser, lambda: piece_on(browser, "h1") == "R", what="the position")
+    move_on_page(server, browser, "e1", "g1", how)
+    moves_are(server, ["e1g1"])
+    move_on_page(server, browser, "e8", "c8", how)
+    st = moves_are(server, ["e1g1", "e8c8"])
+    assert st["pending"] is None and st["pieces"]["f1"] == "R" and st["pieces"]["d8"] == "r"
+    wait(browser, lambda: piece_on(browser, "d8") == "r" and piece_on(browser, "a8") == "", what="O-O-O")
+
+
+@pytest.mark.parametrize("how", ["tap", "drag"])
+def test_en_passant_made_on_the_page_takes_the_pawn_off(server, browser, token, how):
+    server.new_game(token, "orthodox", fen="4k3/8/8/3pP3/8/8/8/4K3 w - d6 0 1")
+    wait(browser, lambda: piece_on(browser, "e5") == "P", what="the position")
+    move_on_page(server, browser, "e5", "d6", how)
+    st = moves_are(server, ["e5d6"])
+    assert st["pending"] is None and "d5" not in st["pieces"] and "d5" not in st["occupied"]
+    wait(browser, lambda: piece_on(browser, "d6") == "P" and piece_on(browser, "d5") == "", what="exd6 e.p.")
+
+
+@pytest.mark.parametrize("how", ["tap", "drag"])
+def test_a_promotion_made_on_the_page_asks_for_the_piece(server, browser, token, paired, how):
+    server.new_game(token, "orthodox", fen="3r2k1/4P3/8/8/8/8/8/4K3 w - - 0 1")
+    wait(browser, lambda: piece_on(browser, "e7") == "P", what="the position")
+    move_on_page(server, browser, "e7", "d8", how)                  # a capture that promotes
+    wait(browser, lambda: "Promotion on d8" in text_of(browser, "#prompt"), what="the promotion prompt")
+    click(browser, "#prompt button[data-label='e7d8n']")
+    st = moves_are(server, ["e7d8n"])
+    assert st["pending"] is None and st["pieces"]["d8"] == "N"
+    wait(browser, lambda: piece_on(browser, "d8") == "N")
+
+
+def test_a_chego_drop_and_its_removals_made_on_the_page(server, browser, token):
+    import random
+
+    from board_driver.config import load_variant
+    from engine.game import new_game
+
+    def kills_alone(g, a):
+        same = [b for b in g.legal_actions() if b.places == a.places and b.lifts == a.lifts]
+        others = [b for b in g.legal_actions() if b.places == a.places and b.lifts != a.lifts]
+        return a.lifts and len(same) == 1 and not others
+    v = load_variant("chego")
+    found = None
+    for seed in range(40):
+        rng, g, moves = random.Random(seed), new_game(v), []
+        for _ in range(40):
+            legal = [a for a in g.legal_actions() if a.kind == "drop"]
+            hit = [a for a in legal if kills_alone(g, a)]
+            if hit:
+                found = moves, hit[0], g
+                break
+            if not legal:
+                break
+            a = rng.choice(legal)
+            moves.append(a)
+            g.push(a)
+        if found:
+            break
+    moves, drop, g = found
+    name = g.geometry.name
+    server.new_game(token, "chego")
+    for a in moves:                                   # the game up to there, through the API
+        events = [{"t": 0, "place": name(next(iter(a.places)))}]
+        events += [{"t": 100 * (i + 1), "lift": name(k)} for i, k in enumerate(sorted(a.lifts))]
+        st = server.sim(*events)["state"]
+        if st["pending"] and st["pending"]["type"] == "prompt":
+            assert server.post("/api/command", {"text": "choose " + a.text.split("@")[0]}, token=token)[0] == 200
+    moves_are(server, [a.text for a in moves])
+    synced(server, browser)
+    click(browser, "#placebtn")                       # the drop: from the hand, tap the square
+    click_square(browser, name(next(iter(drop.places))))
+    victims = sorted(name(k) for k in drop.lifts)
+    wait(browser, lambda: all(js(browser, "return document.querySelector(`#board [data-square='${arguments[0]}']`)"
+                                          ".dataset.led", sq) == "remove" for sq in victims), what="the victims lit")
+    screenshot(browser, "chego-remove", prompt=False)
+    for sq in victims:                                # each taken off by a tap
+        synced(server, browser)
+        click_square(browser, sq)
+    st = moves_are(server, [a.text for a in moves] + [drop.text])
+    assert st["pending"] is None and not set(victims) & set(st["occupied"])

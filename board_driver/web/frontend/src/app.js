@@ -16,11 +16,16 @@ let viewer = null;          // the saved-game viewer: {detail, index, board}
 let costTimer = null;
 
 const board = createBoard($('#board'), {
-  onMove: (orig, dest, captured) => {
-    const events = [];
-    if (captured || (state && state.occupied.includes(dest))) events.push({ lift: dest });
-    events.push({ lift: orig }, { place: dest });
-    sim(events);
+  // A move made on the page: the server makes the lifts and places a player makes for it,
+  // spaced so the sensors see each (the victim, a castling rook, an en passant victim).
+  onMove: (orig, dest) => sim([{ move: `${orig}-${dest}` }]),
+  // A tap on a piece the board asks to lift off (a Chego victim, the piece a move still takes)
+  // lifts it.
+  onSelect: (key) => {
+    const led = state && state.sim && state.leds[key];
+    if (!led || led.layer !== 'remove' || !state.occupied.includes(key)) return false;
+    sim([{ lift: key }]);
+    return true;
   },
   onSquare: (key, mode) => {
     sim([{ [mode]: key }]);
