@@ -173,3 +173,37 @@ def test_a_chego_drop_and_its_removals_made_on_the_page(server, browser, token):
         click_square(browser, sq)
     st = moves_are(server, [a.text for a in moves] + [drop.text])
     assert st["pending"] is None and not set(victims) & set(st["occupied"])
+
+
+def resign_buttons(browser):
+    return js(browser, "return [...document.querySelectorAll('#resignbox button.resignside')].map(b => b.dataset.side)")
+
+
+def test_resign_against_the_computer_resigns_the_persons_side(server, browser, token, paired):
+    server.new_game(token, "orthodox", white="Ann", black="random")
+    server.move("e2", "e4")
+    st = wait(None, lambda: (s := server.wait_state())["computer"] and s, what="the computer's move shown")
+    assert st["turn"] == "black"                                   # the computer's turn
+    wait(browser, lambda: st["computer"]["text"] in text_of(browser, "#prompt"), what="its move on the page")
+    click(browser, "#btn-resign")
+    wait(browser, lambda: resign_buttons(browser) == ["white"], what="Ann's side only")
+    assert "Ann" in text_of(browser, "#resignbox")
+    screenshot(browser, "resign-computer", prompt=False)
+    click(browser, "#resignbox button.resignside[data-side='white']")
+    st = wait(None, lambda: (s := server.wait_state())["result"] and s, what="the resignation")
+    assert st["result"] == "0-1" and st["reason"] == "resignation", st["result"]
+    wait(browser, lambda: "0-1" in text_of(browser, "#status"))
+
+
+def test_resign_between_two_people_asks_which_side(server, browser, token, paired):
+    server.new_game(token, "orthodox", white="Ann", black="Bob")
+    synced(server, browser)
+    click(browser, "#btn-resign")
+    wait(browser, lambda: resign_buttons(browser) == ["white", "black"], what="both sides offered")
+    click(browser, "#resignbox .resigncancel")                      # changed one's mind: nothing happens
+    wait(browser, lambda: js(browser, "return document.querySelector('#resignbox').hidden"))
+    assert server.wait_state()["result"] is None
+    click(browser, "#btn-resign")
+    click(browser, "#resignbox button.resignside[data-side='black']")   # Bob resigns on White's turn
+    st = wait(None, lambda: (s := server.wait_state())["result"] and s, what="the resignation")
+    assert st["result"] == "1-0" and st["turn"] == "white"

@@ -211,6 +211,31 @@ function renderActions(s) {
   $('#btn-end').textContent = left !== undefined ? `End turn (${left} points left)` : 'End turn';
   $('#btn-takeback').disabled = !s.moves.length && !s.result;
   $('#btn-resign').disabled = !!s.result;
+  if (s.result || (renderActions.game && renderActions.game !== s.game)) $('#resignbox').hidden = true;
+  renderActions.game = s.game;
+}
+
+// A player name that is an engine spec is the computer (as POST /api/new reads it).
+const isComputer = (name) => /^(computer|builtin(:-?\d+)?|random|fsf(:-?\d+)?|uci:.+)$/i.test(String(name || '').trim());
+
+// Resign names the side that resigns, never "the side to move": against the computer it is the
+// person's side (the computer's move may be showing: its turn); two people choose their side.
+function askResign() {
+  const s = state;
+  if (!s || s.result) return;
+  const box = $('#resignbox');
+  if (!box.hidden) { box.hidden = true; return; }
+  const people = ['white', 'black'].filter((c) => !isComputer(s.players[c]));
+  const sides = people.length ? people : ['white', 'black'];
+  const label = (c) => `${c === 'white' ? 'White' : 'Black'} (${s.players[c]}) resigns`;
+  $('#resign-question').textContent = sides.length === 1
+    ? `Resign the game for ${s.players[sides[0]]} (${sides[0]})?` : 'Which side resigns?';
+  $('#resign-sides').innerHTML = sides.map((c) => `<button class="resignside" data-side="${c}">${esc(label(c))}</button>`).join('') +
+    '<button class="resigncancel">Cancel</button>';
+  for (const b of box.querySelectorAll('button.resignside')) b.onclick = () => { box.hidden = true; command(`resign ${b.dataset.side}`); };
+  box.querySelector('button.resigncancel').onclick = () => { box.hidden = true; };
+  box.hidden = false;
+  box.scrollIntoView({ block: 'nearest' });
 }
 
 function money(x) { return x === undefined || x === null ? '–' : String(x); }
@@ -536,7 +561,7 @@ function showTab(name) {
 $('#btn-pass').onclick = () => command('pass');
 $('#btn-end').onclick = () => command('end');
 $('#btn-takeback').onclick = () => command('takeback');
-$('#btn-resign').onclick = () => { if (confirm('Resign the game for the side to move?')) command('resign'); };
+$('#btn-resign').onclick = () => askResign();
 $('#btn-letters').onclick = () => { letters = !letters; $('#btn-letters').classList.toggle('active', letters); if (state) render(state); };
 $('#btn-flip').onclick = () => board.flip();
 $('#btn-selftest').onclick = runSelftest;
