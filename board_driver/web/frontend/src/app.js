@@ -112,6 +112,7 @@ function render(s) {
   document.body.classList.toggle('paired', !!state.paired);
   $('#variant').textContent = s.variant;
   $('#players').textContent = `${s.players.white} – ${s.players.black}`;
+  renderLink(s);
   renderStatus(s);
   renderDice(s);
   renderPrompt(s);
@@ -132,6 +133,28 @@ function render(s) {
   $('#pairstate').textContent = state.paired ? 'Paired' : 'Not paired';
   $('#pairbtn').hidden = !!state.paired;
   $('#loginform').hidden = !!state.paired || !state.password;
+}
+
+// The board's link where the player looks: a board that does not answer is said at once, and
+// so is its coming back (the board is read afresh then).
+function renderLink(s) {
+  const el = $('#link');
+  const up = !s.link || s.link.up !== false;
+  const was = renderLink.up;
+  renderLink.up = up;
+  document.body.dataset.link = up ? 'up' : 'down';
+  if (!up) {
+    clearTimeout(renderLink.timer);
+    el.textContent = 'The board is not answering; moves made now are read when it is back.';
+    el.className = 'link down';
+    el.hidden = false;
+  } else if (was === false) {
+    el.textContent = 'The board is back: what was moved meanwhile is read now.';
+    el.className = 'link back';
+    el.hidden = false;
+    clearTimeout(renderLink.timer);
+    renderLink.timer = setTimeout(() => { el.hidden = true; }, 8000);
+  }
 }
 
 function renderStatus(s) {
