@@ -207,3 +207,18 @@ def test_resign_between_two_people_asks_which_side(server, browser, token, paire
     click(browser, "#resignbox button.resignside[data-side='black']")   # Bob resigns on White's turn
     st = wait(None, lambda: (s := server.wait_state())["result"] and s, what="the resignation")
     assert st["result"] == "1-0" and st["turn"] == "white"
+
+
+def test_what_is_hidden_stays_hidden(server, browser):
+    """A hidden element is not shown whatever its class's display (.row is flex): the password
+    box of a board without a password, the simulated board's toolbar on a real one."""
+    click(browser, "nav button[data-tab='play']")
+    js(browser, "document.querySelector('#pairpanel').hidden = false")     # the pairing panel open
+    try:
+        assert not server.wait_state()["password"]
+        shown = js(browser, "return [...document.querySelectorAll('[hidden]')]"
+                            ".filter(e => getComputedStyle(e).display !== 'none').map(e => e.id || e.className)")
+        assert shown == [], shown
+        assert not browser.find_element("css selector", "#loginform").is_displayed()
+    finally:
+        js(browser, "document.querySelector('#pairpanel').hidden = true")
