@@ -265,6 +265,7 @@ def cmd_serve(args) -> int:
                 from board_driver.web.tools import HardwareTools
                 seat.sink = front.overlay_on(seat.sink)
                 front.server.tools = HardwareTools(board, hw, seat.source, seat.sink, stopping=stop.is_set)
+            front.bridge.link = host.link                     # the link's state in every snapshot
             wrap, on_update = front.wrap, front.bridge.on_update
             host.say = front.speaker(say)
         if isinstance(seat, HardwareSeat):

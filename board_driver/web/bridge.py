@@ -173,6 +173,7 @@ class WebBridge:
     password: str | None = None
     sim: bool = False
     extra: dict = field(default_factory=dict)          # fixed fields added to every snapshot
+    link: Callable[[], dict] | None = None             # the board's link (GameHost.link), read every step
 
     def __post_init__(self) -> None:
         self.wake = threading.Event()
@@ -189,7 +190,11 @@ class WebBridge:
         self._listeners: list[Callable[[dict], None]] = []
         self._pairings: dict[str, Pairing] = {}
         self._session_id: int | None = None
+        # which run of the server a snapshot comes from: versions count from 1 again after a
+        # restart, so a page compares versions only within one run
+        self.run = f"{int(time.time() * 1000):x}-{secrets.token_hex(3)}"
         self.published_at: float | None = None      # monotonic time of the last publish
+        self._link: dict = {}
 
     # -- web thread ---------------------------------------------------------------------------
     def call(self, fn: Callable[[Any], Any], *, changes: bool = True) -> concurrent.futures.Future:
@@ -251,8 +256,9 @@ class WebBridge:
     def on_update(self, session) -> None:
         """Called by the loop after every step: expire pairings, publish when anything changed."""
         self._expire()
+        self._link = self._read_link()
         key = (id(session), session.leds, id(session.verdict), session.occupancy, len(session.game.history),
-               session.recover)
+               session.recover, self._link.get("state"), self._link.get("up"))
         if key == self._key and not self._dirty:
             return
         self.publish(session, key)
@@ -261,8 +267,10 @@ class WebBridge:
         self._key = key
         self._dirty = False
         self._version += 1
+        if key is None:
+            self._link = self._read_link()
         snap = snapshot(session, sim=self.sim, version=self._version, notices=list(self._notices),
-                        extra=self.extra)
+                        extra={"run": self.run, "link": self._link, **self.extra})
         with self._lock:
             self._snapshot = snap
             listeners = list(self._listeners)
@@ -270,6 +278,15 @@ class WebBridge:
         for fn in listeners:
             fn(snap)
         return snap
+
+    def _read_link(self) -> dict:
+        """The board's link now: ``{"state", "up", ...}`` (a board without a link is always up)."""
+        if self.link is None:
+            return {"state": "simulated" if self.sim else "ready", "up": True}
+        try:
+            return dict(self.link())
+        except Exception:                 # a link that cannot say is not a reason to stop the page
+            return {"state": "unknown", "up": True}
 
     def start_pairing(self, session) -> Pairing:
         """Light one occupied square; a lift and put-back of its piece within 30 s pairs."""

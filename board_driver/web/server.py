@@ -30,8 +30,9 @@ if TYPE_CHECKING:       # pragma: no cover
 
 STATIC = Path(__file__).resolve().parent / "static"
 COOKIE = "fairyboard_token"
-SIM_KEYS = ("lift", "place", "input")
+SIM_KEYS = ("lift", "place", "input", "move")
 SETTLE_LIMIT_S = 3.0
+MOVE_STEP_MS = 120          # between the lifts and places of a "move" event (well over the debounce)
 
 
 class ApiError(web.HTTPException):
@@ -350,7 +351,8 @@ class WebServer:
             kinds = [k for k in SIM_KEYS if k in ev]
             extra = set(ev) - {"t", *SIM_KEYS}
             if len(kinds) != 1 or extra:
-                raise ApiError(400, f"event {i}: an event has \"t\" and exactly one of \"lift\", \"place\", \"input\""
+                raise ApiError(400, f"event {i}: an event has \"t\" and exactly one of \"lift\", \"place\", \"input\", "
+                                    "\"move\""
                                     + (f" (unknown key {sorted(extra)[0]!r})" if extra else ""))
             t = ev.get("t", last_t if last_t is not None else 0)
             if not isinstance(t, int) or isinstance(t, bool) or t < 0:
@@ -380,7 +382,17 @@ class WebServer:
                 session.game.geometry.parse(arg)          # a clear message for a square off this board
                 getattr(board, kind)(arg)
             try:
-                await self._ask(run)
+                if kind == "move":
+                    # the lifts and places a player makes for this move, spaced so that the
+                    # debouncer sees each (a victim lifted and its square filled at the same
+                    # instant never leaves the sensors)
+                    steps = await self._ask(partial(move_steps, arg), changes=False)
+                    for j, (k, sq) in enumerate(steps):
+                        if j:
+                            await asyncio.sleep(MOVE_STEP_MS / 1000)
+                        await self._ask(partial(run, kind=k, arg=sq))
+                else:
+                    await self._ask(run)
             except (SimulatorError, CommandError, ValueError) as exc:
                 warnings.append({"event": i, "t": t, "warning": str(exc)})
         await self._settle()
@@ -702,3 +714,33 @@ def game_detail(store: GameStore, gid: str) -> dict:
             "result": rec.result, "reason": rec.reason,
             "board": {"files": geo.files, "ranks": geo.ranks, "holes": sorted(geo.name(h) for h in geo.holes)},
             "positions": positions, "error": error}
+
+
+def move_steps(text: str, session) -> list[tuple[str, str]]:
+    """The events (``("lift" | "place", SQUARE)``, in order) of a ``move`` event ``FROM-TO``
+    (or ``FROMTO``) on the simulated board: those of the legal action taking the piece on FROM
+    to TO, as a player makes them -- a victim lifted first, the mover lifted and set down, a
+    castling rook after its king, an en passant victim, the squares filled by a promotion
+    (whose choice stays to be made). With no such legal action, the piece is moved as asked
+    (a victim on TO lifted first) and the board shows what is wrong."""
+    import re
+    g = session.game
+    geo = g.geometry
+    m = re.fullmatch(r"([a-p][0-9]{1,2})-?([a-p][0-9]{1,2})", text.strip().lower())
+    if m is None:
+        raise ValueError(f"move {text!r}: give FROM-TO, e.g. e2-e4")
+    a, b = geo.parse(m.group(1)), geo.parse(m.group(2))
+    name = geo.name
+    fits = [x for x in (g.legal_actions() if session.outcome() is None else [])
+            if a in x.lifts and a not in x.places and b in x.places]
+    if not fits:
+        occ = session.occupancy
+        return ([("lift", name(b))] if occ >> b & 1 else []) + [("lift", name(a)), ("place", name(b))]
+    x = fits[0]          # promotions to different pieces look the same on the board
+    movers = x.lifts - x.places
+    if len(movers) == 2 and len(x.places) == 2:          # castling: the king, then the rook
+        rook = next(iter(movers - {a}))
+        rto = next(iter(x.places - {b}))
+        return [("lift", name(a)), ("place", name(b)), ("lift", name(rook)), ("place", name(rto))]
+    return ([("lift", name(s)) for s in sorted(x.lifts - {a})] + [("lift", name(a)), ("place", name(b))]
+            + [("place", name(s)) for s in sorted(x.places - {b} - x.lifts)])

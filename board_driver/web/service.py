@@ -162,6 +162,7 @@ def play_web(args, store, settings, profile, board_name: str) -> int:
     front = WebFront(listen, store=store, commands=commands, sim=True, password=web.password, say=say,
                      hardware=lambda: info)
     front.server.tools = SimTools(profile, lambda: front.bridge.board)
+    front.bridge.link = host.link
     host.say = front.speaker(say)
     try:
         host.open(GameRequest.from_args(args))

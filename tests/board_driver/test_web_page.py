@@ -178,7 +178,7 @@ def test_pairing_is_refused_then_granted_on_the_page(server, browser):
     wait(browser, lambda: piece_on(browser, "e1") == "K", what="the board")
     assert text_of(browser, "#pairstate") == "Not paired"
     click(browser, "#btn-resign")
-    browser.switch_to.alert.accept()
+    click(browser, "#resignbox button.resignside[data-side='white']")
     toast = wait(browser, lambda: text_of(browser, "#toast"), what="the refusal")
     assert "Pair this phone" in toast
     assert server.wait_state()["result"] is None                     # nothing happened to the game

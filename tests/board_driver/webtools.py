@@ -21,16 +21,21 @@ CLI = [sys.executable, "-m", "board_driver.cli"]
 class Server:
     """``fairyboard play --web 127.0.0.1:0`` in a subprocess, with its own data folder."""
 
-    def __init__(self, data_dir, *args: str):
+    def __init__(self, data_dir, *args: str, listen: str = "127.0.0.1:0"):
+        self.data_dir = data_dir
+        self.url = None
+        self._start(listen, args)
+
+    def _start(self, listen: str, args) -> None:
         env = dict(os.environ)
-        env["FAIRYBOARD_DATA"] = str(data_dir)
+        env["FAIRYBOARD_DATA"] = str(self.data_dir)
         env.pop("XDG_DATA_HOME", None)
-        self.proc = subprocess.Popen(CLI + ["play", "--web", "127.0.0.1:0", *args], stdout=subprocess.PIPE,
+        self.proc = subprocess.Popen(CLI + ["play", "--web", listen, *args], stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, env=env)
         self.lines: list[str] = []
         end = time.monotonic() + 30
-        self.url = None
-        while time.monotonic() < end and self.url is None:
+        url = None
+        while time.monotonic() < end and url is None:
             r, _, _ = select.select([self.proc.stdout], [], [], 0.5)
             if r:
                 line = self.proc.stdout.readline().decode()
@@ -39,11 +44,27 @@ class Server:
                 self.lines.append(line)
                 m = re.search(r"the page is at (http://\S+)", line)
                 if m:
-                    self.url = m.group(1).rstrip("/")
-        if self.url is None:
+                    url = m.group(1).rstrip("/")
+        if url is None:
             self.stop()
             raise RuntimeError("play --web did not start: " + "".join(self.lines))
+        self.url = url
         self.wait_state()
+
+    def restart(self, *args: str) -> str:
+        """Stop the server (as Ctrl-C does) and start it again on the same port and data folder
+        (without ``--new`` it resumes the game); returns what the first run printed."""
+        said = self.stop()
+        port = self.url.rsplit(":", 1)[1]
+        end = time.monotonic() + 10
+        while True:
+            try:
+                self._start(f"127.0.0.1:{port}", args)
+                return said
+            except RuntimeError:
+                if time.monotonic() > end:
+                    raise
+                time.sleep(0.2)
 
     def wait_state(self, timeout: float = 10) -> dict:
         end = time.monotonic() + timeout

@@ -298,3 +298,57 @@ def test_the_board_tab_shows_the_square_to_fill_and_takes_the_answers(pico, serv
         assert text("#calib-form")                            # another may be started
     finally:
         d.quit()
+
+
+def _chromium():
+    """A phone-sized headless Chromium (the distribution's), or a skip."""
+    import os
+    import shutil
+    webdriver = pytest.importorskip("selenium.webdriver")
+    chromium = shutil.which("chromium") or "/usr/bin/chromium"
+    chromedriver = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+    if not (os.path.exists(chromium) and os.path.exists(chromedriver)):
+        pytest.skip("needs the distribution's chromium and chromedriver")
+    from selenium.webdriver.chrome.service import Service
+    os.environ.setdefault("SE_OFFLINE", "true")
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = chromium
+    for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=390,844"):
+        opts.add_argument(a)
+    return webdriver.Chrome(service=Service(chromedriver), options=opts)
+
+
+@pytest.mark.slow
+def test_a_lost_link_is_said_on_the_game_tab_at_once_and_its_return_too(pico, service):
+    from pathlib import Path
+    page = service
+    d = _chromium()
+
+    def text(css):
+        return d.execute_script("const e = document.querySelector(arguments[0]); "
+                                "return e && e.offsetParent !== null ? e.textContent : '';", css)
+
+    def until(fn, what, timeout=30.0):
+        end = time.monotonic() + timeout
+        while not fn():
+            assert time.monotonic() < end, f"{what}: not on the page"
+            time.sleep(0.05)
+    try:
+        d.get(page.url + "/")
+        until(lambda: "to play" in text("#status"), "the game")
+        assert text("#link") == ""                                     # the board answers: nothing said
+        assert page.call("GET", "/api/state")[1]["link"]["up"] is True
+        pico.cable.unplug()                                            # the USB cable pulled
+        until(lambda: "The board is not answering; moves made now are read when it is back." in text("#link"),
+              "the lost link")
+        st = page.call("GET", "/api/state")[1]
+        assert st["link"]["state"] == "disconnected" and st["link"]["up"] is False, st["link"]
+        shots = Path(__file__).resolve().parents[2] / "build" / "screenshots" / "web"
+        shots.mkdir(parents=True, exist_ok=True)
+        d.save_screenshot(str(shots / "link-lost.png"))
+        pico.cable.plug("ttyFAIRY0")                                   # and put back
+        pico.cable.host_connected = True
+        until(lambda: "The board is back" in text("#link"), "the link back")
+        assert page.call("GET", "/api/state")[1]["link"]["up"] is True
+    finally:
+        d.quit()

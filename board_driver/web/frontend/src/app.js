@@ -11,15 +11,21 @@ let state = null;
 let letters = false;
 let socket = null;
 let lastVersion = 0;
+let lastRun = null;         // the server run the versions count in (a restarted server counts from 1)
 let viewer = null;          // the saved-game viewer: {detail, index, board}
 let costTimer = null;
 
 const board = createBoard($('#board'), {
-  onMove: (orig, dest, captured) => {
-    const events = [];
-    if (captured || (state && state.occupied.includes(dest))) events.push({ lift: dest });
-    events.push({ lift: orig }, { place: dest });
-    sim(events);
+  // A move made on the page: the server makes the lifts and places a player makes for it,
+  // spaced so the sensors see each (the victim, a castling rook, an en passant victim).
+  onMove: (orig, dest) => sim([{ move: `${orig}-${dest}` }]),
+  // A tap on a piece the board asks to lift off (a Chego victim, the piece a move still takes)
+  // lifts it.
+  onSelect: (key) => {
+    const led = state && state.sim && state.leds[key];
+    if (!led || led.layer !== 'remove' || !state.occupied.includes(key)) return false;
+    sim([{ lift: key }]);
+    return true;
   },
   onSquare: (key, mode) => {
     sim([{ [mode]: key }]);
@@ -93,15 +99,20 @@ function connect() {
 
 // -- drawing -------------------------------------------------------------------------------------
 function render(s) {
-  if (s.version < lastVersion && state && s.game === state.game) return;
+  // an older snapshot of this server run (an HTTP answer overtaken by a push) is dropped; a
+  // snapshot of another run (the server restarted) is always taken
+  if (state && s.run === lastRun && s.version < lastVersion) return;
+  lastRun = s.run;
   lastVersion = s.version;
   document.body.dataset.version = s.version;
+  document.body.dataset.run = s.run || '';
   const paired = s.paired ?? (state ? state.paired : false);
   state = { ...s, paired, password: s.password ?? (state ? state.password : false) };
   document.body.dataset.family = s.family;
   document.body.classList.toggle('paired', !!state.paired);
   $('#variant').textContent = s.variant;
   $('#players').textContent = `${s.players.white} – ${s.players.black}`;
+  renderLink(s);
   renderStatus(s);
   renderDice(s);
   renderPrompt(s);
@@ -122,6 +133,28 @@ function render(s) {
   $('#pairstate').textContent = state.paired ? 'Paired' : 'Not paired';
   $('#pairbtn').hidden = !!state.paired;
   $('#loginform').hidden = !!state.paired || !state.password;
+}
+
+// The board's link where the player looks: a board that does not answer is said at once, and
+// so is its coming back (the board is read afresh then).
+function renderLink(s) {
+  const el = $('#link');
+  const up = !s.link || s.link.up !== false;
+  const was = renderLink.up;
+  renderLink.up = up;
+  document.body.dataset.link = up ? 'up' : 'down';
+  if (!up) {
+    clearTimeout(renderLink.timer);
+    el.textContent = 'The board is not answering; moves made now are read when it is back.';
+    el.className = 'link down';
+    el.hidden = false;
+  } else if (was === false) {
+    el.textContent = 'The board is back: what was moved meanwhile is read now.';
+    el.className = 'link back';
+    el.hidden = false;
+    clearTimeout(renderLink.timer);
+    renderLink.timer = setTimeout(() => { el.hidden = true; }, 8000);
+  }
 }
 
 function renderStatus(s) {
@@ -201,6 +234,31 @@ function renderActions(s) {
   $('#btn-end').textContent = left !== undefined ? `End turn (${left} points left)` : 'End turn';
   $('#btn-takeback').disabled = !s.moves.length && !s.result;
   $('#btn-resign').disabled = !!s.result;
+  if (s.result || (renderActions.game && renderActions.game !== s.game)) $('#resignbox').hidden = true;
+  renderActions.game = s.game;
+}
+
+// A player name that is an engine spec is the computer (as POST /api/new reads it).
+const isComputer = (name) => /^(computer|builtin(:-?\d+)?|random|fsf(:-?\d+)?|uci:.+)$/i.test(String(name || '').trim());
+
+// Resign names the side that resigns, never "the side to move": against the computer it is the
+// person's side (the computer's move may be showing: its turn); two people choose their side.
+function askResign() {
+  const s = state;
+  if (!s || s.result) return;
+  const box = $('#resignbox');
+  if (!box.hidden) { box.hidden = true; return; }
+  const people = ['white', 'black'].filter((c) => !isComputer(s.players[c]));
+  const sides = people.length ? people : ['white', 'black'];
+  const label = (c) => `${c === 'white' ? 'White' : 'Black'} (${s.players[c]}) resigns`;
+  $('#resign-question').textContent = sides.length === 1
+    ? `Resign the game for ${s.players[sides[0]]} (${sides[0]})?` : 'Which side resigns?';
+  $('#resign-sides').innerHTML = sides.map((c) => `<button class="resignside" data-side="${c}">${esc(label(c))}</button>`).join('') +
+    '<button class="resigncancel">Cancel</button>';
+  for (const b of box.querySelectorAll('button.resignside')) b.onclick = () => { box.hidden = true; command(`resign ${b.dataset.side}`); };
+  box.querySelector('button.resigncancel').onclick = () => { box.hidden = true; };
+  box.hidden = false;
+  box.scrollIntoView({ block: 'nearest' });
 }
 
 function money(x) { return x === undefined || x === null ? '–' : String(x); }
@@ -526,7 +584,7 @@ function showTab(name) {
 $('#btn-pass').onclick = () => command('pass');
 $('#btn-end').onclick = () => command('end');
 $('#btn-takeback').onclick = () => command('takeback');
-$('#btn-resign').onclick = () => { if (confirm('Resign the game for the side to move?')) command('resign'); };
+$('#btn-resign').onclick = () => askResign();
 $('#btn-letters').onclick = () => { letters = !letters; $('#btn-letters').classList.toggle('active', letters); if (state) render(state); };
 $('#btn-flip').onclick = () => board.flip();
 $('#btn-selftest').onclick = runSelftest;

@@ -2,7 +2,8 @@
 // pieces by letter), under it a grid of squares that shows holes and the LED colours.
 // Usable on its own (the club recorder's page reuses it):
 //
-//   const b = createBoard(element, { onMove(orig, dest, captured) {}, onSquare(key) {} });
+//   const b = createBoard(element, { onMove(orig, dest, captured) {}, onSquare(key) {},
+//                                    onSelect(key) { return handled; } });
 //   b.update({ files, ranks, holes, pieces: {e1: 'K', ...}, leds: {e4: {color, blink}},
 //              catalog: [{letter, name, royal}], movable: true, letters: false });
 //
@@ -69,6 +70,10 @@ export function createBoard(el, opts = {}) {
       drawable: { enabled: false },
       events: {
         move: (orig, dest, captured) => opts.onMove && opts.onMove(orig, dest, captured),
+        select: (key) => {
+          // a tap that names a square to act on (a piece to lift off) selects nothing
+          if (opts.onSelect && opts.onSelect(key) && cg) cg.unselect();
+        },
       },
     });
     grid.innerHTML = '';

@@ -1,0 +1,224 @@
+"""The page in headless Chromium through the flows a player hits first, each of which once
+showed a stale board or acted wrongly: a server restarted under an open page, moves of every
+kind made on the simulated board by tap and by drag, resigning.
+
+One server (play --web on a port kept across its restarts) and one phone-sized browser for the
+module; the tests run in order. Screenshots go where test_web_page.py writes its own.
+"""
+
+from __future__ import annotations
+
+import pytest
+from test_web_page import (  # noqa: F401  (browser is a fixture, used by name)
+    browser,
+    click,
+    click_square,
+    drag,
+    js,
+    piece_on,
+    screenshot,
+    synced,
+    tap_piece,
+    text_of,
+    wait,
+)
+from webtools import Server
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    s = Server(tmp_path_factory.mktemp("flows") / "data", "--variant", "orthodox", "--new")
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="module")
+def token(server):
+    return server.pair()
+
+
+@pytest.fixture(scope="module")
+def paired(browser, token):
+    """The browser holds the token as the pairing's cookie (commands from the page are allowed)."""
+    browser.add_cookie({"name": "fairyboard_token", "value": token, "path": "/"})
+    return browser
+
+
+def test_the_page_follows_a_server_restarted_under_it(server, browser, token):
+    wait(browser, lambda: piece_on(browser, "e1") == "K", what="the board")
+    for a, b in (("e2", "e4"), ("e7", "e5"), ("g1", "f3"), ("b8", "c6"), ("f1", "b5"), ("a7", "a6")):
+        server.move(a, b)
+    synced(server, browser)
+    before = server.wait_state()
+    run = before["run"]
+    assert before["version"] > 10
+    server.restart()                                      # resumes the same game, counting from 1
+    after = server.wait_state()
+    assert after["game"] == before["game"] and after["run"] != run and after["version"] < before["version"]
+    server.move("b5", "c6", capture=True)                # a move made after the restart shows at once
+    wait(browser, lambda: piece_on(browser, "c6") == "B" and piece_on(browser, "b5") == "", what="Bxc6")
+    wait(browser, lambda: js(browser, "return document.querySelector('#conn').className") == "conn on")
+    assert js(browser, "return document.body.dataset.run") == after["run"]
+    assert "b5c6" in text_of(browser, "#moves") or "Bxc6" in text_of(browser, "#moves")
+    screenshot(browser, "restart-followed", prompt=False)
+
+
+def move_on_page(server, browser, a, b, how):
+    """Move the piece on ``a`` to ``b`` on the page: tap and tap, or drag and drop."""
+    synced(server, browser)
+    if how == "tap":
+        tap_piece(browser, a)
+        click_square(browser, b)
+    else:
+        drag(browser, a, b)
+
+
+def moves_are(server, want):
+    return wait(None, lambda: (s := server.wait_state())["moves"] == want and s, what=f"moves {want}")
+
+
+@pytest.mark.parametrize("how", ["tap", "drag"])
+def test_a_capture_made_on_the_page_completes(server, browser, token, how):
+    server.new_game(token, "orthodox", fen="4k3/8/8/3p4/4P3/8/8/4K3 w - - 0 1")
+    wait(browser, lambda: piece_on(browser, "d5") == "p", what="the position")
+    move_on_page(server, browser, "e4", "d5", how)
+    st = moves_are(server, ["e4d5"])
+    assert st["pending"] is None and st["pieces"]["d5"] == "P"
+    wait(browser, lambda: piece_on(browser, "d5") == "P" and piece_on(browser, "e4") == "", what="exd5")
+    screenshot(browser, f"capture-{how}", prompt=False)
+
+
+@pytest.mark.parametrize("how", ["tap", "drag"])
+def test_castling_made_on_the_page_moves_the_rook_too(server, browser, token, how):
+    server.new_game(token, "orthodox", fen="r3k2r/pppppppp/8/8/8/8/PPPPPPPP/R3K2R w KQkq - 0 1")
+    wait(browser, lambda: piece_on(browser, "h1") == "R", what="the position")
+    move_on_page(server, browser, "e1", "g1", how)
+    moves_are(server, ["e1g1"])
+    move_on_page(server, browser, "e8", "c8", how)
+    st = moves_are(server, ["e1g1", "e8c8"])
+    assert st["pending"] is None and st["pieces"]["f1"] == "R" and st["pieces"]["d8"] == "r"
+    wait(browser, lambda: piece_on(browser, "d8") == "r" and piece_on(browser, "a8") == "", what="O-O-O")
+
+
+@pytest.mark.parametrize("how", ["tap", "drag"])
+def test_en_passant_made_on_the_page_takes_the_pawn_off(server, browser, token, how):
+    server.new_game(token, "orthodox", fen="4k3/8/8/3pP3/8/8/8/4K3 w - d6 0 1")
+    wait(browser, lambda: piece_on(browser, "e5") == "P", what="the position")
+    move_on_page(server, browser, "e5", "d6", how)
+    st = moves_are(server, ["e5d6"])
+    assert st["pending"] is None and "d5" not in st["pieces"] and "d5" not in st["occupied"]
+    wait(browser, lambda: piece_on(browser, "d6") == "P" and piece_on(browser, "d5") == "", what="exd6 e.p.")
+
+
+@pytest.mark.parametrize("how", ["tap", "drag"])
+def test_a_promotion_made_on_the_page_asks_for_the_piece(server, browser, token, paired, how):
+    server.new_game(token, "orthodox", fen="3r2k1/4P3/8/8/8/8/8/4K3 w - - 0 1")
+    wait(browser, lambda: piece_on(browser, "e7") == "P", what="the position")
+    move_on_page(server, browser, "e7", "d8", how)                  # a capture that promotes
+    wait(browser, lambda: "Promotion on d8" in text_of(browser, "#prompt"), what="the promotion prompt")
+    click(browser, "#prompt button[data-label='e7d8n']")
+    st = moves_are(server, ["e7d8n"])
+    assert st["pending"] is None and st["pieces"]["d8"] == "N"
+    wait(browser, lambda: piece_on(browser, "d8") == "N")
+
+
+def test_a_chego_drop_and_its_removals_made_on_the_page(server, browser, token):
+    import random
+
+    from board_driver.config import load_variant
+    from engine.game import new_game
+
+    def kills_alone(g, a):
+        same = [b for b in g.legal_actions() if b.places == a.places and b.lifts == a.lifts]
+        others = [b for b in g.legal_actions() if b.places == a.places and b.lifts != a.lifts]
+        return a.lifts and len(same) == 1 and not others
+    v = load_variant("chego")
+    found = None
+    for seed in range(40):
+        rng, g, moves = random.Random(seed), new_game(v), []
+        for _ in range(40):
+            legal = [a for a in g.legal_actions() if a.kind == "drop"]
+            hit = [a for a in legal if kills_alone(g, a)]
+            if hit:
+                found = moves, hit[0], g
+                break
+            if not legal:
+                break
+            a = rng.choice(legal)
+            moves.append(a)
+            g.push(a)
+        if found:
+            break
+    moves, drop, g = found
+    name = g.geometry.name
+    server.new_game(token, "chego")
+    for a in moves:                                   # the game up to there, through the API
+        events = [{"t": 0, "place": name(next(iter(a.places)))}]
+        events += [{"t": 100 * (i + 1), "lift": name(k)} for i, k in enumerate(sorted(a.lifts))]
+        st = server.sim(*events)["state"]
+        if st["pending"] and st["pending"]["type"] == "prompt":
+            assert server.post("/api/command", {"text": "choose " + a.text.split("@")[0]}, token=token)[0] == 200
+    moves_are(server, [a.text for a in moves])
+    synced(server, browser)
+    click(browser, "#placebtn")                       # the drop: from the hand, tap the square
+    click_square(browser, name(next(iter(drop.places))))
+    victims = sorted(name(k) for k in drop.lifts)
+    wait(browser, lambda: all(js(browser, "return document.querySelector(`#board [data-square='${arguments[0]}']`)"
+                                          ".dataset.led", sq) == "remove" for sq in victims), what="the victims lit")
+    screenshot(browser, "chego-remove", prompt=False)
+    for sq in victims:                                # each taken off by a tap
+        synced(server, browser)
+        click_square(browser, sq)
+    st = moves_are(server, [a.text for a in moves] + [drop.text])
+    assert st["pending"] is None and not set(victims) & set(st["occupied"])
+
+
+def resign_buttons(browser):
+    return js(browser, "return [...document.querySelectorAll('#resignbox button.resignside')].map(b => b.dataset.side)")
+
+
+def test_resign_against_the_computer_resigns_the_persons_side(server, browser, token, paired):
+    server.new_game(token, "orthodox", white="Ann", black="random")
+    server.move("e2", "e4")
+    st = wait(None, lambda: (s := server.wait_state())["computer"] and s, what="the computer's move shown")
+    assert st["turn"] == "black"                                   # the computer's turn
+    wait(browser, lambda: st["computer"]["text"] in text_of(browser, "#prompt"), what="its move on the page")
+    click(browser, "#btn-resign")
+    wait(browser, lambda: resign_buttons(browser) == ["white"], what="Ann's side only")
+    assert "Ann" in text_of(browser, "#resignbox")
+    screenshot(browser, "resign-computer", prompt=False)
+    click(browser, "#resignbox button.resignside[data-side='white']")
+    st = wait(None, lambda: (s := server.wait_state())["result"] and s, what="the resignation")
+    assert st["result"] == "0-1" and st["reason"] == "resignation", st["result"]
+    wait(browser, lambda: "0-1" in text_of(browser, "#status"))
+
+
+def test_resign_between_two_people_asks_which_side(server, browser, token, paired):
+    server.new_game(token, "orthodox", white="Ann", black="Bob")
+    synced(server, browser)
+    click(browser, "#btn-resign")
+    wait(browser, lambda: resign_buttons(browser) == ["white", "black"], what="both sides offered")
+    click(browser, "#resignbox .resigncancel")                      # changed one's mind: nothing happens
+    wait(browser, lambda: js(browser, "return document.querySelector('#resignbox').hidden"))
+    assert server.wait_state()["result"] is None
+    click(browser, "#btn-resign")
+    click(browser, "#resignbox button.resignside[data-side='black']")   # Bob resigns on White's turn
+    st = wait(None, lambda: (s := server.wait_state())["result"] and s, what="the resignation")
+    assert st["result"] == "1-0" and st["turn"] == "white"
+
+
+def test_what_is_hidden_stays_hidden(server, browser):
+    """A hidden element is not shown whatever its class's display (.row is flex): the password
+    box of a board without a password, the simulated board's toolbar on a real one."""
+    click(browser, "nav button[data-tab='play']")
+    js(browser, "document.querySelector('#pairpanel').hidden = false")     # the pairing panel open
+    try:
+        assert not server.wait_state()["password"]
+        shown = js(browser, "return [...document.querySelectorAll('[hidden]')]"
+                            ".filter(e => getComputedStyle(e).display !== 'none').map(e => e.id || e.className)")
+        assert shown == [], shown
+        assert not browser.find_element("css selector", "#loginform").is_displayed()
+    finally:
+        js(browser, "document.querySelector('#pairpanel').hidden = true")
