@@ -299,3 +299,78 @@ def test_the_board_tab_runs_the_selftest_and_says_why_there_is_no_calibration(se
     assert "the simulated board needs no calibration" in text_of(browser, "#calib-refused")
     assert js(browser, "return document.querySelector('#calib-form').hidden")
     click(browser, "nav button[data-tab='play']")
+
+
+# -- LED colours on the screen (docs/web.md, "The LED colours on the page") ------------------------
+
+def _luminance(rgb):
+    lin = [(c / 255 / 12.92) if c / 255 <= 0.04045 else ((c / 255 + 0.055) / 1.055) ** 2.4 for c in rgb]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def contrast(a, b):
+    """WCAG 2 contrast ratio of two RGB colours."""
+    x, y = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (x + 0.05) / (y + 0.05)
+
+
+def css_rgb(text):
+    """(r, g, b) of a computed colour (rgb(...) / rgba(...))."""
+    import re
+    m = re.match(r"rgba?\((\d+),\s*(\d+),\s*(\d+)", text)
+    assert m, text
+    return tuple(int(v) for v in m.groups())
+
+
+def rendered_leds(browser):
+    """Every lit square as drawn: its layer, the LED's raw colour and the marker's computed colour."""
+    return js(browser, """return [...document.querySelectorAll('#board .sq.lit')].map(e => ({
+        square: e.dataset.square, layer: e.dataset.led, raw: e.dataset.ledColor,
+        shown: getComputedStyle(e, '::after').borderTopColor,
+        width: parseFloat(getComputedStyle(e, '::after').borderTopWidth)}))""")
+
+
+def square_colours(browser):
+    return [css_rgb(js(browser, f"return getComputedStyle(document.querySelector('#board .sq.{k}:not(.lit):not(.hole)')).backgroundColor"))
+            for k in ("light", "dark")]
+
+
+def test_led_colours_are_display_colours_with_3_to_1_contrast(server, browser, token):
+    # every layer's display colour, as the page's style sheet defines it, against both squares
+    light, dark = square_colours(browser)
+    palette = js(browser, """const cs = getComputedStyle(document.documentElement); const out = {};
+        for (const s of document.styleSheets) for (const r of s.cssRules) if (r.style)
+          for (const p of r.style) if (p.startsWith('--led-')) out[p] = cs.getPropertyValue(p).trim();
+        return out;""")
+    assert len(palette) >= 20, palette
+    for name, value in palette.items():
+        probe = js(browser, "const d = document.createElement('i'); d.style.color = arguments[0]; document.body.append(d);"
+                            "const c = getComputedStyle(d).color; d.remove(); return c;", value)
+        rgb = css_rgb(probe)
+        assert contrast(rgb, light) >= 3 and contrast(rgb, dark) >= 3, (name, value, contrast(rgb, light), contrast(rgb, dark))
+    # and as drawn: the last move, the targets and a capture of a piece in hand, a square to clear
+    server.new_game(token, "orthodox", fen="4k3/8/8/3p4/4P3/8/8/4K3 w - - 0 1")
+    wait(browser, lambda: piece_on(browser, "d5") == "p", what="the position")
+    server.move("e1", "d1")
+    server.move("e8", "e7")
+    seen = []
+    for events, want in ((({"t": 0, "lift": "e4"},), {"last move", "capture", "target"}),   # a piece in hand
+                         (({"t": 0, "place": "a3"},), {"clear"})):                        # set down where it may not go
+        server.sim(*events)
+        wait(browser, lambda: want <= {l["layer"] for l in rendered_leds(browser)}, what=f"the layers {want}")
+        synced(server, browser)
+        raw = {sq: l["color"] for sq, l in server.wait_state()["leds"].items()}
+        for led in rendered_leds(browser):
+            rgb = css_rgb(led["shown"])
+            assert led["raw"] == raw[led["square"]]                           # the snapshot's LED colour kept
+            assert contrast(rgb, light) >= 3 and contrast(rgb, dark) >= 3, (led, contrast(rgb, light), contrast(rgb, dark))
+            assert led["width"] >= 3, led
+            seen.append(led)
+        if "capture" in want:
+            screenshot(browser, "led-colours", prompt=False)
+    last = next(led for led in seen if led["layer"] == "last move")
+    assert last["raw"] == "#3c2d00" and css_rgb(last["shown"]) != (0x3C, 0x2D, 0x00)
+    # the LED legend's swatch is the colour drawn on the board
+    swatch = js(browser, "return getComputedStyle(document.querySelector(\"#ledlegend li[data-layer='clear'] .swatch\")).backgroundColor")
+    assert css_rgb(swatch) == css_rgb(next(led for led in seen if led["layer"] == "clear")["shown"])
+    server.sim({"t": 0, "lift": "a3"}, {"t": 150, "place": "e4"})

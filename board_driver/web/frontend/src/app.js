@@ -1,7 +1,7 @@
 // The board's page: mirrors the board (pushed over a WebSocket), answers prompts, starts games,
 // shows the saved games. It uses only the JSON API under /api/ (docs/web.md).
 
-import { createBoard } from './board.js';
+import { createBoard, ledColor } from './board.js';
 import { pieceUrl } from './pieces.js';
 
 const $ = (sel) => document.querySelector(sel);
@@ -364,7 +364,7 @@ function renderLegend(s) {
     lit.get(k).squares.push(sq);
   }
   $('#ledlegend').innerHTML = [...lit.values()].map((l) =>
-    `<li><span class="swatch${l.blink !== 'steady' ? ' blink' : ''}" style="background:${l.color}"></span>${esc(l.meaning || l.layer)}: ${esc(l.squares.join(' '))}</li>`).join('');
+    `<li data-layer="${esc(l.layer || '')}"><span class="swatch${l.blink !== 'steady' ? ' blink' : ''}" style="background:${esc(ledColor(l))}"></span>${esc(l.meaning || l.layer)}: ${esc(l.squares.join(' '))}</li>`).join('');
   $('#ledlegend').hidden = !lit.size;
   $('#legend').innerHTML = s.catalog.map((c) =>
     `<li><span class="mini" style='background-image:${pieceUrl(c.letter, 'white', c, letters)}'></span>` +

@@ -16,6 +16,32 @@ import { pieceCss } from './pieces.js';
 const FILES = 'abcdefghijklmnop';
 let boardCount = 0;
 
+// The LEDs' own colours are made for LEDs: a dim LED (the last move, 60,45,0) is a glow on the
+// board but a near-black square on a screen. Each LED layer has a display colour of its own
+// (style.css: --led-<layer>, chosen for 3:1 contrast against both square colours); a layer the
+// page does not know is shown in its LED colour darkened until it reaches that contrast.
+const SQUARES = ['#ecd9b9', '#ae8a68'];
+const lin = (c) => (c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4);
+const luminance = ([r, g, b]) => 0.2126 * lin(r / 255) + 0.7152 * lin(g / 255) + 0.0722 * lin(b / 255);
+const rgbOf = (hex) => [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16));
+const contrast = (a, b) => { const [x, y] = [luminance(a), luminance(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
+
+function darkened(hex) {
+  const rgb = /^#[0-9a-f]{6}$/i.test(hex || '') ? rgbOf(hex) : [128, 128, 128];
+  for (let f = 1; f > 0; f -= 0.02) {
+    const c = rgb.map((v) => Math.round(v * f));
+    if (SQUARES.every((sq) => contrast(c, rgbOf(sq)) >= 3.2)) return '#' + c.map((v) => v.toString(16).padStart(2, '0')).join('');
+  }
+  return '#000000';
+}
+
+// The display colour of an LED (a CSS colour): its layer's, else the darkened LED colour.
+export function ledColor(led) {
+  const fallback = darkened(led && led.color);
+  const layer = led && led.layer;
+  return layer ? `var(--led-${layer.replace(/[^a-z]+/gi, '-').toLowerCase()}, ${fallback})` : fallback;
+}
+
 function boardFen(files, ranks, pieces) {
   const rows = [];
   for (let r = ranks - 1; r >= 0; r--) {
@@ -130,7 +156,8 @@ export function createBoard(el, opts = {}) {
       sq.classList.toggle('hole', holeSet.has(k));
       sq.dataset.piece = pieces[k] || '';
       sq.dataset.led = led ? (led.layer || 'lit') : '';
-      sq.style.setProperty('--led', led ? led.color : 'transparent');
+      sq.style.setProperty('--led', led ? ledColor(led) : 'transparent');
+      sq.dataset.ledColor = led ? led.color : '';
       sq.classList.toggle('lit', !!led);
       sq.classList.toggle('blink', !!led && led.blink !== 'steady');
       sq.classList.toggle('fast', !!led && led.blink === 'fast');
