@@ -43,19 +43,25 @@ def token(server):
     return server.pair()
 
 
-@pytest.fixture(scope="module")
-def browser(server):
+def open_browser(url, *args: str, phone: dict = PHONE):
+    """A headless Chromium of phone size on ``url`` (``args``: more Chromium flags)."""
     from selenium.webdriver.chrome.service import Service
     os.environ.setdefault("SE_OFFLINE", "true")          # never let Selenium fetch a browser
     opts = webdriver.ChromeOptions()
     opts.binary_location = CHROMIUM
     for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-              "--window-size=390,844", "--disable-extensions", "--no-first-run"):
+              f"--window-size={phone['width']},{phone['height']}", "--disable-extensions", "--no-first-run", *args):
         opts.add_argument(a)
     d = webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts)
-    d.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", PHONE)
+    d.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", phone)
     d.set_script_timeout(10)
-    d.get(server.url + "/")
+    d.get(url + "/")
+    return d
+
+
+@pytest.fixture(scope="module")
+def browser(server):
+    d = open_browser(server.url)
     yield d
     d.quit()
 

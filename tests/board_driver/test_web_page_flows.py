@@ -15,6 +15,7 @@ from test_web_page import (  # noqa: F401  (browser is a fixture, used by name)
     click_square,
     drag,
     js,
+    open_browser,
     piece_on,
     screenshot,
     synced,
@@ -22,7 +23,7 @@ from test_web_page import (  # noqa: F401  (browser is a fixture, used by name)
     text_of,
     wait,
 )
-from webtools import Server
+from webtools import Server, colours_in, read_png
 
 pytestmark = pytest.mark.slow
 
@@ -222,3 +223,59 @@ def test_what_is_hidden_stays_hidden(server, browser):
         assert not browser.find_element("css selector", "#loginform").is_displayed()
     finally:
         js(browser, "document.querySelector('#pairpanel').hidden = true")
+
+
+# -- dark mode ------------------------------------------------------------------------------------
+
+def _lum(rgb):
+    return sum(w * ((c / 255 / 12.92) if c / 255 <= 0.04045 else ((c / 255 + 0.055) / 1.055) ** 2.4)
+               for w, c in zip((0.2126, 0.7152, 0.0722), rgb))
+
+
+def _rgb(text):
+    import re
+    return tuple(int(v) for v in re.match(r"rgba?\((\d+),\s*(\d+),\s*(\d+)", text).groups())
+
+
+def square_pixels(browser, path, sq):
+    """The colours of a square of the board in a screenshot."""
+    x, y, w, h = js(browser, "const b = document.querySelector(`#board [data-square='${arguments[0]}']`).getBoundingClientRect();"
+                             "return [b.x, b.y, b.width, b.height];", sq)
+    return colours_in(read_png(path), [v * 2 for v in (x, y, w, h)], step=2)
+
+
+def test_the_page_follows_the_phones_dark_mode(server, browser, token):
+    server.new_game(token, "orthodox")
+    wait(browser, lambda: piece_on(browser, "e8") == "k", what="the board")
+    assert js(browser, "return document.querySelector('meta[name=color-scheme]').content") == "light dark"
+    light_bg = _rgb(js(browser, "return getComputedStyle(document.body).backgroundColor"))
+    browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "dark"}]})
+    try:
+        wait(browser, lambda: _lum(_rgb(js(browser, "return getComputedStyle(document.body).backgroundColor"))) < 0.03,
+             what="the dark theme")
+        assert _lum(light_bg) > 0.8
+        assert "dark" in js(browser, "return getComputedStyle(document.documentElement).colorScheme")
+        ink = _rgb(js(browser, "return getComputedStyle(document.body).color"))
+        bg = _rgb(js(browser, "return getComputedStyle(document.body).backgroundColor"))
+        assert (_lum(ink) + 0.05) / (_lum(bg) + 0.05) >= 7                       # text stays readable
+        for css in ("#btn-flip", "nav button", ".panel, #notices li"):
+            fg = _rgb(js(browser, "return getComputedStyle(document.querySelector(arguments[0])).color", css))
+            assert _lum(fg) > 0.5, (css, fg)
+        path = screenshot(browser, "dark-mode", prompt=False)          # the board keeps its squares
+        assert any(max(c) < 50 for c in square_pixels(browser, path, "e8")), "the black king is not dark"
+    finally:
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+
+
+def test_pieces_stay_readable_under_forced_dark(server):
+    """Chrome's "darken websites" (auto dark mode, under the phone's dark theme) darkened the page
+    by a filter: the squares dark brown and every piece white. The page's own dark theme opts out."""
+    d = open_browser(server.url, "--force-dark-mode", "--enable-features=WebContentsForceDark")
+    try:
+        wait(d, lambda: piece_on(d, "e8") == "k" and piece_on(d, "e1") == "K", what="the board")
+        path = screenshot(d, "forced-dark", prompt=False)           # the squares' own colours (checked there)
+        assert any(max(c) < 50 for c in square_pixels(d, path, "e8")), "the black king turned light"
+        assert any(min(c) > 235 for c in square_pixels(d, path, "e1")), "the white king is not white"
+        assert js(d, "return matchMedia('(prefers-color-scheme: dark)').matches")
+    finally:
+        d.quit()
