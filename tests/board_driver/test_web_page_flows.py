@@ -279,3 +279,77 @@ def test_pieces_stay_readable_under_forced_dark(server):
         assert js(d, "return matchMedia('(prefers-color-scheme: dark)').matches")
     finally:
         d.quit()
+
+
+# -- layout ------------------------------------------------------------------------------------------
+
+def test_flipping_keeps_the_coordinates_upright(server, browser, token):
+    server.new_game(token, "orthodox")
+    wait(browser, lambda: piece_on(browser, "e8") == "k", what="the board")
+    where = """const r = (k) => document.querySelector(`#board [data-square='${k}']`).getBoundingClientRect();
+               const lab = (a) => [...document.querySelectorAll(`#board .sq[data-${a}]`)].map(e => [e.dataset.square, e.getBoundingClientRect().x, e.getBoundingClientRect().y]);
+               return {a1: r('a1'), h8: r('h8'), ranks: lab('rank'), files: lab('file'),
+                       turned: [...document.querySelectorAll('#board, #board *')].some(e => getComputedStyle(e).transform !== 'none' && e.matches('.fb-grid, .sq'))};"""
+    before = js(browser, where)
+    assert before["a1"]["x"] < before["h8"]["x"] and before["a1"]["y"] > before["h8"]["y"]
+    click(browser, "#btn-flip")
+    try:
+        after = wait(browser, lambda: (w := js(browser, where))["a1"]["x"] > w["h8"]["x"] and w, what="the board flipped")
+        assert after["a1"]["y"] < after["h8"]["y"] and not after["turned"]       # laid out, not turned round
+        ranks = {sq for sq, _, _ in after["ranks"]}
+        files = {sq for sq, _, _ in after["files"]}
+        assert ranks == {f"h{r}" for r in range(1, 9)}                # the left column names the ranks
+        assert files == {f"{f}8" for f in "abcdefgh"}                 # the bottom row names the files
+        assert piece_on(browser, "e8") == "k"
+        screenshot(browser, "flipped", prompt=False)
+    finally:
+        click(browser, "#btn-flip")
+
+
+def test_notices_of_earlier_games_are_not_shown_under_a_new_one(server, browser, token):
+    st = server.new_game(token, "orthodox")
+    st = server.new_game(token, "orthodox")
+    assert sum(n["text"].startswith("New game ") for n in st["notices"]) >= 2   # the board said both
+    synced(server, browser)
+    shown = js(browser, "return [...document.querySelectorAll('#notices li')].map(e => e.textContent)")
+    assert shown and shown[-1].startswith(f"New game {st['game']}:"), shown
+    assert not [t for t in shown if t.startswith("New game ") and not t.startswith(f"New game {st['game']}:")], shown
+
+
+def test_an_error_says_what_is_wrong_and_takes_no_taps(server, browser, paired):
+    browser.refresh()
+    wait(browser, lambda: piece_on(browser, "e1") == "K", what="the board")
+    cdp = browser.execute_cdp_cmd
+    cdp("Network.enable", {})
+    cdp("Network.emulateNetworkConditions", {"offline": True, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
+    try:
+        click(browser, "#btn-flip")        # nothing asked of the board
+        js(browser, "document.querySelector('#cmd').value = 'pass'; document.querySelector('#cmdform button').click()")
+        toast = wait(browser, lambda: text_of(browser, "#toast"), what="the error")
+        assert "Failed to fetch" not in toast and "does not answer" in toast, toast
+    finally:
+        cdp("Network.emulateNetworkConditions", {"offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
+        click(browser, "#btn-flip")
+    # a tap where the toast shows goes to what is under it
+    hit = js(browser, """const t = document.querySelector('#toast'); const b = t.getBoundingClientRect();
+                         const e = document.elementFromPoint(b.x + b.width / 2, b.y + b.height / 2);
+                         return [!t.hidden, e === t || t.contains(e)];""")
+    assert hit == [True, False], hit
+
+
+def test_header_and_tabs_fit_the_phone_at_200_percent_text(server, browser):
+    browser.refresh()
+    wait(browser, lambda: piece_on(browser, "e1") == "K", what="the board")
+    players = js(browser, "const e = document.querySelector('#players'); const b = e.getBoundingClientRect(); return [b.width, e.textContent]")
+    assert players[0] > 0 and "–" in players[1], players                  # the names show on a phone
+    js(browser, "document.documentElement.style.fontSize = '200%'")
+    try:
+        out = js(browser, """return [...document.querySelectorAll('header *, nav button')]
+                 .filter(e => e.getBoundingClientRect().width).map(e => [e.id || e.textContent.trim(), e.getBoundingClientRect().right])
+                 .filter(([, r]) => r > innerWidth + 1)""")
+        assert not out, f"off the screen at 200% text: {out}"
+        assert js(browser, "return document.documentElement.scrollWidth <= innerWidth")
+        assert float(js(browser, "return parseFloat(getComputedStyle(document.querySelector('nav button')).fontSize)")) >= 29
+        screenshot(browser, "text-200", prompt=False)
+    finally:
+        js(browser, "document.documentElement.style.fontSize = ''")

@@ -38,7 +38,13 @@ async function api(path, body) {
   const init = body === undefined ? {} : {
     method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body),
   };
-  const r = await fetch(path, { credentials: 'same-origin', ...init });
+  let r;
+  try {
+    r = await fetch(path, { credentials: 'same-origin', ...init });
+  } catch (e) {
+    // the browser's own words ("Failed to fetch") do not say what is wrong
+    throw new Error('The board does not answer: is it on, and this phone on its network?');
+  }
   const data = (r.headers.get('Content-Type') || '').includes('json') ? await r.json() : await r.text();
   if (!r.ok) {
     const err = new Error((data && data.error) || `HTTP ${r.status}`);
@@ -54,7 +60,7 @@ function say(text, kind = 'info') {
   el.className = 'toast ' + kind;
   el.hidden = false;
   clearTimeout(say.timer);
-  say.timer = setTimeout(() => { el.hidden = true; }, kind === 'error' ? 8000 : 4000);
+  say.timer = setTimeout(() => { el.hidden = true; }, kind === 'error' ? 6000 : 4000);
 }
 
 async function command(text) {
@@ -372,7 +378,9 @@ function renderLegend(s) {
 }
 
 function renderNotices(s) {
-  $('#notices').innerHTML = s.notices.slice(-12).reverse().map((n) => `<li>${esc(n.text)}</li>`).join('');
+  // this game's notices only: from the notice that started it, when it is among them
+  const start = s.notices.map((n) => n.text.startsWith(`New game ${s.game}:`)).lastIndexOf(true);
+  $('#notices').innerHTML = s.notices.slice(Math.max(start, 0)).slice(-12).reverse().map((n) => `<li>${esc(n.text)}</li>`).join('');
   $('#moves').textContent = s.moves.join(' ') || '(no moves yet)';
 }
 

@@ -110,16 +110,33 @@ export function createBoard(el, opts = {}) {
         const key = FILES[f] + (r + 1);
         sq.dataset.square = key;
         sq.className = 'sq ' + ((f + r) % 2 ? 'light' : 'dark');
-        if (f === 0) sq.dataset.rank = r + 1;
-        if (r === 0) sq.dataset.file = FILES[f];
         grid.append(sq);
       }
     }
     applyOrientation();
   }
 
+  // Flipped, the squares are laid out in the other order (not the grid turned round, which
+  // turned the coordinates upside down); the ranks are named on the left column, the files on
+  // the bottom row, whichever side is at the bottom.
   function applyOrientation() {
-    grid.classList.toggle('flipped', orientation === 'black');
+    const squares = [...grid.children].sort((a, b) => order(a) - order(b));
+    const { files, ranks } = geom;
+    squares.forEach((sq, i) => {
+      const col = i % files;
+      const row = Math.floor(i / files);
+      const k = sq.dataset.square;
+      if (col === 0) sq.dataset.rank = k.slice(1); else delete sq.dataset.rank;
+      if (row === ranks - 1) sq.dataset.file = k[0]; else delete sq.dataset.file;
+    });
+    grid.append(...squares);
+  }
+  function order(sq) {
+    const k = sq.dataset.square;
+    const f = FILES.indexOf(k[0]);
+    const r = Number(k.slice(1)) - 1;
+    const i = (geom.ranks - 1 - r) * geom.files + f;
+    return orientation === 'black' ? geom.files * geom.ranks - 1 - i : i;
   }
 
   // The page's layout moves the board (a prompt appears above it) without a scroll or resize
@@ -140,7 +157,10 @@ export function createBoard(el, opts = {}) {
 
   function update(s) {
     const holes = (s.holes || []).join(',');
-    if (s.files !== geom.files || s.ranks !== geom.ranks) build(s.files, s.ranks);
+    if (s.files !== geom.files || s.ranks !== geom.ranks) {
+      geom = { files: s.files, ranks: s.ranks, holes };
+      build(s.files, s.ranks);
+    }
     geom = { files: s.files, ranks: s.ranks, holes };
     const key = JSON.stringify([s.catalog, !!s.letters]);
     if (key !== cssKey) {
