@@ -353,3 +353,21 @@ def test_header_and_tabs_fit_the_phone_at_200_percent_text(server, browser):
         screenshot(browser, "text-200", prompt=False)
     finally:
         js(browser, "document.documentElement.style.fontSize = ''")
+
+
+def test_a_landscape_phone_shows_the_board_and_its_controls_at_once(server, browser):
+    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {"width": 844, "height": 390, "deviceScaleFactor": 2, "mobile": True})
+    try:
+        browser.refresh()
+        wait(browser, lambda: piece_on(browser, "e1") == "K", what="the board")
+        js(browser, "window.scrollTo(0, document.querySelector('#tab-play').getBoundingClientRect().top + scrollY)")
+        r = js(browser, """const r = (s) => { const b = document.querySelector(s).getBoundingClientRect(); return [b.x, b.y, b.right, b.bottom]; };
+                           return {board: r('#board'), status: r('#status'), resign: r('#btn-resign'), flip: r('#btn-flip'), vw: innerWidth, vh: innerHeight};""")
+        for k in ("board", "status", "resign", "flip"):
+            x, y, right, bottom = r[k]
+            assert y >= 0 and bottom <= r["vh"] + 1 and right <= r["vw"] + 1, (k, r)
+        assert r["board"][3] - r["board"][1] >= 0.8 * r["vh"], r                  # the board fills the height
+        browser.save_screenshot(str(__import__("test_web_page").SHOTS / "landscape.png"))
+    finally:
+        browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", __import__("test_web_page").PHONE)
+        browser.refresh()
