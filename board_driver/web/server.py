@@ -8,6 +8,7 @@ reference.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import threading
 import time
@@ -29,6 +30,16 @@ if TYPE_CHECKING:       # pragma: no cover
     from board_driver.web.tools import WebPrompter
 
 STATIC = Path(__file__).resolve().parent / "static"
+_HASHES: dict[tuple[str, int, int], str] = {}
+
+
+def _content_hash(path: Path) -> str:
+    """The first 12 hex digits of the file's SHA-256, as build.mjs writes them into index.html."""
+    st = path.stat()
+    key = (str(path), st.st_mtime_ns, st.st_size)
+    if key not in _HASHES:
+        _HASHES[key] = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+    return _HASHES[key]
 COOKIE = "fairyboard_token"
 SIM_KEYS = ("lift", "place", "input", "move")
 SETTLE_LIMIT_S = 3.0
@@ -122,8 +133,7 @@ class WebServer:
         r.add_post("/api/pair", self.pair)
         r.add_get("/api/pair/{id}", self.pair_status)
         r.add_post("/api/login", self.login)
-        if self.static.is_dir():
-            r.add_static("/static/", self.static)
+        r.add_get("/static/{name}", self.static_file)
         return app
 
     def start(self, timeout: float = 10.0) -> WebServer:
@@ -222,7 +232,20 @@ class WebServer:
         page = self.static / "index.html"
         if not page.exists():
             raise ApiError(500, f"the page is not built: {page} is missing")
-        return web.FileResponse(page, headers={"Cache-Control": "no-cache"})
+        return web.FileResponse(page, headers={"Cache-Control": "no-cache", "Vary": "Accept-Encoding"})
+
+    async def static_file(self, request: web.Request) -> web.StreamResponse:
+        """The page's built files. Each is served gzip-compressed to a browser that accepts it
+        (the build writes NAME.gz beside NAME; aiohttp's FileResponse picks it). index.html names
+        them with ``?v=HASH`` of their content, so a request carrying the current hash may be kept
+        for a year unasked (``immutable``); any other is checked again on every load."""
+        name = request.match_info["name"]
+        path = self.static / name
+        if "/" in name or name.startswith(".") or name.endswith(".gz") or not path.is_file():
+            raise web.HTTPNotFound()
+        fresh = request.query.get("v") == _content_hash(path)
+        cache = "public, max-age=31536000, immutable" if fresh else "no-cache"
+        return web.FileResponse(path, headers={"Cache-Control": cache, "Vary": "Accept-Encoding"})
 
     async def state(self, request: web.Request) -> web.Response:
         return _json(self._state(request))

@@ -371,3 +371,41 @@ def test_a_landscape_phone_shows_the_board_and_its_controls_at_once(server, brow
     finally:
         browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", __import__("test_web_page").PHONE)
         browser.refresh()
+
+
+# -- serving -------------------------------------------------------------------------------------------
+
+def test_the_page_comes_gzipped_and_its_hashed_files_are_kept(server, browser):
+    import re
+    browser.get(server.url + "/")
+    wait(browser, lambda: piece_on(browser, "e1") == "K", what="the board")
+    got = js(browser, """return performance.getEntriesByType('resource').concat(performance.getEntriesByType('navigation'))
+                         .filter(e => /\\/static\\/|\\/$/.test(e.name))
+                         .map(e => [e.name, e.encodedBodySize, e.decodedBodySize])""")
+    files = {re.sub(r"\?.*", "", n).rsplit("/", 1)[-1] or "index.html": (enc, dec) for n, enc, dec in got}
+    assert set(files) >= {"index.html", "app.js", "app.css"}, files
+    for name, (enc, dec) in files.items():
+        assert enc < dec / 2, f"{name}: {enc} bytes sent for {dec}"          # gzip-compressed
+    assert sum(enc for enc, _ in files.values()) < 40_000, files
+    refs = re.findall(r'(/static/app\.(?:js|css)\?v=[0-9a-f]{12})', server.get("/")[1])
+    assert len(refs) == 2, refs
+    import gzip
+    import urllib.error
+    import urllib.request
+
+    def fetch(path, **headers):
+        try:
+            with urllib.request.urlopen(urllib.request.Request(server.url + path, headers=headers), timeout=10) as r:
+                return r.status, r.read(), dict(r.headers)
+        except urllib.error.HTTPError as e:
+            return e.code, b"", dict(e.headers)
+    for ref in refs:
+        status, body, headers = fetch(ref, **{"Accept-Encoding": "gzip"})
+        assert status == 200 and headers["Content-Encoding"] == "gzip" and "Accept-Encoding" in headers["Vary"]
+        assert headers["Cache-Control"] == "public, max-age=31536000, immutable", headers
+        plain = fetch(ref.split("?")[0] + "?v=000000000000")
+        assert plain[2]["Cache-Control"] == "no-cache" and "Content-Encoding" not in plain[2]   # no gzip asked
+        assert gzip.decompress(body) == plain[1]
+    assert fetch("/")[2]["Cache-Control"] == "no-cache"
+    assert fetch("/static/app.js.gz")[0] == 404
+    assert fetch("/static/..%2fserver.py")[0] == 404

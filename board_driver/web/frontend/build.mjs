@@ -3,6 +3,7 @@
 import * as esbuild from 'esbuild';
 import { createHash } from 'node:crypto';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
 
 const out = new URL('../static/', import.meta.url).pathname;
 await esbuild.build({
@@ -27,6 +28,13 @@ const hash = (f) => createHash('sha256').update(readFileSync(out + f)).digest('h
 writeFileSync(out + 'index.html', readFileSync('src/index.html', 'utf8')
   .replace('/static/app.js', `/static/app.js?v=${hash('app.js')}`)
   .replace('/static/app.css', `/static/app.css?v=${hash('app.css')}`));
+// and each gzip-compressed beside it: the server sends NAME.gz to a browser that accepts gzip
 let total = 0;
-for (const f of ['index.html', 'app.js', 'app.css']) total += statSync(out + f).size;
-console.log(`built ${out}: ${total} bytes`);
+let zipped = 0;
+for (const f of ['index.html', 'app.js', 'app.css']) {
+  const z = gzipSync(readFileSync(out + f), { level: 9 });
+  writeFileSync(out + f + '.gz', z);
+  total += statSync(out + f).size;
+  zipped += z.length;
+}
+console.log(`built ${out}: ${total} bytes, ${zipped} bytes gzipped`);
