@@ -443,11 +443,17 @@ def reconcile(bases: Callable[[int], Base | None], board: Board, now: int, *,
     ambiguous_steps: list[tuple[Base, int]] = []
     ask: list[tuple[Base, int]] = [(b0, i) for i in weak0]
     if exact and ask:
-        # a capture asked about (its victim lifted before the board showed the position again)
-        # and another one the same board shows: the piece seemingly in the hand may already
-        # have captured (a knocked piece would then read as the second capture) -- ask both
-        ask = exact + ask
-        exact = []
+        if since0 == -1:
+            # the others are asked only because nobody watched for a while; the exact capture's
+            # victim was lifted and a piece landed on its square since: that was seen -- the
+            # capture (a knight in the hand at a restart, then set down on one of its targets)
+            ask = []
+        else:
+            # a capture asked about (its victim lifted before the board showed the position again)
+            # and another one the same board shows: the piece seemingly in the hand may already
+            # have captured (a knocked piece would then read as the second capture) -- ask both
+            ask = exact + ask
+            exact = []
 
     b1 = None
     # Taking back or replacing the last action needs a piece of the side that made it picked up.

@@ -106,6 +106,26 @@ def test_two_captures_that_explain_the_board_are_shown_and_asked(tmp_path):
     assert t.moves == ["d1a4"]
 
 
+KNIGHT = "4k3/2r5/5b2/3N4/8/8/8/4K3 w - - 0 1"     # Nd5 can take on c7 and on f6
+
+
+def test_a_knight_capture_half_made_at_a_power_cut_is_settled_by_setting_the_knight_down(tmp_path):
+    for journaled in (True, False):
+        t = Table(data=tmp_path / str(journaled), fen=KNIGHT)
+        if journaled:
+            t.lift("d5")                          # the knight's lift on disk before the cut
+        else:
+            _down(t, "lift d5")                   # ... or lost with the power
+        _restart(t)
+        p = t.pending                             # Nxc7 or Nxf6 made meanwhile? or in the hand
+        assert t.moves == [] and p["type"] == "prompt" and sorted(p["options"]) == ["d5c7", "d5f6"]
+        assert p["default"] is None
+        t.lift("f6").place("f6").settle()         # the knight set down on f6: seen, not asked
+        assert t.moves == ["d5f6"] and t.pending is None, journaled
+        t.move("e8", "d8").settle()               # and the game goes on
+        assert t.moves == ["d5f6", "e8d8"] and t.pending is None
+
+
 def test_a_move_and_its_reply_made_while_down_are_both_recognised(tmp_path):
     t = Table(data=tmp_path)
     t.move("e2", "e4")
