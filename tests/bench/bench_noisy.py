@@ -5,7 +5,7 @@ Games are played by python-chess (orthodox), Fairy-Stockfish through pyffish (th
 it can express, Courier Chess) and the engine's legal actions (csipgs drops and purchases, Chego
 drops and removals, Cost Progressive multi-move turns), then made on the simulated board with
 bounces, slides, knocked pieces, late victims, hesitations, capturer hesitations, victims set
-aside and takebacks (board_driver/sim/noise.py). After every segment the recorded game must be a
+aside, victims set down after the capture and takebacks (board_driver/sim/noise.py). After every segment the recorded game must be a
 prefix of the game played; a move that was not played is "wrong" (with the noise that caused it).
 
     .venv/bin/python tests/bench/bench_noisy.py [--games 1200] [--plies 40] [--seed 0] [--only KIND [--rate R]]

@@ -4,7 +4,7 @@ Noisy physical games (board_driver/sim/noise.py): games played by python-chess (
 Fairy-Stockfish through pyffish (the 12x8 arrays it can express, Courier Chess) and by the
 engine's legal actions (csipgs drops and purchases, Chego drops and removals, Cost Progressive
 multi-move turns), made on the simulated board with bounces, slides, knocked pieces, late
-victims, hesitations, capturer hesitations, victims set aside and takebacks. After every
+victims, hesitations, capturer hesitations, victims set aside, victims set down after the capture and takebacks. After every
 segment of events the game recorded must be a prefix of the game played: stopping for a
 correction or a prompt is allowed (and counted), a wrong move never. The benchmark
 tests/bench/bench_noisy.py runs thousands of these games; here a sample.
