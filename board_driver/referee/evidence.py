@@ -68,10 +68,13 @@ class EventLog:
             return None
         return self.recent[-back].t
 
-    def mark_gap(self) -> None:
+    def mark_gap(self, quiet: bool = False) -> None:
         """The next events are what changed while nobody watched (a board read afresh): their
-        order is unknown and any square may have been lifted and put back meanwhile."""
-        self.gap_at = self.n
+        order is unknown and any square may have been lifted and put back meanwhile. ``quiet``:
+        the board shows what it showed before, no event follows, and the gap is counted with the
+        last event (a window that holds it saw the gap; one starting after it, a position
+        confirmed since, did not)."""
+        self.gap_at = self.n - 1 if quiet else self.n
 
     def unwatched_since(self, index: int) -> bool:
         """Is an unwatched change among the events from ``index`` on?"""

@@ -443,11 +443,17 @@ def reconcile(bases: Callable[[int], Base | None], board: Board, now: int, *,
     ambiguous_steps: list[tuple[Base, int]] = []
     ask: list[tuple[Base, int]] = [(b0, i) for i in weak0]
     if exact and ask:
-        # a capture asked about (its victim lifted before the board showed the position again)
-        # and another one the same board shows: the piece seemingly in the hand may already
-        # have captured (a knocked piece would then read as the second capture) -- ask both
-        ask = exact + ask
-        exact = []
+        if since0 == -1:
+            # the others are asked only because nobody watched for a while; the exact capture's
+            # victim was lifted and a piece landed on its square since: that was seen -- the
+            # capture (a knight in the hand at a restart, then set down on one of its targets)
+            ask = []
+        else:
+            # a capture asked about (its victim lifted before the board showed the position again)
+            # and another one the same board shows: the piece seemingly in the hand may already
+            # have captured (a knocked piece would then read as the second capture) -- ask both
+            ask = exact + ask
+            exact = []
 
     b1 = None
     # Taking back or replacing the last action needs a piece of the side that made it picked up.
@@ -522,8 +528,16 @@ def reconcile(bases: Callable[[int], Base | None], board: Board, now: int, *,
             return Explanation(base.depth, ())
         return Explanation(base.depth, base.prefix + (base.actions[i],))
 
-    options = [expl(b, i) for b, i in ambiguous_steps] + [expl(b, i) for b, i in exact]
     partials = [expl(b, i) for b, i in partial]
+    if exact and not ambiguous_steps and lifted & placed & occ & b0.victims:
+        # an opponent's piece lifted from a capture's target and a piece set down there: the
+        # capture, its victim set down on an empty square for a moment, may be what the board
+        # shows -- ask, never commit the other reading (the capture is taken once the victim leaves)
+        rivals = _rival_captures(b0, exact, occ, lifted, placed, board.log, _wstart(board, b0))
+        if rivals:
+            return _ask([expl(b, i) for b, i in exact + rivals], partials, lifted_sq, placed_sq, now,
+                        board.log.last_t, hold_ms, prefs, fix_between(b0.occupancy, occ, b0.files), defaulted=False)
+    options = [expl(b, i) for b, i in ambiguous_steps] + [expl(b, i) for b, i in exact]
     if not options and ask:
         return _ask([expl(b, i) for b, i in ask], partials, lifted_sq, placed_sq, now, board.log.last_t,
                     hold_ms, prefs, fix_between(b0.occupancy, occ, b0.files))
@@ -546,6 +560,44 @@ def reconcile(bases: Callable[[int], Base | None], board: Board, now: int, *,
         extendable = False
     return _finish(options, partials, lifted_sq, placed_sq, now, last_t, hold_ms, prefs,
                    True if extendable else None, steps=bool(ambiguous_steps))
+
+
+def _rival_captures(b0: Base, exact: list[tuple[Base, int]], occ: int, lifted: int, placed: int,
+                    log: EventLog, start: int) -> list[tuple[Base, int]]:
+    """Captures of ``b0`` the board may show instead of its exact fits: the capture's target
+    (an opponent's piece, not a square of the exact fit) was lifted and a piece landed there
+    since the board last showed the position, and the board is the capture's position but for
+    pieces set down meanwhile on empty squares, no more of them than the capture has victims
+    (the victim set down for a moment before it leaves the board). Only the few actions placing
+    on such a target are looked at."""
+    own = 0
+    for b, i in exact:
+        if b is b0:
+            lm, pm = b0.masks[i]
+            own |= lm | pm
+    if not own:
+        return []
+    targets = lifted & placed & occ & b0.victims & b0.occupancy & ~own
+    out: list[tuple[Base, int]] = []
+    start_occ = b0.occupancy
+    masks = b0.masks
+    taken = {i for base, i in exact if base is b0}
+    for v in bits(targets):
+        for j in b0.placing.get(v, ()):
+            if j in taken:
+                continue
+            lm, pm = masks[j]
+            victims = lm & pm
+            if not victims >> v & 1 or victims & ~lifted:
+                continue
+            after = (start_occ & ~lm) | pm
+            extra = occ & ~after
+            if after & ~occ or not extra or extra & ~placed or extra.bit_count() > victims.bit_count():
+                continue
+            if _in_order(log, start, b0.sources[j], pm):
+                taken.add(j)
+                out.append((b0, j))
+    return out
 
 
 def _victims(base: Base) -> int:
@@ -578,7 +630,7 @@ def _slid_on(b1: Base, index: int, placed: int) -> bool:
 
 
 def _ask(options: list[Explanation], partials: list[Explanation], lifted_sq, placed_sq, now: int,
-         last_t: int, hold_ms: int, prefs: Preferences, fix: Fix) -> Verdict:
+         last_t: int, hold_ms: int, prefs: Preferences, fix: Fix, defaulted: bool = True) -> Verdict:
     """Two readings remain: a complete action, or a move still under way (a piece in hand, a
     capture whose victim was lifted first). Until the board has been still for ``hold_ms``: a
     move under way. Then a prompt. Its default (the one action, or the first of a promotion's
@@ -590,11 +642,12 @@ def _ask(options: list[Explanation], partials: list[Explanation], lifted_sq, pla
         picked = [o for o in options if prefs.choice in o.keys()]
         if picked:
             options = picked
+            defaulted = defaulted or len(picked) == 1     # chosen before it was asked
     if now - last_t < hold_ms:
         return Verdict(VerdictStatus.PENDING, partial=tuple(options) + tuple(partials), lifted=lifted_sq, placed=placed_sq,
                        fix=fix, deadline=last_t + hold_ms)
     options = _order(options, prefs, False)
-    default = 0 if len(options) == 1 or _has_default(options, prefs, False) else None
+    default = 0 if defaulted and (len(options) == 1 or _has_default(options, prefs, False)) else None
     return Verdict(VerdictStatus.PROMPT, options=tuple(options), default=default, partial=tuple(partials),
                    lifted=lifted_sq, placed=placed_sq)
 

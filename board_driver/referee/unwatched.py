@@ -11,7 +11,10 @@ doubt is applied; a capture (the victim's square looks untouched, as it would wi
 capturer in the hand) is a prompt whose default is taken when the board moves on. When no
 single action explains the board, :func:`sequences` tries two physical actions (with the
 silent end of a multi-move turn between them): one sequence is applied, several are shown
-on the LEDs and asked about, none is a mismatch whose fix the LEDs show.
+on the LEDs and asked about, none is a mismatch whose fix the LEDs show. A board that shows
+what it showed before is no proof that nothing happened: with a move under way (the capturer
+lifted before the program stopped) the capture may have been completed meanwhile, so the gap
+is noted all the same.
 """
 
 from __future__ import annotations
@@ -75,6 +78,10 @@ def read_board(session, occupancy: int, now: int) -> None:
     session.debouncer.reset(occupancy)
     was = session.occupancy
     if occupancy == was:
+        if was != session.game.occupancy():
+            # a move was under way: it may have been made meanwhile without a trace on the board
+            # (the capturer was in the hand: its capture leaves the board as it was)
+            session.events.mark_gap(quiet=True)
         session.update(session.now)
         return
     session.events.mark_gap()

@@ -20,6 +20,10 @@ with the game as it stands once its events are done. The noise kinds (:data:`KIN
 ``set-aside``
     the victim set down on an empty square (or on the capturer's square) for a moment before it
     leaves the board;
+``set-down``
+    the victim lifted and the capturer set down on its square, then the victim (in the hand)
+    set down on an empty square of the game for a moment before it leaves the board: meanwhile
+    the board may show exactly another move of the capturer, to that square;
 ``takeback``
     a move made, then taken back on the board (pieces put back as they were), then made again.
 
@@ -40,11 +44,13 @@ from board_driver.sim.events import Ev, apply_event
 from engine.contract import ActionKind
 from engine.game import Action
 
-KINDS = ("knock", "knock-lift", "hesitation", "late-victim", "capturer-hesitation", "set-aside", "takeback")
+KINDS = ("knock", "knock-lift", "hesitation", "late-victim", "capturer-hesitation", "set-aside", "set-down",
+         "takeback")
+CAPTURE_KINDS = ("late-victim", "capturer-hesitation", "set-aside", "set-down")   # noise made while capturing
 
 DEFAULT_RATES = {
     "knock": 0.06, "knock-lift": 0.05, "hesitation": 0.08, "late-victim": 0.25,
-    "capturer-hesitation": 0.25, "set-aside": 0.25, "takeback": 0.04,
+    "capturer-hesitation": 0.25, "set-aside": 0.25, "set-down": 0.25, "takeback": 0.04,
 }
 
 
@@ -132,7 +138,8 @@ class NoiseMaker:
                     add([Ev(t, "lift", name(sq)), Ev(back, "place", name(sq))], "hesitation")
                     t = back + rng.randint(200, 800)
             evs, t, kind = self._action(game, a, t, last)
-            shown = self._shown_on_the_way(game, a, evs)
+            # (the victim set down after the capture rests on no square of the capturer's way)
+            shown = self._shown_on_the_way(game, a, evs) if kind != "set-down" else frozenset()
             game.push(a)
             played.append(a.text)
             add(evs, kind)
@@ -185,7 +192,7 @@ class NoiseMaker:
         capture = (len(movers) == 1 and len(victims) == 1 and len(a.places) == 1
                    and a.kind in (ActionKind.CAPTURE, ActionKind.PROMOTION))
         if capture and not plain:
-            kinds = [k for k in ("late-victim", "capturer-hesitation", "set-aside") if self._chance(k)]
+            kinds = [k for k in CAPTURE_KINDS if self._chance(k)]
             if kinds:
                 kind = self.rng.choice(kinds)
                 out = self._noisy_capture(game, a, t, last, kind, next(iter(movers)), next(iter(victims)))
@@ -220,6 +227,23 @@ class NoiseMaker:
             evs.append(Ev(t, "lift", C))
             t += self._gap()
             evs.append(Ev(t, "place", V))
+        elif kind == "set-down":
+            occ = game.occupancy()
+            g = game.geometry
+            empty = [s for s in g.squares() if not occ >> s & 1 and s not in g.holes]
+            if not empty:
+                return None
+            e = name(rng.choice(empty))
+            first, second = (V, C) if rng.random() < 0.5 else (C, V)
+            evs.append(Ev(t, "lift", first))
+            t += self._gap()
+            evs.append(Ev(t, "lift", second))
+            t += self._gap()
+            evs.append(Ev(t, "place", V))                # the capturer lands
+            t += self._gap()
+            evs.append(Ev(t, "place", e))                # the victim, still in the hand, set down for a moment ...
+            t += rng.randint(80, 700)
+            evs.append(Ev(t, "lift", e))                 # ... and taken off the board
         else:   # set-aside
             occ = game.occupancy()
             g = game.geometry

@@ -364,7 +364,7 @@ def compare(sides: list[tuple[str, Path]], names: list[str], args) -> int:
     order; prints per row the medians over the rounds, the spread of the p99 (slowest / fastest
     round) and, for two checkouts, the ratios this / other."""
     for label, tree in sides:
-        if not (tree / "board_driver" / "session.py").exists():
+        if not (tree / "board_driver" / "referee" / "session.py").exists():
             print(f"{tree}: no board_driver/referee/session.py there (give the top folder of a checkout)", file=sys.stderr)
             return 2
     extra = ["--samples", str(args.samples), "--cpu", str(args.cpu)] + (["--ram"] if args.ram else []) + \

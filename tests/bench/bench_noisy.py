@@ -5,13 +5,14 @@ Games are played by python-chess (orthodox), Fairy-Stockfish through pyffish (th
 it can express, Courier Chess) and the engine's legal actions (csipgs drops and purchases, Chego
 drops and removals, Cost Progressive multi-move turns), then made on the simulated board with
 bounces, slides, knocked pieces, late victims, hesitations, capturer hesitations, victims set
-aside and takebacks (board_driver/sim/noise.py). After every segment the recorded game must be a
+aside, victims set down after the capture and takebacks (board_driver/sim/noise.py). After every segment the recorded game must be a
 prefix of the game played; a move that was not played is "wrong" (with the noise that caused it).
 
-    .venv/bin/python tests/bench/bench_noisy.py [--games 1200] [--plies 40] [--seed 0]
+    .venv/bin/python tests/bench/bench_noisy.py [--games 1200] [--plies 40] [--seed 0] [--only KIND [--rate R]]
 
 Prints one line per family and the totals; CPU time per game (``time.process_time``, a shared
-machine: compare runs of one sitting).
+machine: compare runs of one sitting). ``--only KIND`` makes that noise alone (at its usual
+rate, or ``--rate``) and adds the figures of the games where it was made.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "board_driver")
 
 from noisytools import FAMILIES, noisy_game  # noqa: E402
 
-from board_driver.sim.noise import run_noisy  # noqa: E402
+from board_driver.sim.noise import DEFAULT_RATES, KINDS, run_noisy  # noqa: E402
 
 
 def main() -> None:
@@ -34,7 +35,13 @@ def main() -> None:
     ap.add_argument("--games", type=int, default=1200, help="games in all, shared among the families")
     ap.add_argument("--plies", type=int, default=40)
     ap.add_argument("--seed", default="0", help="seed prefix (another seed, other games)")
+    ap.add_argument("--only", choices=KINDS, help="make this noise alone")
+    ap.add_argument("--rate", type=float, help="with --only: its rate (default: the usual one)")
     args = ap.parse_args()
+    rates = None
+    if args.only:
+        rates = {args.only: DEFAULT_RATES[args.only] if args.rate is None else args.rate}
+    with_kind = Counter()
     per_family = max(1, args.games // len(FAMILIES))
     total = Counter()
     noise_total = Counter()
@@ -46,11 +53,13 @@ def main() -> None:
         sources = Counter()
         for k in range(per_family):
             v = variants[k % len(variants)]
-            ng = noisy_game(v, f"{args.seed}/{k}", args.plies)
+            ng = noisy_game(v, f"{args.seed}/{k}", args.plies, rates)
             t0 = time.process_time()
             out = run_noisy(ng)
             cpu += time.process_time() - t0
             c[out.verdict] += 1
+            if args.only and ng.noise[args.only]:
+                with_kind[out.verdict] += 1
             sources[ng.source] += 1
             noise_total.update(ng.noise)
             if out.verdict != "equal":
@@ -68,6 +77,10 @@ def main() -> None:
     print("noise made: " + ", ".join(f"{k} {v}" for k, v in sorted(noise_total.items())))
     print("stops and errors by the noise before them: "
           + (", ".join(f"{v} {c}: {m}" for (v, c), m in causes.most_common()) or "none"))
+    if args.only:
+        m = sum(with_kind.values())
+        print(f"games with {args.only}: {m}; equal {with_kind['equal']}, stopped {with_kind['stopped']}, "
+              f"wrong {with_kind['wrong']}")
     print(f"driver CPU time: {cpu / n * 1000:.0f} ms per game")
 
 

@@ -4,7 +4,7 @@ Noisy physical games (board_driver/sim/noise.py): games played by python-chess (
 Fairy-Stockfish through pyffish (the 12x8 arrays it can express, Courier Chess) and by the
 engine's legal actions (csipgs drops and purchases, Chego drops and removals, Cost Progressive
 multi-move turns), made on the simulated board with bounces, slides, knocked pieces, late
-victims, hesitations, capturer hesitations, victims set aside and takebacks. After every
+victims, hesitations, capturer hesitations, victims set aside, victims set down after the capture and takebacks. After every
 segment of events the game recorded must be a prefix of the game played: stopping for a
 correction or a prompt is allowed (and counted), a wrong move never. The benchmark
 tests/bench/bench_noisy.py runs thousands of these games; here a sample.
@@ -150,3 +150,35 @@ def test_the_squares_touched_since_an_event_are_the_same_read_either_way():
                 index = len(log) - back
                 assert log.touched_since(index) == log._touched_by_square(index), (i, back)
     assert log.touched_since(len(log)) == (0, 0)
+
+
+SET_DOWN = "4k3/8/8/3Q4/8/3r4/8/4K3 w - - 0 1"     # Qd5xd3 legal, and so is Qd5-h1
+
+
+def test_a_taken_piece_set_down_on_an_empty_square_after_the_capture_is_not_another_move():
+    # the rook lifted, the queen lifted and set down on d3, then the rook set down on h1 for a
+    # moment: the board shows Qd5-h1 exactly (d3 "put back"), but the rook leaving d3 and a
+    # piece landing there is evidence of the capture -- never Qd5-h1 recorded
+    t = Table(fen=SET_DOWN)
+    t.lift("d3").lift("d5").place("d3").place("h1", gap=100)
+    assert t.moves == []
+    t.lift("h1", gap=100).settle()            # the rook off the board: the capture
+    assert t.moves == ["d5d3"] and t.pending is None
+
+
+def test_the_taken_piece_left_there_is_asked_about_and_the_capture_taken_when_it_leaves():
+    t = Table(fen=SET_DOWN)
+    t.lift("d5").lift("d3").place("d3").place("h1").wait(800)    # the queen first this time
+    assert t.moves == []
+    p = t.pending
+    assert p["type"] == "prompt" and sorted(p["options"]) == ["d5d3", "d5h1"] and p["default"] is None
+    t.lift("h1").settle()
+    assert t.moves == ["d5d3"] and t.pending is None
+
+
+def test_the_queen_set_down_on_h1_is_chosen_when_the_player_says_so():
+    t = Table(fen=SET_DOWN)
+    t.lift("d3").lift("d5").place("d3").place("h1").wait(800)   # a rook knocked while the queen moved?
+    t.say("choose d5h1")
+    t.settle()
+    assert t.moves == ["d5h1"] and t.pending is None

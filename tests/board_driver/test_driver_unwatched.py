@@ -61,6 +61,39 @@ def test_the_capturer_in_the_hand_at_the_restart_is_a_move_when_it_is_set_down(t
     assert t.moves == ["e2e4", "d7d5", "e4e5"] and t.pending is None
 
 
+def test_a_capture_completed_while_down_after_the_capturers_lift_was_journaled_is_asked_and_taken(tmp_path):
+    t = Table(data=tmp_path)
+    t.move("e2", "e4").move("d7", "d5")
+    t.lift("e4")                                  # journaled before the kill
+    _down(t, "lift d5", "place d5")               # exd5 completed: the board shows what the journal does
+    _restart(t)
+    p = t.pending
+    assert t.moves == ["e2e4", "d7d5"] and p["type"] == "prompt" and p["options"] == ["e4d5"]
+    assert p["default"] == "e4d5"
+    t.move("g8", "f6").settle()                  # Black moves on: the capture was made
+    assert t.moves == ["e2e4", "d7d5", "e4d5", "g8f6"] and t.pending is None
+    t.move("c2", "c4").lift("d5").move("f6", "d5").settle()    # and the game goes on: c4 Nxd5
+    assert t.moves[-2:] == ["c2c4", "f6d5"] and t.pending is None
+
+
+def test_the_capturer_still_in_the_hand_after_its_lift_was_journaled_is_the_move_set_down(tmp_path):
+    t = Table(data=tmp_path)
+    t.move("e2", "e4").move("d7", "d5")
+    t.lift("e4")
+    _restart(t)                                   # nothing happened meanwhile
+    t.place("e5").settle()
+    assert t.moves == ["e2e4", "d7d5", "e4e5"] and t.pending is None
+
+
+def test_a_capture_completed_while_down_after_both_lifts_were_journaled_is_taken(tmp_path):
+    t = Table(data=tmp_path)
+    t.move("e2", "e4").move("d7", "d5")
+    t.lift("e4").lift("d5")
+    _down(t, "place d5")
+    _restart(t)
+    assert t.moves == ["e2e4", "d7d5", "e4d5"] and t.pending is None
+
+
 def test_two_captures_that_explain_the_board_are_shown_and_asked(tmp_path):
     t = Table(data=tmp_path, fen="3rk3/8/8/8/b7/8/8/3QK3 w - - 0 1")
     _down(t, "lift a4", "lift d1", "place a4")    # Qxa4 or Qxd8: the board shows only d1 emptied
@@ -71,6 +104,26 @@ def test_two_captures_that_explain_the_board_are_shown_and_asked(tmp_path):
     assert t.led("a4") == "prompt" and t.led("d8") == "prompt"
     t.say("choose d1a4")
     assert t.moves == ["d1a4"]
+
+
+KNIGHT = "4k3/2r5/5b2/3N4/8/8/8/4K3 w - - 0 1"     # Nd5 can take on c7 and on f6
+
+
+def test_a_knight_capture_half_made_at_a_power_cut_is_settled_by_setting_the_knight_down(tmp_path):
+    for journaled in (True, False):
+        t = Table(data=tmp_path / str(journaled), fen=KNIGHT)
+        if journaled:
+            t.lift("d5")                          # the knight's lift on disk before the cut
+        else:
+            _down(t, "lift d5")                   # ... or lost with the power
+        _restart(t)
+        p = t.pending                             # Nxc7 or Nxf6 made meanwhile? or in the hand
+        assert t.moves == [] and p["type"] == "prompt" and sorted(p["options"]) == ["d5c7", "d5f6"]
+        assert p["default"] is None
+        t.lift("f6").place("f6").settle()         # the knight set down on f6: seen, not asked
+        assert t.moves == ["d5f6"] and t.pending is None, journaled
+        t.move("e8", "d8").settle()               # and the game goes on
+        assert t.moves == ["d5f6", "e8d8"] and t.pending is None
 
 
 def test_a_move_and_its_reply_made_while_down_are_both_recognised(tmp_path):
