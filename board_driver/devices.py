@@ -8,7 +8,7 @@ file) plugs into the driver by implementing one of two small Protocols:
   when no frame arrived within ``timeout`` seconds. A source may send a frame on every scan or
   only on change; the debouncer does not mind. ``sensor_count`` says how many sensors exist
   (board squares first, then any reserve-tray sensors).
-* :class:`LedSink` -- ``show(frame)`` displays one :class:`LedFrame`: a colour and a blink
+* :class:`LedSink` -- ``show(frame)`` displays one :class:`LedImage`: a colour and a blink
   pattern per *physical square* of the board (rank-major, a1 first, ``files * ranks`` of them).
   The sink maps physical squares to its LED chain (along ranks or files, straight or serpentine, any corner first:
   see :class:`board_driver.referee.layout.LedOrder`) and runs the blink patterns itself (the Pico
@@ -49,7 +49,7 @@ class RawFrame:
 
 
 @dataclass(frozen=True, slots=True)
-class LedFrame:
+class LedImage:
     """A colour ``(r, g, b)`` and a blink pattern for every physical square, a1 first."""
 
     colors: tuple[RGB, ...]
@@ -57,10 +57,10 @@ class LedFrame:
 
     def __post_init__(self) -> None:
         if len(self.colors) != len(self.blink):
-            raise LedFrameError(f"LedFrame has {len(self.colors)} colours but {len(self.blink)} blink patterns")
+            raise LedImageError(f"LedImage has {len(self.colors)} colours but {len(self.blink)} blink patterns")
 
     @classmethod
-    def dark(cls, size: int) -> LedFrame:
+    def dark(cls, size: int) -> LedImage:
         return cls((DARK,) * size, (STEADY,) * size)
 
     def lit(self) -> dict[int, tuple[RGB, Blink]]:
@@ -68,7 +68,7 @@ class LedFrame:
         return {i: (c, b) for i, (c, b) in enumerate(zip(self.colors, self.blink)) if c != DARK}
 
 
-class LedFrameError(BoardDriverError, ValueError):
+class LedImageError(BoardDriverError, ValueError):
     """An LED frame is malformed."""
 
 
@@ -92,7 +92,7 @@ class LedSink(Protocol):
 
     led_count: int
 
-    def show(self, frame: LedFrame) -> None:
+    def show(self, frame: LedImage) -> None:
         """Display ``frame`` (one entry per physical square) until the next one."""
         ...
 

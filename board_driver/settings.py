@@ -15,18 +15,18 @@ from board_driver.referee.scene import Palette
 
 
 @dataclass(frozen=True, slots=True)
-class Settings:
+class DriverSettings:
     board: str = "sim"
     debounce_ms: int = 40
     hold_ms: int = 350
     palette: Palette = field(default_factory=Palette)
 
 
-def load_settings(path: Path | None = None) -> Settings:
+def load_settings(path: Path | None = None) -> DriverSettings:
     """The settings in ``path`` (default ``configs/defaults.yaml``; defaults if it is absent)."""
     path = Path(path) if path is not None else configs_dir() / "defaults.yaml"
     if not path.exists():
-        return Settings()
+        return DriverSettings()
     data = read_yaml(path) or {}
     if not isinstance(data, Mapping):
         raise ConfigError(f"{path}: must be a mapping with driver and palette sections")
@@ -49,14 +49,14 @@ def load_settings(path: Path | None = None) -> Settings:
         else:
             raise ConfigError(f"{path}: driver.{k}: unknown key (known: board, debounce_ms, hold_ms)")
     out["palette"] = Palette.from_dict(data.get("palette"), str(path))
-    return Settings(**out)
+    return DriverSettings(**out)
 
 
 # The profile the installed service uses (written by `fairyboard install-service`).
 SERVICE_BOARD = Path("/etc/fairyboard/board.yaml")
 
 
-def board_name(name: str | os.PathLike | None = None, settings: Settings | None = None) -> str:
+def board_name(name: str | os.PathLike | None = None, settings: DriverSettings | None = None) -> str:
     """Which board profile to use, in this order (the one documented order for every command):
 
     1. ``name``: a ``--board`` option (a profile name or a path);
@@ -88,7 +88,7 @@ def known_boards() -> list[str]:
     return sorted(p.stem for p in (configs_dir() / "boards").glob("*.yaml"))
 
 
-def read_profile(name: str | os.PathLike | None = None, settings: Settings | None = None) -> tuple[Path | None, Any]:
+def read_profile(name: str | os.PathLike | None = None, settings: DriverSettings | None = None) -> tuple[Path | None, Any]:
     """The resolved profile's file and its parsed YAML (``(None, {})`` for the built-in
     simulated board when no ``sim.yaml`` exists). Errors name the file."""
     name = board_name(name, settings)
@@ -100,7 +100,7 @@ def read_profile(name: str | os.PathLike | None = None, settings: Settings | Non
     return path, read_yaml(path)
 
 
-def load_profile(name: str | os.PathLike | None = None, settings: Settings | None = None) -> BoardProfile:
+def load_profile(name: str | os.PathLike | None = None, settings: DriverSettings | None = None) -> BoardProfile:
     """The board profile chosen by :func:`board_name`, validated (the driver's view of it: size,
     sensor map, LED order). :func:`board_driver.hardware.backends.load_board` reads the same
     file through this function and adds the devices."""

@@ -28,7 +28,7 @@ from typing import Any, Callable, Protocol
 
 from board_driver.devices import RawFrame
 from board_driver.hardware._check import Section
-from board_driver.hardware.errors import HardwareError, MissingLibraryError
+from board_driver.errors import HardwareError, MissingLibraryError
 
 
 class GpioModule(Protocol):

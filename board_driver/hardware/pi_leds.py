@@ -27,9 +27,9 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Protocol, Sequence
 
-from board_driver.devices import DARK, FAST, RGB, SLOW, SLOW_INVERTED, STEADY, Blink, LedFrame
+from board_driver.devices import DARK, FAST, RGB, SLOW, SLOW_INVERTED, STEADY, Blink, LedImage
 from board_driver.hardware._check import Section
-from board_driver.hardware.errors import HardwareError, MissingLibraryError
+from board_driver.errors import HardwareError, MissingLibraryError
 from board_driver.hardware.ticker import Ticker
 from board_driver.referee.layout import LedOrder
 
@@ -281,7 +281,7 @@ class PiLedSink:
         self._closed = False
         self.writes = 0
 
-    def show(self, frame: LedFrame) -> None:
+    def show(self, frame: LedImage) -> None:
         if len(frame.colors) != self.led_count:
             raise HardwareError(f"an LED frame of {len(frame.colors)} squares for a "
                                 f"{self.order.files}x{self.order.ranks} board")

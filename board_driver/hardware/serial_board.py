@@ -23,9 +23,9 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from board_driver.devices import LedFrame, RawFrame
+from board_driver.devices import LedImage, RawFrame
 from board_driver.hardware._check import Section
-from board_driver.hardware.errors import HardwareError
+from board_driver.errors import HardwareError
 from board_driver.hardware.pi_leds import budget_brightness
 from board_driver.referee.layout import LedOrder
 from firmware_bridge import BoardError, Hello, Occupancy, Settings
@@ -112,7 +112,7 @@ class SerialBoard:
                     log.warning("board reports %s: %s", msg.code.name, msg.text or msg.detail)
 
     # -- LedSink --
-    def show(self, frame: LedFrame) -> None:
+    def show(self, frame: LedImage) -> None:
         if self._closed:
             raise HardwareError("show() on a closed serial board")
         if len(frame.colors) != self.led_order.files * self.led_order.ranks:

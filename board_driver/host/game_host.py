@@ -38,7 +38,7 @@ from board_driver.referee.layout import BoardProfile, Layout
 from board_driver.referee.runner import run_realtime
 from board_driver.referee.session import Session
 from board_driver.referee.texts import dice_lines
-from board_driver.settings import Settings
+from board_driver.settings import DriverSettings
 from board_driver.sim.board import SimulatedBoard
 from engine.variant import Variant
 
@@ -180,7 +180,7 @@ class HardwareSeat:
 class GameHost:
     """One game's life on one board (see the module docstring)."""
 
-    def __init__(self, store: GameStore, *, settings: Settings, profile: BoardProfile, seat: Seat,
+    def __init__(self, store: GameStore, *, settings: DriverSettings, profile: BoardProfile, seat: Seat,
                  clock: Callable[[], int], say: Callable[[str], None] = print,
                  note: Callable[[str], None] | None = None, fsf_path: str | None = None,
                  background: bool = False, san_notices: bool = True):

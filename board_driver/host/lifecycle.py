@@ -48,7 +48,7 @@ from board_driver.referee.debounce import SquareEvent
 from board_driver.referee.layout import BoardProfile, Layout
 from board_driver.referee.session import Session
 from board_driver.referee.texts import COLOR
-from board_driver.settings import Settings
+from board_driver.settings import DriverSettings
 from engine.contract import Termination
 from engine.errors import EngineError
 from engine.game import new_game
@@ -88,7 +88,7 @@ def clock_spec(spec: dict | None) -> dict | None:
     return {"tc": tc.text, "mode": mode}
 
 
-def start(store: GameStore, variant_name: str, *, profile: BoardProfile, settings: Settings,
+def start(store: GameStore, variant_name: str, *, profile: BoardProfile, settings: DriverSettings,
           occupancy: int | None = None, fen: str | None = None, players: dict[str, str] | None = None,
           date: datetime | None = None, now: int = 0, current: bool = True, cls=None,
           computer: dict | None = None, clock: dict | None = None):
@@ -216,7 +216,7 @@ def recover(store: GameStore, rec: GameRecord, bad_line: int, *, current: bool) 
     return gid
 
 
-def open_game(store: GameStore, *, profile: BoardProfile, settings: Settings, variant: str | None = None,
+def open_game(store: GameStore, *, profile: BoardProfile, settings: DriverSettings, variant: str | None = None,
               new: bool = False, resume: str | None = None, fen: str | None = None,
               players: dict[str, str] | None = None, occupancy=None, now: int = 0,
               own: bool = False, confirm: Confirm | None = None, cls=None,
@@ -373,7 +373,7 @@ def _resume_id(store: GameStore, gid: str, *, profile, settings, variant, player
                                       computer), True, None, notes)
 
 
-def replace_game(session, store: GameStore, variant: str, *, profile: BoardProfile, settings: Settings,
+def replace_game(session, store: GameStore, variant: str, *, profile: BoardProfile, settings: DriverSettings,
                  occupancy=None, players: dict[str, str] | None = None, now: int = 0, fen: str | None = None,
                  computer: dict | None = None, clock: dict | None = None) -> Opening:
     """A new game in place of the one in progress (the ``new`` command, a button, the page):
@@ -403,7 +403,7 @@ def replace_game(session, store: GameStore, variant: str, *, profile: BoardProfi
     return Opening(s, False, left, notes)
 
 
-def resume(store: GameStore, game_id: str, *, profile: BoardProfile, settings: Settings, now: int = 0,
+def resume(store: GameStore, game_id: str, *, profile: BoardProfile, settings: DriverSettings, now: int = 0,
            cls=None):
     """The game ``game_id`` as its journal left it, board events included."""
     path = store.path(game_id)

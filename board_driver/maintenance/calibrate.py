@@ -49,7 +49,7 @@ from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence, runtime
 
 import yaml
 
-from board_driver.devices import DARK, RGB, LedFrame, SensorSource
+from board_driver.devices import DARK, RGB, LedImage, SensorSource
 from board_driver.errors import BoardDriverError, ConfigError
 from board_driver.referee.layout import LedOrder
 from engine.geometry import Geometry
@@ -354,7 +354,7 @@ class ChainLeds(Protocol):
 
     led_count: int
 
-    def show(self, frame: LedFrame) -> None: ...
+    def show(self, frame: LedImage) -> None: ...
 
     def show_chain(self, colours: Sequence[RGB]) -> None: ...
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from typing import Any, Callable
 
-from board_driver.devices import DARK, STEADY, LedFrame
+from board_driver.devices import DARK, STEADY, LedImage
 from engine.geometry import Geometry
 
 LINK_PROBLEMS = ("crc_errors", "framing_errors", "message_errors", "occupancy_lost", "board_errors",
@@ -87,15 +87,15 @@ def device_findings(findings: dict[str, Any], profile, *, source, leds=None, ser
         n = p.size
         shown = []
         for name, c in COLOURS:
-            leds.show(LedFrame((c,) * n, (STEADY,) * n))
+            leds.show(LedImage((c,) * n, (STEADY,) * n))
             shown.append(name)
             sleep(0.4)
         corners = {0: (255, 0, 0), p.files - 1: (0, 255, 0), n - p.files: (0, 0, 255), n - 1: (255, 255, 255)}
-        leds.show(LedFrame(tuple(corners.get(i, DARK) for i in range(n)), (STEADY,) * n))
+        leds.show(LedImage(tuple(corners.get(i, DARK) for i in range(n)), (STEADY,) * n))
         shown.append("corners a1 red, " + f"{geo.name(p.files - 1)} green, {geo.name(n - p.files)} blue, "
                      f"{geo.name(n - 1)} white")
         sleep(0.8)
-        leds.show(LedFrame.dark(n))
+        leds.show(LedImage.dark(n))
         findings["leds"] = shown
     link = link_health(serial)
     if link is not None:

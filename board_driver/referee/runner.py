@@ -13,7 +13,7 @@ import gc
 import queue
 from typing import Callable
 
-from board_driver.devices import LedFrame, LedSink, SensorSource
+from board_driver.devices import LedImage, LedSink, SensorSource
 from board_driver.errors import BoardDriverError
 from board_driver.journal import JournalError
 from board_driver.referee.session import Session
@@ -25,7 +25,7 @@ class Display:
 
     def __init__(self, sink: LedSink):
         self.sink = sink
-        self.last: LedFrame | None = None
+        self.last: LedImage | None = None
 
     def update(self, session: Session) -> bool:
         frame = session.leds

@@ -41,7 +41,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any, Mapping
 
-from board_driver.devices import DARK, FAST, RGB, SLOW, STEADY, Blink, LedFrame
+from board_driver.devices import DARK, FAST, RGB, SLOW, STEADY, Blink, LedImage
 from board_driver.errors import ConfigError
 from board_driver.referee.layout import Layout
 from board_driver.referee.reconcile import Fix, Verdict
@@ -124,7 +124,7 @@ def scene_of(st, outcome: Outcome | None, drops: frozenset[int], purchase: froze
 
 
 def render(layout: Layout, palette: Palette, state: SceneState, verdict: Verdict | None = None,
-           recover: Fix | None = None, prompt_squares: frozenset[int] = frozenset()) -> LedFrame:
+           recover: Fix | None = None, prompt_squares: frozenset[int] = frozenset()) -> LedImage:
     """The LED frame for one moment: ``verdict`` is the reconciler's view of the board (None or
     settled: the board matches), ``recover`` a fix the player must make before play resumes,
     ``prompt_squares`` the squares of an open prompt."""
@@ -133,7 +133,7 @@ def render(layout: Layout, palette: Palette, state: SceneState, verdict: Verdict
 
 def render_scene(layout: Layout, palette: Palette, state: SceneState, verdict: Verdict | None = None,
                  recover: Fix | None = None, prompt_squares: frozenset[int] = frozenset(), *,
-                 computer=None) -> tuple[LedFrame, tuple[str | None, ...]]:
+                 computer=None) -> tuple[LedImage, tuple[str | None, ...]]:
     """The LED frame and, per physical square, the name of the layer that lit it (or None)."""
     size = layout.physical_size
     colors: list[RGB] = [DARK] * size
@@ -212,7 +212,7 @@ def render_scene(layout: Layout, palette: Palette, state: SceneState, verdict: V
             put([b], palette.fill, FAST, "fill")
         put(fix.clear, palette.clear, FAST, "clear")
         put(fix.fill, palette.fill, FAST, "fill")
-    return LedFrame(tuple(colors), tuple(blink)), tuple(layers)
+    return LedImage(tuple(colors), tuple(blink)), tuple(layers)
 
 
 def _occupancy_now(confirmed: int, verdict: Verdict) -> int:

@@ -19,7 +19,7 @@ game, :mod:`.commands` is the command language, :mod:`.texts` the text a player 
 
 from __future__ import annotations
 
-from board_driver.devices import LedFrame, RawFrame
+from board_driver.devices import LedImage, RawFrame
 from board_driver.journal import GameStore, Journal, JournalError
 from board_driver.referee import commands, texts
 from board_driver.referee.clock import Clock, ClockState, format_clock
@@ -41,7 +41,7 @@ from board_driver.referee.reconcile import VerdictStatus as VS
 from board_driver.referee.scene import SceneState, render_scene, scene_of
 from board_driver.referee.texts import COLOR
 from board_driver.referee.unwatched import read_board
-from board_driver.settings import Settings
+from board_driver.settings import DriverSettings
 from engine.contract import Termination
 from engine.errors import EngineError
 from engine.game import Action
@@ -55,7 +55,7 @@ HELP = "\n".join(commands.help_lines())
 class Session:
     """One game on one board: debouncer, reconciler, engine, journal and LED scene together."""
 
-    def __init__(self, game, *, variant_name: str, layout: Layout, settings: Settings,
+    def __init__(self, game, *, variant_name: str, layout: Layout, settings: DriverSettings,
                  journal: Journal | None = None, game_id: str | None = None,
                  store: GameStore | None = None, occupancy: int | None = None, now: int = 0,
                  players: dict[str, str] | None = None, san_notices: bool = True):
@@ -86,7 +86,7 @@ class Session:
         self._scene: SceneState | None = None
         self._last_status: tuple | None = None
         self._held: tuple | None = None     # (inputs, verdict) of the last hold: see _verdict
-        self.leds: LedFrame = LedFrame.dark(layout.physical_size)
+        self.leds: LedImage = LedImage.dark(layout.physical_size)
         self.led_layers: tuple[str | None, ...] = (None,) * layout.physical_size
         # the chess clock (None: no time control): see attach_clock and docs/board-driver.md
         self.clock: Clock | None = None

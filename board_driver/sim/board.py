@@ -18,7 +18,7 @@ from collections import deque
 from pathlib import Path
 from typing import Callable
 
-from board_driver.devices import LedFrame, RawFrame
+from board_driver.devices import LedImage, RawFrame
 from board_driver.errors import BoardDriverError
 from board_driver.referee.layout import BoardProfile, Layout
 
@@ -53,7 +53,7 @@ class SimulatedBoard:
         self.clock = clock
         self.closed: set[int] = set(closed)
         self.queue: deque[RawFrame] = deque()
-        self.frames_shown: list[LedFrame] = []
+        self.frames_shown: list[LedImage] = []
         self.state_file = Path(state_file) if state_file is not None else None
         self.closed_flag = False
 
@@ -139,7 +139,7 @@ class SimulatedBoard:
         return RawFrame(self.clock(), frozenset(self.closed))
 
     # -- LedSink ---------------------------------------------------------------------------------------
-    def show(self, frame: LedFrame) -> None:
+    def show(self, frame: LedImage) -> None:
         if self.closed_flag:
             raise SimulatorError("the simulated board is closed")
         if len(frame.colors) != self.led_count:
@@ -147,7 +147,7 @@ class SimulatedBoard:
         self.frames_shown.append(frame)
 
     @property
-    def last_frame(self) -> LedFrame | None:
+    def last_frame(self) -> LedImage | None:
         return self.frames_shown[-1] if self.frames_shown else None
 
     def close(self) -> None:

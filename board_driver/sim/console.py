@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from board_driver.devices import FAST, SLOW, LedFrame
+from board_driver.devices import FAST, SLOW, LedImage
 from board_driver.referee.scene import Palette
 from board_driver.referee.texts import state_lines
 from engine.geometry import FILE_LETTERS
@@ -68,7 +68,7 @@ def render_board(session, board, *, color: bool, palette: Palette | None = None)
     layout = session.layout
     prof = layout.profile
     geo = layout.geometry
-    frame: LedFrame = session.leds
+    frame: LedImage = session.leds
     palette = palette or session.settings.palette
     pm = session.game.piece_map()
     lines = []

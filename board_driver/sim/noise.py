@@ -311,7 +311,7 @@ class NoiseMaker:
 
 
 @dataclass
-class Outcome:
+class NoisyResult:
     verdict: str                    # equal | stopped | wrong
     recorded: tuple[str, ...]
     expected: tuple[str, ...]
@@ -326,7 +326,7 @@ def _prefix(h: tuple[str, ...], of: tuple[str, ...]) -> bool:
     return len(h) <= len(of) and of[:len(h)] == h
 
 
-def run_noisy(ng: NoisyGame, *, settings=None, profile=None) -> Outcome:
+def run_noisy(ng: NoisyGame, *, settings=None, profile=None) -> NoisyResult:
     """Play ``ng`` on a fresh session (no journal) and compare what it recorded with the game."""
     from board_driver.config import load_variant
     from board_driver.referee.layout import Layout
@@ -400,4 +400,4 @@ def run_noisy(ng: NoisyGame, *, settings=None, profile=None) -> Outcome:
         verdict = "stopped"
         k = next((k for k, seg in enumerate(ng.segments) if len(seg.expected) > len(rec)), 0)
         cause = ng.segments[k].kind if ng.segments[k].kind != "action" or k == 0 else ng.segments[k - 1].kind + ">action"
-    return Outcome(verdict, rec, ng.actions, wrong_at, pushes, transient, cause, refused)
+    return NoisyResult(verdict, rec, ng.actions, wrong_at, pushes, transient, cause, refused)

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from board_driver.devices import SLOW, LedFrame, RawFrame
+from board_driver.devices import SLOW, LedImage, RawFrame
 from board_driver.errors import BoardDriverError
 from board_driver.referee.session import NewGameRequest
 from board_driver.web.state import NOTICE_KEEP, snapshot
@@ -108,10 +108,10 @@ class OverlaySink:
     def __init__(self, inner):
         self.inner = inner
         self.led_count = inner.led_count
-        self.base: LedFrame | None = None
+        self.base: LedImage | None = None
         self.overlay: dict[int, tuple] = {}
 
-    def show(self, frame: LedFrame) -> None:
+    def show(self, frame: LedImage) -> None:
         self.base = frame
         self.refresh()
 
@@ -125,7 +125,7 @@ class OverlaySink:
         for p, (c, b) in self.overlay.items():
             if 0 <= p < len(colors):
                 colors[p], blink[p] = c, b
-        self.inner.show(LedFrame(tuple(colors), tuple(blink)))
+        self.inner.show(LedImage(tuple(colors), tuple(blink)))
 
     def set_overlay(self, overlay: dict[int, tuple]) -> None:
         if overlay != self.overlay:

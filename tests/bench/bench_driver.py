@@ -89,7 +89,7 @@ from board_driver.journal import Journal  # noqa: E402
 from board_driver.referee.layout import Layout  # noqa: E402
 from board_driver.referee.runner import collect_garbage, settle_memory  # noqa: E402
 from board_driver.referee.session import Session  # noqa: E402
-from board_driver.settings import Settings, load_profile, load_settings  # noqa: E402
+from board_driver.settings import DriverSettings, load_profile, load_settings  # noqa: E402
 from board_driver.sim.choreography import Choreographer, Style  # noqa: E402
 from engine.game import new_game  # noqa: E402
 
@@ -135,7 +135,7 @@ def build(variant, prefix, journal_dir):
     g = new_game(v)
     for a in prefix:
         g.push(a)
-    settings = Settings(board="sim", debounce_ms=0, hold_ms=350, palette=load_settings().palette)
+    settings = DriverSettings(board="sim", debounce_ms=0, hold_ms=350, palette=load_settings().palette)
     layout = Layout.place(load_profile("sim"), v.geometry)
     journal = Journal(Path(journal_dir) / f"{variant}.jsonl") if journal_dir else None
     s = Session(g, variant_name=variant, layout=layout, settings=settings, journal=journal)   # SAN notices on, as play and serve have them

@@ -11,7 +11,7 @@ from board_driver.journal import GameStore
 from board_driver.referee.layout import Layout
 from board_driver.referee.runner import Display, pump, settle
 from board_driver.referee.session import Session
-from board_driver.settings import Settings, load_profile, load_settings
+from board_driver.settings import DriverSettings, load_profile, load_settings
 from board_driver.sim.board import SimulatedBoard, VirtualClock
 from board_driver.sim.events import play_events
 from engine.game import new_game
@@ -21,7 +21,7 @@ class Table:
     """A game on the simulated board: move pieces, type commands, look at moves and LEDs."""
 
     def __init__(self, variant: str = "orthodox", *, fen: str | None = None, data: Path | None = None,
-                 settings: Settings | None = None, profile=None):
+                 settings: DriverSettings | None = None, profile=None):
         self.settings = settings or load_settings()
         self.profile = profile or load_profile("sim")
         self.clock = VirtualClock(0)

@@ -3,7 +3,7 @@
 import pytest
 from drivertools import Table
 
-from board_driver.devices import FAST, STEADY, LedFrame
+from board_driver.devices import FAST, STEADY, LedImage
 from board_driver.errors import ConfigError
 from board_driver.referee.layout import BoardProfile, Layout, LedOrder
 from board_driver.referee.scene import Palette, SceneState, render
@@ -111,7 +111,7 @@ def test_render_is_pure_and_layers_stack():
     assert f1.colors[0] == pal.last_move and f1.colors[1] == pal.check
     assert f1.blink[0] == STEADY
     with pytest.raises(ValueError, match="3 colours but 2 blink"):
-        LedFrame(((0, 0, 0),) * 3, (0, 0))
+        LedImage(((0, 0, 0),) * 3, (0, 0))
 
 
 def test_mismatch_squares_blink_fast_and_the_simulator_refuses_wrong_frames():
@@ -120,7 +120,7 @@ def test_mismatch_squares_blink_fast_and_the_simulator_refuses_wrong_frames():
     assert t.led("b3") == "clear" and t.led("b1") == "fill"
     assert t.board.last_frame.blink[t.session.layout.physical(t.session.game.geometry.parse("b3"))] == FAST
     with pytest.raises(ValueError, match="96 entries, not 64"):
-        t.board.show(LedFrame.dark(64))
+        t.board.show(LedImage.dark(64))
 
 
 def test_stalemate_lights_the_kings_as_the_variant_scores_it():

@@ -15,7 +15,7 @@ import yaml
 from board_driver.config import configs_dir
 from board_driver.errors import ConfigError
 from board_driver.hardware.backends import load_board
-from board_driver.settings import Settings, board_name, load_profile
+from board_driver.settings import DriverSettings, board_name, load_profile
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -30,15 +30,15 @@ def write_profile(path: Path, **changes) -> Path:
 def test_order_option_then_environment_then_settings_then_sim(tmp_path, monkeypatch):
     monkeypatch.delenv("FAIRYBOARD_BOARD", raising=False)
     monkeypatch.setattr("board_driver.settings.SERVICE_BOARD", tmp_path / "absent.yaml")
-    assert board_name(None, Settings(board="sim")) == "sim"
-    assert board_name(None, Settings(board="pico-serial")) == "pico-serial"
+    assert board_name(None, DriverSettings(board="sim")) == "sim"
+    assert board_name(None, DriverSettings(board="pico-serial")) == "pico-serial"
     service = write_profile(tmp_path / "board.yaml", name="installed")
     monkeypatch.setattr("board_driver.settings.SERVICE_BOARD", service)
-    assert board_name(None, Settings(board="pico-serial")) == str(service)
+    assert board_name(None, DriverSettings(board="pico-serial")) == str(service)
     env = write_profile(tmp_path / "env.yaml", name="from-env")
     monkeypatch.setenv("FAIRYBOARD_BOARD", str(env))
-    assert board_name(None, Settings()) == str(env)
-    assert board_name("gpio-12x8", Settings()) == "gpio-12x8"
+    assert board_name(None, DriverSettings()) == str(env)
+    assert board_name("gpio-12x8", DriverSettings()) == "gpio-12x8"
 
 
 @pytest.mark.parametrize("chosen", ["env", "service"])

@@ -195,3 +195,22 @@ def _private_reaches() -> list[str]:
 
 def test_no_module_reaches_into_another_modules_private_names():
     assert _private_reaches() == []
+
+
+# -- one name per idea -----------------------------------------------------------------------------
+
+def test_no_two_public_classes_share_a_name_across_the_packages():
+    seen: dict[str, list[str]] = defaultdict(list)
+    for mod, path in MODULES.items():
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+                seen[node.name].append(mod)
+    assert {name: mods for name, mods in seen.items() if len(mods) > 1} == {}
+
+
+def test_no_two_modules_of_board_driver_share_a_file_name():
+    seen: dict[str, list[str]] = defaultdict(list)
+    for mod, path in MODULES.items():
+        if mod.startswith("board_driver") and path.name != "__init__.py":
+            seen[path.name].append(mod)
+    assert {name: mods for name, mods in seen.items() if len(mods) > 1} == {}

@@ -11,7 +11,7 @@ from fake_gpio import PI_COLUMNS, PI_ROWS, FakeGPIO, ReedBoard
 from hw_fakes import FakeStrip
 
 from board_driver.config import configs_dir
-from board_driver.devices import LedFrame
+from board_driver.devices import LedImage
 from board_driver.errors import ConfigError
 from board_driver.hardware.backends import load_board, open_hardware
 from board_driver.hardware.buttons import Button, ButtonDebouncer, ButtonsConfig
@@ -88,7 +88,7 @@ def test_gpio_profile_opens_matrix_leds_and_buttons_on_fakes(clock):
     assert isinstance(hw.source, GpioMatrix) and isinstance(hw.leds, PiLedSink)
     reed.place("g7")
     assert hw.source.read(1.0).closed == {reed.sq("g7")}
-    hw.leds.show(LedFrame(tuple((9, 9, 9) if i == reed.sq("g7") else (0, 0, 0) for i in range(96)), (0,) * 96))
+    hw.leds.show(LedImage(tuple((9, 9, 9) if i == reed.sq("g7") else (0, 0, 0) for i in range(96)), (0,) * 96))
     assert strip.squares()[reed.sq("g7")] == (2, 2, 2)          # brightness 64 of 255
     gpio.press(15)
     assert hw.buttons.poll() == []
@@ -185,6 +185,6 @@ def test_the_real_board_keeps_the_device_contract():
         assert all(b.t >= a.t for a, b in zip(frames, frames[1:]))
         if hw.leds is not None:
             assert isinstance(hw.leds, LedSink) and hw.leds.led_count == board.profile.size
-            hw.leds.show(LedFrame.dark(board.profile.size))
+            hw.leds.show(LedImage.dark(board.profile.size))
     finally:
         hw.close()

@@ -11,7 +11,7 @@ from fake_gpio import FakeGPIO, ReedBoard
 from board_driver.devices import RawFrame, SensorSource
 from board_driver.errors import ConfigError
 from board_driver.hardware._check import Section
-from board_driver.hardware.errors import HardwareError
+from board_driver.errors import HardwareError
 from board_driver.hardware.gpio_matrix import GpioMatrix, MatrixConfig
 
 CONFIG = MatrixConfig(ROWS, COLUMNS, settle_us=10, scan_ms=10)
@@ -206,6 +206,6 @@ def test_rpi_gpio_failing_at_setup_on_a_pi_5_says_what_to_install(reed, clock):
     class Pi5Gpio(FakeGPIO):
         def setup(self, *args, **kwargs):
             raise RuntimeError("Cannot determine SOC peripheral base address")
-    from board_driver.hardware.errors import HardwareError
+    from board_driver.errors import HardwareError
     with pytest.raises(HardwareError, match=r"Raspberry Pi 5.*fairyboard\[pi5\].*RPI_LGPIO_CHIP"):
         matrix(Pi5Gpio(reed, rows=ROWS, columns=COLUMNS), clock)

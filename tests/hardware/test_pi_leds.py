@@ -8,10 +8,10 @@ import sys
 import pytest
 from hw_fakes import FakeStrip
 
-from board_driver.devices import FAST, SLOW, SLOW_INVERTED, LedFrame, LedSink
+from board_driver.devices import FAST, SLOW, SLOW_INVERTED, LedImage, LedSink
 from board_driver.errors import ConfigError
 from board_driver.hardware._check import Section
-from board_driver.hardware.errors import HardwareError, MissingLibraryError
+from board_driver.errors import HardwareError, MissingLibraryError
 from board_driver.hardware.pi_leds import (
     LEAD_BYTES,
     RESET_BYTES,
@@ -36,7 +36,7 @@ def frame(lit, blink=None):
         colours[sq] = c
     for sq, b in (blink or {}).items():
         pattern[sq] = b
-    return LedFrame(tuple(colours), tuple(pattern))
+    return LedImage(tuple(colours), tuple(pattern))
 
 
 @pytest.mark.parametrize("order", [LedOrder(12, 8, o, f) for o in ("row-major", "serpentine", "column-major",
@@ -128,7 +128,7 @@ def test_spi_stream_carries_the_pixels_in_grb_order():
 def test_frames_are_scaled_into_the_current_budget(clock):
     strip = FakeStrip()
     sink = PiLedSink(strip, brightness=255, clock=clock, budget_ma=1500)
-    sink.show(LedFrame((WHITE,) * 96, (0,) * 96))
+    sink.show(LedImage((WHITE,) * 96, (0,) * 96))
     shown = strip.shown
     assert current_ma(shown) <= 1500 < current_ma([WHITE] * 96)
     assert len(set(shown)) == 1 and shown[0][0] > 0

@@ -7,10 +7,10 @@ import threading
 import pytest
 from hw_fakes import SerialRig
 
-from board_driver.devices import FAST, SLOW, LedFrame, LedSink, RawFrame, SensorSource
+from board_driver.devices import FAST, SLOW, LedImage, LedSink, RawFrame, SensorSource
 from board_driver.errors import ConfigError
 from board_driver.hardware._check import Section
-from board_driver.hardware.errors import HardwareError
+from board_driver.errors import HardwareError
 from board_driver.hardware.serial_board import (
     DEFAULT_PORTS,
     SerialConfig,
@@ -30,14 +30,14 @@ def rig(tmp_path, reed, clock):
     r.close()
 
 
-def frame(lit: dict[int, tuple], blink: dict[int, int] | None = None) -> LedFrame:
+def frame(lit: dict[int, tuple], blink: dict[int, int] | None = None) -> LedImage:
     colours = [DARK] * 96
     pattern = [0] * 96
     for sq, c in lit.items():
         colours[sq] = c
     for sq, b in (blink or {}).items():
         pattern[sq] = b
-    return LedFrame(tuple(colours), tuple(pattern))
+    return LedImage(tuple(colours), tuple(pattern))
 
 
 def test_is_a_sensor_source_and_an_led_sink(rig):
@@ -134,7 +134,7 @@ def test_link_notices_are_kept_for_diagnostics(rig):
 
 def test_a_wrong_size_led_frame_is_refused(rig):
     with pytest.raises(HardwareError, match="64 squares"):
-        rig.serial.show(LedFrame.dark(64))
+        rig.serial.show(LedImage.dark(64))
 
 
 def test_close_darkens_the_leds(rig, reed):
