@@ -13,7 +13,7 @@ import pytest
 import pico_emu
 from pico_emu import MS, board_frames, last_in
 from firmware_bridge import (
-    Blink, Hello, LedAck, LedFrame, Occupancy, OccupancyReason, Ping, Pong, Request, RequestKind, encode,
+    Blink, BoardError, Hello, LedAck, LedFrame, Occupancy, OccupancyReason, Ping, Pong, Request, RequestKind, encode,
 )
 
 pytestmark = pytest.mark.slow
@@ -146,3 +146,58 @@ def test_blinking_leds_change_on_the_data_pin_with_the_uptime(board):
     off = [f for f in frames if f["hex"][:6] == "000000"]
     assert len(on) >= 2 and len(off) >= 2                  # FAST: 125 ms on, 125 ms off
     assert all(f["hex"][6:12] == "0000c8" for f in frames)  # the steady one stays on
+
+
+# --- power-up, Ctrl-C, safe mode, watchdog: each on a Pico of its own -------------------------------
+
+def test_a_ctrl_c_flood_from_the_moment_the_port_appears_does_not_stop_the_firmware(new_pico):
+    pico = new_pico()
+    # 0x03 is Ctrl-C: a host that writes as soon as the port appears sends 00 03 ... The
+    # harness's USB host hands bytes over from the moment the port is configured.
+    for _ in range(40):
+        pico.send(b"\x03" * 64)
+        pico.run_ms(5)
+    pico.send(b"\x00" + encode(Ping(0x0303)))
+    pico.run_ms(1500)               # 2.5 KB of garbage first: read a byte per poll, ~0.3 ms each
+    log = pico.log()
+    out = pico_emu.board_bytes(log)
+    assert log["boots"] and log["boots"][0][0] < 20 * MS         # the port appeared during the flood
+    assert b"MicroPython" not in out and b">>>" not in out       # never at the prompt
+    msgs = [f[3] for f in board_frames(log)]
+    assert any(isinstance(m, Hello) for m in msgs)
+    assert Pong(0x0303) in msgs
+    assert any(isinstance(m, BoardError) and m.text == "frame too long" for m in msgs)
+
+
+def test_safe_mode_pin_low_at_power_up_gives_the_prompt(new_pico):
+    pico = new_pico()
+    pico.pin(28, 0)                      # GP28 tied to GND
+    pico.run_ms(300)
+    pico.send(b"\x03\r\nprint(6 * 7)\r\n")
+    pico.run_ms(100)
+    out = pico_emu.board_bytes(pico.log())
+    assert b"safe-mode pin is low" in out and b">>> " in out and b"42" in out
+    assert log_has_no_frames(out)
+
+
+def log_has_no_frames(out: bytes) -> bool:
+    from firmware_bridge import Decoder
+    return not Decoder().feed(out)
+
+
+def test_a_hung_firmware_is_reset_by_the_watchdog_and_says_hello_again(new_pico):
+    pico = new_pico()
+    pico.run_ms(300)
+    first = [f[3] for f in board_frames(pico.log()) if isinstance(f[3], Hello)]
+    pico.hang()                          # the CPU stuck with interrupts off
+    hung = pico.now()
+    pico.run_ms(5400)
+    log = pico.log()
+    assert [why for _, why in log["resets"]] == ["watchdog"]
+    after = (log["resets"][0][0] - hung) / MS
+    assert 4900 <= after <= 5100, after                          # fb_pins.WATCHDOG_MS = 5000
+    again = [f for f in board_frames(log) if isinstance(f[3], Hello)]
+    assert again and again[0][0] > log["resets"][0][0]
+    assert first and again[0][3].led_count == first[0].led_count
+    # (boot_id comes from os.urandom, which the RP2040 seeds from its ring oscillator: noise on a
+    # real chip, the same bits at every boot of the emulated one, so it is not compared here)

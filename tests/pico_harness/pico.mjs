@@ -15,7 +15,9 @@
 //   {"cmd": "send", "hex": "..."}     bytes from the host, fed to the USB port from now on
 //   {"cmd": "closed", "sensors": [..]} the reed switches closed now (sensor = row * 12 + col)
 //   {"cmd": "pin", "gpio": N, "value": 0|1}  drive a spare input (safe mode: GP28)
-//   {"cmd": "hang"}                   freeze the CPU, interrupts off (a firmware that hangs)
+//   {"cmd": "hang"}                   the CPU stops making progress (a firmware that hangs):
+//                                     no more instructions run; the clock, timers and the
+//                                     watchdog run on
 //   {"cmd": "log", "clear": true}     everything recorded since the last clear
 //   {"cmd": "quit"}
 import fs from 'node:fs';
@@ -27,7 +29,6 @@ const ROWS = [14, 15, 16, 17, 18, 19, 20, 21];
 const LED_DATA = 22;
 const FS_OFFSET = 0xa0000;
 const WS2812_LATCH_NS = 50000;      // low this long ends a frame (WS2812 reset)
-const HANG_LOOP = 0x20041f00;       // where "hang" puts its wfi loop (top of SRAM)
 const IN_FIFO_LIMIT = 192;          // bytes of the host's waiting in the emulated host's FIFO
 
 const args = process.argv.slice(2);
@@ -64,6 +65,7 @@ let pendingIn = [];       // host bytes not yet in the emulated host's FIFO
 let pendingRead = null;   // an OUT transfer the board armed while the host had nothing
 let resetWhy = null;
 let busyNs = 0, idleNs = 0;
+let frozen = false;
 
 function now() {
   return base + (chip ? chip.sim.clock.nanos : 0);
@@ -164,7 +166,14 @@ function boot(why) {
       log.in.push([now(), before - cdc.txFIFO.itemCount]);
     }
   };
-  mcu.peripherals[0x40058].onWatchdogTrigger = () => { resetWhy = 'watchdog'; };
+  const watchdog = mcu.peripherals[0x40058];
+  watchdog.onWatchdogTrigger = () => {
+    // the chip resets (below, between two instructions); stop this watchdog's timer, whose
+    // alarm would otherwise fire again and again at the same instant
+    watchdog.alarm.enable = false;
+    watchdog.timer.enable = false;
+    if (!resetWhy) resetWhy = 'watchdog';
+  };
   for (const c of COLUMNS) mcu.gpio[c].addListener(() => updateRows());
   mcu.gpio[COLUMNS[0]].addListener((state) => { if (state === 0) log.scans.push(now()); });
   mcu.gpio[LED_DATA].addListener((state, old) => {
@@ -182,6 +191,7 @@ function reset() {
   log.resets.push([now(), why]);
   flash = new Uint8Array(chip.mcu.flash);
   base = now();
+  frozen = false;
   edges = [];
   latchTimer = null;
   boot(why);
@@ -207,7 +217,7 @@ function step(limit, budget) {
     if (t >= limit) return true;
     if ((i & 255) === 0) feedHost();
     const core = mcu.core;
-    if (core.waiting) {
+    if (core.waiting || frozen) {
       let d = clock.nanosToNextAlarm;
       if (!(d > 0)) d = 1000;
       d = Math.min(d, limit - t);
@@ -293,16 +303,14 @@ function command(c) {
       chip.mcu.gpio[c.gpio].setInputValue(!!c.value);
       answer({ now: now() });
       return;
-    case 'hang': {
-      const { mcu } = chip;
-      mcu.sramView.setUint16(HANG_LOOP - 0x20000000, 0xbf30, true);      // wfi
-      mcu.sramView.setUint16(HANG_LOOP - 0x20000000 + 2, 0xe7fd, true);  // b wfi
-      mcu.core.PM = true;
-      mcu.core.enabledInterrupts = 0;
-      mcu.core.PC = HANG_LOOP;
+    case 'reset':
+      resetWhy = 'reset';
       answer({ now: now() });
       return;
-    }
+    case 'hang':
+      frozen = true;                 // cleared by the next reset (a new chip)
+      answer({ now: now() });
+      return;
     case 'log': {
       if (edges.length && now() - edges[edges.length - 1][0] >= WS2812_LATCH_NS) ledFrame();
       log.cpu = { busy_ns: busyNs, idle_ns: idleNs };
