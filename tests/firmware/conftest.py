@@ -36,3 +36,12 @@ def new_pico(pico_fs):
     yield make
     for p in made:
         p.close()
+
+
+@pytest.fixture
+def unix_board(tmp_path):
+    """main.py on MicroPython's unix port behind a pty (unix_board.UnixBoard)."""
+    from unix_board import UnixBoard
+    board = UnixBoard(tmp_path)         # no skip: the test extras install the unix port
+    yield board
+    board.close()
