@@ -12,6 +12,13 @@ import fb_fast as F
 import fb_proto as P
 from fb_fast import micropython
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:   # never run: the static check's view of the hardware (MicroPython's stubs)
+    from typing import Any, Callable
+
+    from machine import Pin
+    from neopixel import NeoPixel
+
 FIRMWARE_VERSION = (1, 2, 0)
 # scan_period_ms, debounce_ms, periodic_ms, heartbeat_ms (see fb_proto.SETTING_RANGES)
 DEFAULT_SETTINGS = (10, 30, 1000, 1000)
@@ -51,6 +58,7 @@ class Matrix:
     # steps instead of 120 Pin calls (0.5 ms a scan on the RP2040 instead of 4.3 ms).
 
     def __init__(self, columns, rows, column_gpios, row_gpios, mem32, settle=None):
+        # type: (list[Pin], list[Pin], tuple[int, ...], tuple[int, ...], Any, Callable[[], None] | None) -> None
         self.columns = list(columns)        # the Pin objects, kept for their set-up
         self.rows = list(rows)
         self.count = len(self.columns) * len(self.rows)
@@ -127,6 +135,7 @@ class Leds:
     # current budget.
 
     def __init__(self, strip, count, budget_ma=None):
+        # type: (NeoPixel, int, int | None) -> None
         self.strip = strip
         self.count = count
         self.budget_ma = budget_ma  # None: no limit
@@ -403,13 +412,20 @@ class Firmware:
 
 
 def build(machine, neopixel, pins, io, clock, boot_id, settle=None):
-    # The firmware on the board described by the pin map `pins` (see fb_pins.py).
+    # The firmware on the board described by the pin map `pins` (see fb_pins.py), with the
+    # machine and neopixel modules given (the tests' fakes; on the Pico fb_main.board() does
+    # the same with the real ones).
     Pin = machine.Pin
     columns = [Pin(n, Pin.OUT, value=1) for n in pins.COLUMNS]
     rows = [Pin(n, Pin.IN, Pin.PULL_UP) for n in pins.ROWS]
     strip = neopixel.NeoPixel(Pin(pins.LED_DATA, Pin.OUT), pins.LED_COUNT)
+    return assemble(columns, rows, strip, machine.mem32, pins, io, clock, boot_id, settle)
+
+
+def assemble(columns, rows, strip, mem32, pins, io, clock, boot_id, settle=None):
+    # type: (list[Pin], list[Pin], NeoPixel, Any, Any, Any, Any, int, Callable[[], None] | None) -> Firmware
     leds = Leds(strip, pins.LED_COUNT, getattr(pins, "LED_BUDGET_MA", None))
-    matrix = Matrix(columns, rows, pins.COLUMNS, pins.ROWS, machine.mem32, settle)
+    matrix = Matrix(columns, rows, pins.COLUMNS, pins.ROWS, mem32, settle)
     return Firmware(io, matrix, leds, clock, len(columns), len(rows), boot_id)
 
 

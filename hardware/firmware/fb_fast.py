@@ -15,18 +15,25 @@ import sys
 
 if sys.implementation.name == "micropython":
     import micropython
-else:  # CPython: the code emitters' decorators and type names do nothing
-    class micropython:  # noqa: N801 -- stands in for the module of the same name
+else:  # CPython: the code emitters' decorators and viper's type names do nothing
+    import builtins
+
+    class _Emitters:
+        # stands in for the module micropython: its code emitters' decorators
         @staticmethod
         def viper(f):
             return f
 
         native = viper
 
-    def ptr8(x):
+    micropython = _Emitters()
+
+    def _same(x):
         return x
 
-    ptr16 = ptr32 = ptr8
+    # builtins, as on MicroPython (and in its stubs, which the static check reads)
+    for _name in ("ptr8", "ptr16", "ptr32", "uint"):
+        setattr(builtins, _name, _same)
 
 
 @micropython.viper
