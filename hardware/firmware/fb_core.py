@@ -46,6 +46,20 @@ def elapsed(now, then):
 SIO_GPIO_IN = 0xD0000004
 SIO_GPIO_OUT_SET = 0xD0000014
 SIO_GPIO_OUT_CLR = 0xD0000018
+# The GPIOs' pad controls (section 2.19.6.3): DRIVE in bits 5:4 (0: 2 mA, 1: 4, 2: 8, 3: 12 mA);
+# +0x2000 / +0x3000 are the atomic set / clear aliases of every register.
+PADS_BANK0_GPIO0 = 0x4001C004
+PAD_DRIVE = {2: 0, 4: 1, 8: 2, 12: 3}
+
+
+def set_drive(mem32, gpio, ma):
+    # the output drive strength of one GPIO (ValueError for a strength the RP2040 has not)
+    code = PAD_DRIVE[ma] if ma in PAD_DRIVE else -1
+    if code < 0:
+        raise ValueError("drive must be 2, 4, 8 or 12 mA")
+    pad = PADS_BANK0_GPIO0 + 4 * gpio
+    mem32[pad + 0x3000] = 0x30
+    mem32[pad + 0x2000] = code << 4
 
 
 class Matrix:
@@ -425,6 +439,10 @@ def build(machine, neopixel, pins, io, clock, boot_id, settle=None):
 def assemble(columns, rows, strip, mem32, pins, io, clock, boot_id, settle=None):
     # type: (list[Pin], list[Pin], NeoPixel, Any, Any, Any, Any, int, Callable[[], None] | None) -> Firmware
     leds = Leds(strip, pins.LED_COUNT, getattr(pins, "LED_BUDGET_MA", None))
+    drive = getattr(pins, "COLUMN_DRIVE_MA", None)
+    if drive is not None:
+        for gpio in pins.COLUMNS:
+            set_drive(mem32, gpio, drive)
     matrix = Matrix(columns, rows, pins.COLUMNS, pins.ROWS, mem32, settle)
     return Firmware(io, matrix, leds, clock, len(columns), len(rows), boot_id)
 

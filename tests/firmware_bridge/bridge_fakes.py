@@ -208,9 +208,14 @@ class FakeSio:
     other address, or driving a pin that is not an output, is a bug in the firmware."""
 
     GPIO_IN, GPIO_OUT_SET, GPIO_OUT_CLR = 0xD0000004, 0xD0000014, 0xD0000018
+    PADS = 0x4001C004          # PADS_BANK0 GPIO0; +4 a GPIO; +0x2000 set, +0x3000 clear alias
 
     def __init__(self, machine: "FakeMachine") -> None:
         self.machine = machine
+        self.pads = {g: 0x56 for g in range(30)}      # the reset value: 4 mA drive
+
+    def drive_ma(self, gpio: int) -> int:
+        return (2, 4, 8, 12)[self.pads[gpio] >> 4 & 3]
 
     def __getitem__(self, addr: int) -> int:
         if addr != self.GPIO_IN:
@@ -222,6 +227,11 @@ class FakeSio:
         return word
 
     def __setitem__(self, addr: int, mask: int) -> None:
+        for alias, op in ((0x2000, "set"), (0x3000, "clear")):
+            gpio, rest = divmod(addr - self.PADS - alias, 4)
+            if rest == 0 and 0 <= gpio < 30:
+                self.pads[gpio] = self.pads[gpio] | mask if op == "set" else self.pads[gpio] & ~mask
+                return
         if addr not in (self.GPIO_OUT_SET, self.GPIO_OUT_CLR):
             raise ValueError(f"mem32[{addr:#x}] = {mask:#x}: not a register the firmware writes")
         for gpio in range(30):

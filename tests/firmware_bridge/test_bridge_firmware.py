@@ -452,3 +452,12 @@ def test_too_short_a_settle_on_the_pico_shows_a_phantom_on_the_next_file():
         fw.matrix.scan(fw.raw)
         got = {i for i in range(96) if fw.raw[i >> 3] >> (i & 7) & 1}
         assert got == expected, settle_us
+
+
+def test_the_columns_are_driven_at_12_ma_and_nothing_else_is_changed():
+    board = Board()
+    pads = board.machine.mem32
+    assert [pads.drive_ma(g) for g in fb_pins.COLUMNS] == [12] * 12
+    assert {pads.drive_ma(g) for g in range(30)} - {12} == {4}      # every other pad as reset
+    with pytest.raises(ValueError):
+        fb_core.set_drive(pads, 2, 6)

@@ -15,6 +15,7 @@
 //   {"cmd": "send", "hex": "..."}     bytes from the host, fed to the USB port from now on
 //   {"cmd": "closed", "sensors": [..]} the reed switches closed now (sensor = row * 12 + col)
 //   {"cmd": "pin", "gpio": N, "value": 0|1}  drive a spare input (safe mode: GP28)
+//   {"cmd": "pads"}                   each GPIO's pad drive strength code (3: 12 mA)
 //   {"cmd": "hang"}                   the CPU stops making progress (a firmware that hangs):
 //                                     no more instructions run; the clock, timers and the
 //                                     watchdog run on
@@ -302,6 +303,10 @@ function command(c) {
       pinInputs.set(c.gpio, c.value);
       chip.mcu.gpio[c.gpio].setInputValue(!!c.value);
       answer({ now: now() });
+      return;
+    case 'pads':
+      // each GPIO's pad drive strength code (0: 2 mA, 1: 4, 2: 8, 3: 12 mA)
+      answer({ now: now(), drive: chip.mcu.gpio.map((g) => g.driveStrength) });
       return;
     case 'reset':
       resetWhy = 'reset';

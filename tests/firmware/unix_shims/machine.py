@@ -95,6 +95,8 @@ class _Sio:
         return word
 
     def __setitem__(self, addr, mask):
+        if 0x4001E004 <= addr < 0x4001F07C:     # the pads' set/clear aliases: drive strength
+            return
         if addr == self.GPIO_OUT_CLR:
             if mask == 1 << fb_pins.COLUMNS[0]:
                 _load_closed()          # a scan begins
