@@ -144,6 +144,9 @@ function boot(why) {
     if (fsImage) mcu.flash.set(fsImage, FS_OFFSET);
   }
   mcu.core.PC = 0x10000000;
+  // the pads' reset value per the RP2040 datasheet (2.19.6.3): 4 mA drive, input on, pull-down,
+  // Schmitt trigger (rp2040js starts them at 0x36, a 12 mA drive)
+  for (const g of mcu.gpio) g.padValue = 0x56;
   const cdc = new USBCDC(mcu.usbCtrl);
   chip = { sim, mcu, cdc };
   pendingRead = null;
