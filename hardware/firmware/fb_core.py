@@ -379,7 +379,8 @@ class Firmware:
             elif msg_type == P.SET_SETTINGS:
                 self.on_set_settings(P.parse_settings(payload))
             elif msg_type == P.PING:
-                self.send(P.PONG, P.u16_payload(P.parse_u16(payload)))
+                P.parse_u16(payload)                    # checks the size
+                self.send(P.PONG, payload)              # the token, echoed
             else:
                 self.send_error(P.E_UNKNOWN_TYPE, msg_type, msg_type, "unknown message type")
         except ValueError as exc:

@@ -214,8 +214,10 @@ class FrameReader:
         return MIN_BODY + length + 2
 
     def feed(self, data):
-        out = []
         n = len(data)
+        if n == 1 and not data[0] and not self.n and not self.skipping:
+            return ()               # the lone 00 a host sends before its frames
+        out = []
         i = 0
         while i < n:
             z = F.find_zero(data, i, n)
