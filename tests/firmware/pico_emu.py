@@ -28,12 +28,12 @@ MS = 1_000_000          # nanoseconds
 
 
 def why_not() -> str | None:
-    """Why the emulated Pico cannot run here (the tests skip with this), or None."""
+    """Why the emulated Pico cannot run here (the tests skip with this: node is missing), or
+    None. A missing ../shared/pico is an error (AssertionError), not a reason to skip."""
     if shutil.which("node") is None:
         return "node is not installed: the emulated Pico (rp2040js) needs node 18 or newer"
     for f in (IMAGE, BOOTROM):
-        if not f.exists():
-            return f"{f} is missing: the emulated Pico needs ../shared/pico beside the checkout"
+        assert f.exists(), f"{f} is missing: the emulated Pico needs ../shared/pico beside the checkout"
     return None
 
 

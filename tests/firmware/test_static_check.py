@@ -48,6 +48,7 @@ def test_the_firmware_passes_the_static_check_against_micropythons_api(tmp_path)
     assert code == 0 and "0 errors" in out, out
 
 
+@pytest.mark.slow
 def test_the_static_check_catches_misuse_of_the_hardware_api(tmp_path):
     bad = tmp_path / "firmware"
     shutil.copytree(FIRMWARE, bad)
