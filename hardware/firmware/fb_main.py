@@ -17,11 +17,22 @@ def boot_id():
         import os
         return int.from_bytes(os.urandom(2), "little")
     except (ImportError, AttributeError, NotImplementedError):
-        return time.ticks_cpu() & 0xFFFF
+        # ticks are opaque values for ticks_diff, not numbers to mask
+        return time.ticks_diff(time.ticks_cpu(), 0) & 0xFFFF
 
 
 def settle():
     time.sleep_us(fb_pins.SETTLE_US)
+
+
+def board(io):
+    # The firmware on this Pico's pins (fb_pins): the real machine, neopixel and time here,
+    # so the static check (tests/firmware/test_static_check.py) checks every call on them.
+    Pin = machine.Pin
+    columns = [Pin(n, Pin.OUT, value=1) for n in fb_pins.COLUMNS]
+    rows = [Pin(n, Pin.IN, Pin.PULL_UP) for n in fb_pins.ROWS]
+    strip = neopixel.NeoPixel(Pin(fb_pins.LED_DATA, Pin.OUT), fb_pins.LED_COUNT)
+    return fb_core.assemble(columns, rows, strip, machine.mem32, fb_pins, io, time, boot_id(), settle)
 
 
 def main():
@@ -35,7 +46,7 @@ def main():
     fw = None
     try:
         io = fb_usb.UsbSerial()
-        fw = fb_core.build(machine, neopixel, fb_pins, io, time, boot_id(), settle)
+        fw = board(io)
         fb_core.run(fw, io, wdt.feed)
     except Exception as exc:
         # Tell the host, then reset at once: the board boots again and says Hello, and the

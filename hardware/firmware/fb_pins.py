@@ -3,6 +3,11 @@
 
 # Matrix columns, file a..l (col 0..11): outputs, idle high, pulled low one at a time.
 COLUMNS = (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13)
+# The columns' drive strength (mA: 2, 4, 8 or 12; the RP2040's default is 4). A closed switch
+# pulls its row down to the diode's drop (~0.55 V for a 1N4148) plus the column's output-low
+# level, which must stay under the RP2040's 0.8 V input-low limit: the strongest drive keeps
+# the column's share smallest (hardware/WIRING.md, "Option B": how to measure it).
+COLUMN_DRIVE_MA = 12
 # Matrix rows, rank 1..8 (row 0..7): inputs with pull-ups.
 ROWS = (14, 15, 16, 17, 18, 19, 20, 21)
 # WS2812 data in of the first LED (through a 74AHCT125 level shifter to 5 V).
@@ -20,5 +25,5 @@ WATCHDOG_MS = 5000
 SETTLE_US = 20
 # LED current budget (mA): every frame is scaled down to draw at most this from the LED
 # supply (60 mA per LED at full white, 1 mA dark). Match it to the fuse and supply
-# (hardware/BOM.md: 2 A fuse, 5 V 3 A supply -> 1500 mA).
+# (hardware/BOM.md: 2.5 A fuse, 5 V 3 A supply -> 1500 mA, plus ~0.1 A dark: 64% of the fuse).
 LED_BUDGET_MA = 1500

@@ -10,6 +10,9 @@
 #   crc  :  CRC-16/CCITT-FALSE (poly 0x1021, init 0xFFFF) over type, length and payload
 
 import struct
+from array import array
+
+import fb_fast as F
 
 PROTOCOL_VERSION = 1
 MAX_PAYLOAD = 2048
@@ -68,7 +71,7 @@ SETTING_RANGES = (
 
 
 def _make_table():
-    table = []
+    table = array("H", bytes(512))
     for i in range(256):
         crc = i << 8
         for _ in range(8):
@@ -76,85 +79,54 @@ def _make_table():
                 crc = ((crc << 1) ^ 0x1021) & 0xFFFF
             else:
                 crc = (crc << 1) & 0xFFFF
-        table.append(crc)
-    return tuple(table)
+        table[i] = crc
+    return table
 
 
 _CRC_TABLE = _make_table()
 
 
 def crc16(data, crc=0xFFFF):
-    table = _CRC_TABLE
-    for b in data:
-        crc = ((crc << 8) & 0xFFFF) ^ table[((crc >> 8) ^ b) & 0xFF]
-    return crc
+    return F.crc16(data, 0, len(data), crc, _CRC_TABLE)
 
 
 def cobs_encode(data):
-    out = bytearray()
-    code_at = 0
-    out.append(0)
-    code = 1
     n = len(data)
-    i = 0
-    while i < n:
-        b = data[i]
-        i += 1
-        if b == 0:
-            out[code_at] = code
-            code_at = len(out)
-            out.append(0)
-            code = 1
-        else:
-            out.append(b)
-            code += 1
-            if code == 0xFF:
-                out[code_at] = code
-                code = 1
-                if i < n:
-                    code_at = len(out)
-                    out.append(0)
-                else:
-                    code_at = -1
-    if code_at >= 0:
-        out[code_at] = code
-    return out
+    out = bytearray(n + n // 254 + 2)
+    return out[:F.cobs_encode(data, n, out)]
 
 
 def cobs_decode(data):
     # Raises ValueError for bytes no encoder produces.
-    out = bytearray()
-    i = 0
     n = len(data)
-    while i < n:
-        code = data[i]
-        if code == 0:
+    out = bytearray(n)
+    m = F.cobs_decode(data, n, out)
+    if m < 0:
+        if F.find_zero(data, 0, n) >= 0:
             raise ValueError("COBS: zero code byte")
-        end = i + code
-        if end > n:
-            raise ValueError("COBS: block runs past the end")
-        out.extend(data[i + 1:end])
-        i = end
-        if code != 0xFF and i < n:
-            out.append(0)
-    return out
+        raise ValueError("COBS: block runs past the end")
+    return out[:m]
 
 
 def encode_frame(msg_type, payload):
+    # the frame on the wire: COBS(body) and its 00 delimiter, in one new bytearray
     n = len(payload)
     if n > MAX_PAYLOAD:
         raise ValueError("payload too long")
-    body = bytearray(struct.pack("<BH", msg_type, n))
-    body.extend(payload)
-    body.extend(struct.pack("<H", crc16(body)))
-    out = cobs_encode(body)
-    out.append(0)
-    return out
+    body = bytearray(n + MIN_BODY)
+    struct.pack_into("<BH", body, 0, msg_type, n)
+    body[3:3 + n] = payload
+    struct.pack_into("<H", body, 3 + n, F.crc16(body, 0, 3 + n, 0xFFFF, _CRC_TABLE))
+    out = bytearray(n + MIN_BODY + (n + MIN_BODY) // 254 + 2)
+    k = F.cobs_encode(body, n + MIN_BODY, out)
+    out[k] = 0
+    return out[:k + 1]
 
 
-def decode_body(body):
-    # (type, payload) of a frame body, or ValueError
-    n = len(body)
+def decode_body(body, n=None):
+    # (type, payload) of the frame body body[:n], or ValueError
+    if n is None:
+        n = len(body)
     if n < MIN_BODY:
         raise ValueError("frame too short")
     msg_type, length = struct.unpack_from("<BH", body, 0)
@@ -162,43 +134,120 @@ def decode_body(body):
         raise ValueError("length field over 2048")
     if n != MIN_BODY + length:
         raise ValueError("length field does not match")
-    if struct.unpack_from("<H", body, n - 2)[0] != crc16(memoryview(body)[:n - 2]):
+    if struct.unpack_from("<H", body, n - 2)[0] != F.crc16(body, 0, n - 2, 0xFFFF, _CRC_TABLE):
         raise ValueError("CRC mismatch")
     return msg_type, bytes(body[3:n - 2])
+
+
+# Every frame has at least MIN_BODY + 1 bytes before its delimiter; the first HEAD of them hold
+# its type and length unless the body has zeros there.
+HEAD = 4
 
 
 class FrameReader:
     # Splits a byte stream at 00 delimiters. feed() returns a list of (type, payload) for
     # good frames and (None, reason) for bad ones; empty frames are ignored.
+    #
+    # need() says how many more bytes the frame being received certainly still has, so that
+    # the USB port can be read in blocks (MicroPython's stdin blocks until it has as many bytes
+    # as asked for, and has no count of the bytes waiting): once a frame has begun (a byte
+    # other than 00), its first HEAD bytes; then, if its type and length are a message the
+    # board takes (`limits`: type -> largest payload), the rest: its body has 5 + length
+    # bytes, COBS adds at least one and the delimiter one more. A frame with another head
+    # promises nothing more: it is read a byte per poll.
 
-    def __init__(self):
-        self.buf = bytearray()
+    def __init__(self, limits=None):
+        self.buf = bytearray(MAX_ENCODED)
+        self.body = bytearray(MAX_ENCODED)
+        self.n = 0
         self.skipping = False
+        self.limits = limits or {}
+        self.promised = -1      # bytes this frame has in all (header known), or -1
 
     def reset(self):
-        self.buf = bytearray()
+        self.n = 0
         self.skipping = False
+        self.promised = -1
+
+    def need(self):
+        n = self.n
+        if self.skipping or not n:
+            return 0
+        if self.promised == -1:
+            if n < HEAD:
+                return HEAD - n     # a frame has at least HEAD bytes before its delimiter
+            self.promised = self._promised()
+            if self.promised < 0:
+                return 0
+        left = self.promised - n
+        return left if left > 0 else 0
+
+    def _promised(self):
+        # from the first bytes of the frame: 5 + length + 2 when type and length are read and
+        # plausible; -2 when they are read and not plausible; -1 while they are not read yet
+        buf = self.buf
+        n = self.n
+        head = bytearray(3)
+        got = 0
+        i = 0
+        while i < n and got < 3:
+            code = buf[i]
+            end = i + code
+            i += 1
+            while i < end and i < n and got < 3:
+                head[got] = buf[i]
+                got += 1
+                i += 1
+            if got == 3:
+                break
+            if i < end or i >= n:
+                return -1           # the block, or what follows it, is still to come
+            if code != 0xFF:
+                head[got] = 0       # a byte follows the block: its zero is real
+                got += 1
+        if got < 3:
+            return -1
+        largest = self.limits.get(head[0], -1)
+        length = head[1] | head[2] << 8
+        if length > largest:
+            return -2
+        return MIN_BODY + length + 2
 
     def feed(self, data):
+        n = len(data)
+        if n == 1 and not data[0] and not self.n and not self.skipping:
+            return ()               # the lone 00 a host sends before its frames
         out = []
-        buf = self.buf
-        for b in data:
-            if b:
-                if not self.skipping:
-                    buf.append(b)
-                    if len(buf) > MAX_ENCODED:
-                        self.skipping = True
-                        buf = self.buf = bytearray()
-                        out.append((None, "frame too long"))
-                continue
+        i = 0
+        while i < n:
+            z = F.find_zero(data, i, n)
+            end = n if z < 0 else z
+            k = end - i
+            if k and not self.skipping:
+                if self.n + k > MAX_ENCODED:
+                    self.skipping = True
+                    self.n = 0
+                    self.promised = -1
+                    out.append((None, "frame too long"))
+                else:
+                    F.copy(self.buf, self.n, data, i, k)
+                    self.n += k
+            if z < 0:
+                break
+            i = z + 1
             if self.skipping:
                 self.skipping = False
-            elif buf:
-                try:
-                    out.append(decode_body(cobs_decode(buf)))
-                except ValueError as exc:
-                    out.append((None, str(exc)))
-                buf = self.buf = bytearray()
+            elif self.n:
+                m = F.cobs_decode(self.buf, self.n, self.body)
+                if m < 0:
+                    out.append((None, "COBS: block runs past the end"))
+                else:
+                    try:
+                        out.append(decode_body(self.body, m))
+                    except ValueError as exc:
+                        out.append((None, str(exc)))
+                self.n = 0
+                self.promised = -1
         return out
 
 

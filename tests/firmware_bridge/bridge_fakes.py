@@ -166,6 +166,7 @@ class FakeMachine:
         self._rows = {g: r for r, g in enumerate(rows)}
         self._low_columns: set[int] = set()  # columns driven low right now
         self.reads = 0
+        self.mem32 = FakeSio(self)
 
     def changed(self, pin: FakePin) -> None:
         """A pin's mode or output changed: keep track of which columns pull low."""
@@ -202,15 +203,59 @@ class FakeMachine:
         raise RuntimeError(f"GPIO {pin.gpio} is a floating input (no pull resistor)")
 
 
+class FakeSio:
+    """``machine.mem32`` at the RP2040's SIO registers, as far as the matrix scan goes:
+    GPIO_IN reads every pin (an output its own level), OUT_SET / OUT_CLR drive outputs. Any
+    other address, or driving a pin that is not an output, is a bug in the firmware."""
+
+    GPIO_IN, GPIO_OUT_SET, GPIO_OUT_CLR = 0xD0000004, 0xD0000014, 0xD0000018
+    PADS = 0x4001C004          # PADS_BANK0 GPIO0; +4 a GPIO; +0x2000 set, +0x3000 clear alias
+
+    def __init__(self, machine: "FakeMachine") -> None:
+        self.machine = machine
+        self.pads = {g: 0x56 for g in range(30)}      # the reset value: 4 mA drive
+
+    def drive_ma(self, gpio: int) -> int:
+        return (2, 4, 8, 12)[self.pads[gpio] >> 4 & 3]
+
+    def __getitem__(self, addr: int) -> int:
+        if addr != self.GPIO_IN:
+            raise ValueError(f"mem32[{addr:#x}]: not a register the firmware reads")
+        word = 0
+        for gpio, pin in self.machine.pins.items():
+            level = pin.out if pin.mode == FakeMachine.OUT else self.machine.level(pin)
+            word |= level << gpio
+        return word
+
+    def __setitem__(self, addr: int, mask: int) -> None:
+        for alias, op in ((0x2000, "set"), (0x3000, "clear")):
+            gpio, rest = divmod(addr - self.PADS - alias, 4)
+            if rest == 0 and 0 <= gpio < 30:
+                self.pads[gpio] = self.pads[gpio] | mask if op == "set" else self.pads[gpio] & ~mask
+                return
+        if addr not in (self.GPIO_OUT_SET, self.GPIO_OUT_CLR):
+            raise ValueError(f"mem32[{addr:#x}] = {mask:#x}: not a register the firmware writes")
+        for gpio in range(30):
+            if mask >> gpio & 1:
+                pin = self.machine.pins.get(gpio)
+                if pin is None or pin.mode != FakeMachine.OUT:
+                    raise RuntimeError(f"GPIO {gpio} is not an output; driving it is a bug")
+                pin.value(1 if addr == self.GPIO_OUT_SET else 0)
+
+
 class FakeStrip:
-    """``neopixel.NeoPixel``: a buffer of (r, g, b) and the history of frames written."""
+    """``neopixel.NeoPixel`` as MicroPython's: a bytearray ``buf`` of n x bpp bytes in the
+    colour ``ORDER`` of WS2812s (G, R, B), which ``write()`` sends; remembers every frame
+    written, as (r, g, b) tuples."""
+
+    ORDER = (1, 0, 2, 3)
 
     def __init__(self, pin: FakePin, n: int, bpp: int = 3, timing: int = 1) -> None:
         if not isinstance(pin, FakePin):
             raise TypeError(f"NeoPixel needs a Pin, got {pin!r}")
         pin.init(FakeMachine.OUT)
         self.pin, self.n, self.bpp = pin, n, bpp
-        self.buf = [(0,) * bpp] * n
+        self.buf = bytearray(n * bpp)
         self.history: list[tuple[tuple[int, ...], ...]] = []
 
     def __len__(self) -> int:
@@ -219,17 +264,18 @@ class FakeStrip:
     def __setitem__(self, i: int, v: tuple[int, ...]) -> None:
         if len(v) != self.bpp or not all(isinstance(c, int) and 0 <= c <= 255 for c in v):
             raise ValueError(f"pixel {i}: {v!r} is not {self.bpp} bytes")
-        self.buf[i] = tuple(v)
+        for k in range(self.bpp):
+            self.buf[i * self.bpp + self.ORDER[k]] = v[k]
 
     def __getitem__(self, i: int) -> tuple[int, ...]:
-        return self.buf[i]
+        return tuple(self.buf[i * self.bpp + self.ORDER[k]] for k in range(self.bpp))
 
     def fill(self, v: tuple[int, ...]) -> None:
         for i in range(self.n):
             self[i] = v
 
     def write(self) -> None:
-        self.history.append(tuple(self.buf))
+        self.history.append(tuple(self[i] for i in range(self.n)))
 
     @property
     def shown(self) -> tuple[tuple[int, ...], ...]:

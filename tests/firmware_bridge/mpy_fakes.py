@@ -234,6 +234,7 @@ def boot(monkeypatch, *, main: Path = FIRMWARE_DIR / "main.py", usb: FakeUsb | N
         setattr(ticks_mod, name, getattr(ticks, name))
     machine_mod = types.ModuleType("machine")
     machine_mod.Pin, machine_mod.WDT, machine_mod.reset = machine.Pin, machine.WDT, machine.reset
+    machine_mod.mem32 = machine.mem32
     neo_mod = types.ModuleType("neopixel")
     neo_mod.NeoPixel = neopixel.NeoPixel
     saved = {name: sys.modules.get(name) for name in FIRMWARE_MODULES}
