@@ -6,7 +6,9 @@ the page)::
     builtin          the built-in search (engine/search.py), full strength
     builtin:LEVEL    the same, at most LEVEL turns deep (1-20)
     random           a uniformly random legal action (a whole turn of them)
-    fsf              Fairy-Stockfish, loaded with the variant's exported variants.ini
+    fsf              Fairy-Stockfish, loaded with the variant's exported variants.ini: the
+                     native binary when it loads the variant, else the WebAssembly build under
+                     node (fsf_wasm/, installed by ``fairyboard install-engine``)
     fsf:SKILL        the same at its Skill Level SKILL (-20..20)
     uci:COMMAND      any UCI engine started with COMMAND (orthodox chess, or any variant
                      Fairy-Stockfish can express when the engine takes a VariantPath)
@@ -38,6 +40,8 @@ from engine.errors import EngineError
 from engine.search import Searcher, level_depth, random_turn
 
 FSF_DEFAULT = "/usr/games/fairy-stockfish"
+WASM_DIR = Path(__file__).resolve().parent / "fsf_wasm"   # the node launcher and its package.json
+WASM_PACKAGE = "fairy-stockfish-nnue.wasm"
 KINDS = ("builtin", "random", "fsf", "uci")
 
 
@@ -168,6 +172,77 @@ def find_fairy_stockfish(configured: str | None = None) -> str | None:
     return FSF_DEFAULT if os.access(FSF_DEFAULT, os.X_OK) else None
 
 
+def wasm_dirs() -> list[Path]:
+    """Where ``fairyboard install-engine`` may have put the WebAssembly build's node_modules,
+    in the order they are looked in: ``$FAIRYBOARD_FSF_WASM``, the launcher's own folder, the
+    data folder's ``fsf-wasm``."""
+    from board_driver.journal import data_dir
+    dirs = [Path(d) for d in (os.environ.get("FAIRYBOARD_FSF_WASM"),) if d]
+    return dirs + [WASM_DIR, data_dir() / "fsf-wasm"]
+
+
+def find_fsf_wasm() -> list[str] | str:
+    """The command that runs Fairy-Stockfish's WebAssembly build as a UCI engine
+    (``node .../fsf_wasm/uci.mjs --module DIR``), or why there is none."""
+    configured = os.environ.get("FAIRYBOARD_NODE")
+    node = shutil.which(configured) if configured else shutil.which("node") or shutil.which("nodejs")
+    if not node:
+        return (f"node is not installed (apt install nodejs{'; $FAIRYBOARD_NODE names ' + configured if configured else ''}),"
+                " so the WebAssembly Fairy-Stockfish cannot run")
+    for d in wasm_dirs():
+        module = d / "node_modules" / WASM_PACKAGE
+        if (module / "stockfish.js").is_file() and (module / "stockfish.wasm").is_file():
+            return [node, str(WASM_DIR / "uci.mjs"), "--module", str(module)]
+    return f"the WebAssembly Fairy-Stockfish is not installed (fairyboard install-engine: npm ci in {WASM_DIR})"
+
+
+_VERSIONS: dict[str, int | None] = {}
+
+
+def native_version(path: str) -> int | None:
+    """The major version a Fairy-Stockfish binary greets with (``Fairy-Stockfish 11.1 LB64``:
+    11), None when it says none; asked once a path."""
+    import re
+    import subprocess
+    if path not in _VERSIONS:
+        try:
+            r = subprocess.run([path], input="quit\n", capture_output=True, text=True, timeout=10)
+            m = re.search(r"Fairy-Stockfish (\d+)", r.stdout)
+            _VERSIONS[path] = int(m.group(1)) if m else None
+        except (OSError, subprocess.SubprocessError):
+            _VERSIONS[path] = None
+    return _VERSIONS[path]
+
+
+def fsf_command(variant, configured: str | None = None) -> tuple[list[str], str] | str:
+    """The Fairy-Stockfish that plays ``variant``: (command, ``native`` or ``wasm``), or why
+    none can. The native binary when it loads the variant (orthodox chess, a version 12 or
+    later, or a version 11 whose built-in pieces stand in for every custom one), else the
+    WebAssembly build under node."""
+    from engine import fsf
+    ini = None
+    if not _is_orthodox(variant):
+        try:
+            ini = fsf.variants_ini(variant)
+        except EngineError as exc:
+            return str(exc)
+    path = find_fairy_stockfish(configured)
+    why_native = "Fairy-Stockfish is not installed"
+    if path is not None:
+        version = native_version(path)
+        if ini is None or (version is not None and version >= 12):
+            return [path], "native"
+        try:
+            legacy_ini(ini, f"Fairy-Stockfish {version}")
+            return [path], "native"
+        except PlayerError as exc:
+            why_native = str(exc)
+    wasm = find_fsf_wasm()
+    if isinstance(wasm, str):
+        return f"{why_native}; {wasm}"
+    return wasm, "wasm"
+
+
 def fsf_path_from_profile(data, source: str = "<board>") -> str | None:
     """The Fairy-Stockfish path a board profile names (``engines: {fsf: PATH}``), or None;
     a malformed section is a PlayerError naming the file and key."""
@@ -248,12 +323,14 @@ class UciPlayer(Player):
         if variant.family != "chess":
             raise PlayerError(f"{spec}: UCI engines play chess-family variants; {variant.name!r} is "
                               f"{variant.family} (use builtin or random)")
+        self.build = "uci"          # fsf: native or wasm
         if spec.kind == "fsf":
-            path = find_fairy_stockfish(fsf_path)
-            if path is None:
-                raise PlayerError(f"{spec}: Fairy-Stockfish is not installed (apt install fairy-stockfish, "
-                                  "or name its path in the board profile or $FAIRYBOARD_FSF)")
-            command = [path]
+            found = fsf_command(variant, fsf_path)
+            if isinstance(found, str):
+                raise PlayerError(f"{spec}: {found} (apt install fairy-stockfish, or name its path in "
+                                  "the board profile or $FAIRYBOARD_FSF; fairyboard install-engine for "
+                                  "the variants it cannot load)")
+            command, self.build = found
         else:
             command = shlex.split(spec.command)
         orthodox = _is_orthodox(variant)
@@ -411,8 +488,9 @@ def can_play(spec: EngineSpec | str, variant) -> str | None:
         return None
     if variant.family != "chess":
         return f"UCI engines play chess-family variants; {variant.name!r} is {variant.family}"
-    if spec.kind == "fsf" and find_fairy_stockfish() is None:
-        return "Fairy-Stockfish is not installed"
+    if spec.kind == "fsf":
+        found = fsf_command(variant)
+        return found if isinstance(found, str) else None
     if not fsf.expressible(variant) and not (spec.kind == "uci" and _is_orthodox(variant)):
         try:
             fsf.variants_ini(variant)
