@@ -108,16 +108,35 @@ def is_spec(text: str) -> bool:
     return True
 
 
+@dataclass(frozen=True, slots=True)
+class Evaluation:
+    """An engine's verdict on a position: its score for the side to move and its best turn."""
+
+    cp: int                     # centipawns for the side to move (a mate: +-MATE_CP less its plies)
+    mate: int | None            # plies to a mate for the side to move (negative: it is mated), or None
+    best: tuple                 # the actions of the best turn (may be empty)
+    depth: int = 0
+
+
+MATE_CP = 100000                # what a mate is worth in an Evaluation's centipawns
+
+
 class Player:
     """The interface of every computer player."""
 
     spec: EngineSpec
-    last_nodes: int = 0         # the built-in search's figures of its last turn
+    last_score: int = 0         # the built-in search's figures of its last turn
+    last_nodes: int = 0
     last_depth: int = 0
     last_seconds: float = 0.0
 
     def turn(self, game, seconds: float, *, stop: Callable[[], bool] | None = None) -> list:
         raise NotImplementedError
+
+    def evaluate(self, game, seconds: float) -> Evaluation:
+        """The score of ``game``'s position (not over) and the best turn found in ``seconds``
+        (PlayerError where the player cannot judge: the random mover)."""
+        raise PlayerError(f"{self.spec}: this player does not evaluate positions")
 
     def close(self) -> None:
         """Stop the engine's process, if any."""
@@ -148,7 +167,18 @@ class BuiltinPlayer(Player):
         self.last_nodes, self.last_depth, self.last_seconds = r.nodes, r.depth, spent
         self.total_nodes += r.nodes
         self.total_seconds += spent
+        self.last_score = r.score
         return list(r.actions)
+
+    def evaluate(self, game, seconds: float) -> Evaluation:
+        from engine.search import MATE, MATE_BOUND
+        actions = self.turn(game, seconds)
+        s = self.last_score
+        if abs(s) >= MATE_BOUND:
+            plies = MATE - abs(s)
+            return Evaluation(MATE_CP - plies if s > 0 else plies - MATE_CP, plies if s > 0 else -plies,
+                              tuple(actions), self.last_depth)
+        return Evaluation(s, None, tuple(actions), self.last_depth)
 
 
 class RandomPlayer(Player):
@@ -390,7 +420,32 @@ class UciPlayer(Player):
             raise PlayerError(f"{self.spec}: {self.name}: {exc}") from None
         if result.move is None:
             raise PlayerError(f"{self.spec}: {self.name} found no move in {game.fen()}")
+        self.last_info = result.info
         return [result.move]
+
+    def evaluate(self, game, seconds: float) -> Evaluation:
+        import chess.engine
+        legal = {a.text.lower(): a for a in game.legal_actions()}
+        pos = _Position(game.fen(), legal, self.uci_variant)
+        assert self.engine is not None, "the engine was closed"
+        try:
+            result = self.engine.play(pos, chess.engine.Limit(time=max(0.01, seconds * 0.9)),  # type: ignore[arg-type]
+                                      info=chess.engine.INFO_SCORE)
+        except chess.engine.EngineError as exc:
+            raise PlayerError(f"{self.spec}: {self.name}: {exc}") from None
+        score = result.info.get("score")
+        best = (result.move,) if result.move is not None else ()
+        depth = int(result.info.get("depth", 0) or 0)
+        if score is None:
+            return Evaluation(0, None, best, depth)
+        rel = score.relative
+        mate = rel.mate()
+        if mate is not None:
+            # UCI counts moves; ours are plies (a mate in 1 move is 1 ply, in 2 moves 3 plies)
+            plies = 2 * abs(mate) - 1 if mate > 0 else 2 * abs(mate)
+            return Evaluation(MATE_CP - plies if mate > 0 else plies - MATE_CP, plies if mate > 0 else -plies,
+                              best, depth)
+        return Evaluation(int(rel.score() or 0), None, best, depth)
 
     def close(self) -> None:
         eng = getattr(self, "engine", None)
