@@ -30,6 +30,18 @@ def register(sub) -> None:
     q.add_argument("--format", choices=("pgn",), default="pgn")
     q.add_argument("--output", "-o", help="write to this file instead of standard output")
     q.set_defaults(handler=cmd_export)
+    q = gsub.add_parser("analyse", aliases=["analyze"],
+                        help="an evaluation per move from the best engine for the variant, big swings marked",
+                        description="Judge every turn of a saved game: the score after it (White's point of "
+                                    "view, pawns; #N: a mate in N plies), the engine's best turn in the "
+                                    "position before it, and the centipawns the mover lost, marked ? "
+                                    "(150 or more) or ?? (300 or more). The engine is Fairy-Stockfish where "
+                                    "it can play the variant, else the built-in search.")
+    q.add_argument("id")
+    q.add_argument("--engine", metavar="SPEC", help="judge with this engine instead (builtin[:LEVEL], fsf[:SKILL], uci:COMMAND)")
+    q.add_argument("--time", type=float, default=0.2, metavar="S", help="seconds a position (default 0.2)")
+    q.add_argument("--json", action="store_true", help="print one JSON object (engine, start_cp, turns)")
+    q.set_defaults(handler=cmd_analyse)
 
 
 def _record(store: GameStore, gid: str) -> GameRecord:
@@ -130,5 +142,46 @@ def cmd_export(args) -> int:
     if problem:
         print(f"fairyboard games export: the game record is damaged: {problem}; "
               f"the readable part was exported", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_analyse(args) -> int:
+    from board_driver.opponents.analysis import analyse, best_engine, score_text
+    from board_driver.opponents.players import PlayerError, can_play
+    store = GameStore(data_dir())
+    rec = _record(store, args.id)
+    if not rec.header:
+        raise BoardDriverError(rec.damage or f"{rec.path}: no game header")
+    variant, _, sans, problem = replay(rec)
+    if not 0.01 <= args.time <= 600:
+        raise BoardDriverError(f"--time {args.time:g}: seconds a position must be 0.01 to 600")
+    engine = args.engine or best_engine(variant)
+    why = can_play(engine, variant)
+    if why is not None:
+        raise PlayerError(f"{engine} cannot analyse {variant.name}: {why}")
+    moves = rec.actions[:len(sans)]
+    if not args.json:
+        print(f"Game {rec.id}: {rec.variant}, {_result_text(rec)}; judged by {engine}, {args.time:g} s a position")
+        print(f"{'ply':>4}  {'move':14} {'score':>7}  {'loss':>5}  best")
+        sys.stdout.flush()
+
+    def show(t) -> None:
+        if args.json:
+            return
+        move = f"{(t.ply + 1) // 2 if t.side == 0 else ''}{'.' if t.side == 0 else '...'} {t.san}"
+        print(f"{t.ply:>4}  {move[:14]:14} {score_text(t.cp, t.mate):>7}  {t.loss:>5}  {t.best}{'  ' + t.mark if t.mark else ''}")
+        sys.stdout.flush()
+
+    result = analyse(variant, moves, start_fen=rec.header.get("start_fen"), engine=engine, seconds=args.time,
+                     on_turn=show)
+    if args.json:
+        print(json.dumps({"id": rec.id, "variant": rec.variant, **result.as_dict()}))
+    else:
+        swings = result.swings()
+        print(f"big swings: {', '.join(f'{t.ply} {t.san}{t.mark}' for t in swings) if swings else 'none'}")
+    if rec.damage or problem:
+        print(f"fairyboard games analyse: the game record is damaged: {rec.damage or problem}; "
+              "the readable part was analysed", file=sys.stderr)
         return 1
     return 0

@@ -358,8 +358,9 @@ def describe_silent(a: Action) -> str:
     return a.text
 
 
-def describe_move(session, a: Action, more: str = "") -> str:
-    """What the player is to do on the board for the computer, in words."""
+def describe_move(session, a: Action, more: str = "", head: str | None = None) -> str:
+    """What the player is to do on the board for the computer, in words (``head`` instead of
+    ``Computer (black) plays``: a hint's)."""
     g = session.game
     name = session.name
     side = COLOR[g.turn]
@@ -392,7 +393,7 @@ def describe_move(session, a: Action, more: str = "") -> str:
             extra = (a.code >> 16) & 0xFF
             parts[-1] += f" and make it a {g.variant.pieces[extra - 1].name}" if extra and hasattr(g, "variant") else ""
     text = "; ".join(parts) if parts else a.text
-    return f"Computer ({side}) plays {san}{more}: {text}."
+    return f"{head or f'Computer ({side}) plays'} {san}{more}: {text}."
 
 
 def _piece_title(game, letter: str) -> str:
@@ -423,13 +424,63 @@ def check_players(names: dict, variant) -> None:
                 raise PlayerError(f"--{key} {name}: {why}")
 
 
+HINT_SECONDS = 0.5      # how long the engine thinks a hint (in the step: the board waits that long)
+
+
+class Hinter:
+    """The ``hint`` command's engine (:attr:`Session.hinter`): the best engine for the variant
+    (:func:`.analysis.best_engine`), started at the first hint and kept for the next."""
+
+    def __init__(self, variant, *, seconds: float = HINT_SECONDS, fsf_path: str | None = None,
+                 spec: str | None = None):
+        self.variant = variant
+        self.spec = spec            # None: the best engine for the variant
+        self.seconds = seconds
+        self.fsf_path = fsf_path
+        self.player: Player | None = None
+
+    def __call__(self, session):
+        """(the action to light or None, the words, the journal record) for the side to move."""
+        from board_driver.opponents.analysis import best_engine, score_text
+        g = session.game
+        if self.player is None:
+            self.player = make_player(self.spec or best_engine(self.variant), self.variant, fsf_path=self.fsf_path)
+        ev = self.player.evaluate(g.copy(), self.seconds)
+        side = COLOR[g.turn]
+        if not ev.best:
+            raise PlayerError(f"{self.player.spec} found no move")
+        silent = []
+        for a in ev.best:
+            if not a.silent:
+                break
+            silent.append(describe_silent(a))
+        shown = next((a for a in ev.best if not a.silent), None)
+        cp, mate = (ev.cp, ev.mate) if g.turn == 0 else (-ev.cp, None if ev.mate is None else -ev.mate)
+        head = f"Hint for {side} ({score_text(cp, mate)}):"
+        if shown is not None and not silent:
+            words = describe_move(session, shown, head=head)
+        else:
+            words = f"{head} {', then '.join(silent + ([shown.text] if shown is not None else []))}."
+        rec = {"type": "hint", "ply": len(g.history), "color": side, "actions": [a.text for a in ev.best],
+               "engine": self.player.spec.text, "cp": cp, "mate": mate}
+        return shown, words, rec
+
+    def close(self) -> None:
+        if self.player is not None:
+            self.player.close()
+            self.player = None
+
+
 def attach(session, *, seconds: float = 1.0, fsf_path: str | None = None,
            background: bool = False) -> Computer | None:
     """Give the session a Computer for the sides its players name by an engine spec (the
-    names are kept in the game record, so a resumed game plays on against the computer).
+    names are kept in the game record, so a resumed game plays on against the computer),
+    and the ``hint`` command its engine (:class:`Hinter`).
     ``background``: it thinks in a worker thread from the start (a session the real-time loop
     is to run: a computer to move first does not hold up the loop)."""
     variant = getattr(session.game, "variant", None)
+    if variant is not None and getattr(session, "hinter", None) is None:
+        session.hinter = Hinter(variant, fsf_path=fsf_path)
     computer = Computer.for_players(session.players, variant, seconds=seconds, fsf_path=fsf_path,
                                     background=background)
     if computer is not None:

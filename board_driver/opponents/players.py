@@ -6,7 +6,9 @@ the page)::
     builtin          the built-in search (engine/search.py), full strength
     builtin:LEVEL    the same, at most LEVEL turns deep (1-20)
     random           a uniformly random legal action (a whole turn of them)
-    fsf              Fairy-Stockfish, loaded with the variant's exported variants.ini
+    fsf              Fairy-Stockfish, loaded with the variant's exported variants.ini: the
+                     native binary when it loads the variant, else the WebAssembly build under
+                     node (fsf_wasm/, installed by ``fairyboard install-engine``)
     fsf:SKILL        the same at its Skill Level SKILL (-20..20)
     uci:COMMAND      any UCI engine started with COMMAND (orthodox chess, or any variant
                      Fairy-Stockfish can express when the engine takes a VariantPath)
@@ -38,6 +40,8 @@ from engine.errors import EngineError
 from engine.search import Searcher, level_depth, random_turn
 
 FSF_DEFAULT = "/usr/games/fairy-stockfish"
+WASM_DIR = Path(__file__).resolve().parent / "fsf_wasm"   # the node launcher and its package.json
+WASM_PACKAGE = "fairy-stockfish-nnue.wasm"
 KINDS = ("builtin", "random", "fsf", "uci")
 
 
@@ -104,16 +108,35 @@ def is_spec(text: str) -> bool:
     return True
 
 
+@dataclass(frozen=True, slots=True)
+class Evaluation:
+    """An engine's verdict on a position: its score for the side to move and its best turn."""
+
+    cp: int                     # centipawns for the side to move (a mate: +-MATE_CP less its plies)
+    mate: int | None            # plies to a mate for the side to move (negative: it is mated), or None
+    best: tuple                 # the actions of the best turn (may be empty)
+    depth: int = 0
+
+
+MATE_CP = 100000                # what a mate is worth in an Evaluation's centipawns
+
+
 class Player:
     """The interface of every computer player."""
 
     spec: EngineSpec
-    last_nodes: int = 0         # the built-in search's figures of its last turn
+    last_score: int = 0         # the built-in search's figures of its last turn
+    last_nodes: int = 0
     last_depth: int = 0
     last_seconds: float = 0.0
 
     def turn(self, game, seconds: float, *, stop: Callable[[], bool] | None = None) -> list:
         raise NotImplementedError
+
+    def evaluate(self, game, seconds: float) -> Evaluation:
+        """The score of ``game``'s position (not over) and the best turn found in ``seconds``
+        (PlayerError where the player cannot judge: the random mover)."""
+        raise PlayerError(f"{self.spec}: this player does not evaluate positions")
 
     def close(self) -> None:
         """Stop the engine's process, if any."""
@@ -144,7 +167,18 @@ class BuiltinPlayer(Player):
         self.last_nodes, self.last_depth, self.last_seconds = r.nodes, r.depth, spent
         self.total_nodes += r.nodes
         self.total_seconds += spent
+        self.last_score = r.score
         return list(r.actions)
+
+    def evaluate(self, game, seconds: float) -> Evaluation:
+        from engine.search import MATE, MATE_BOUND
+        actions = self.turn(game, seconds)
+        s = self.last_score
+        if abs(s) >= MATE_BOUND:
+            plies = MATE - abs(s)
+            return Evaluation(MATE_CP - plies if s > 0 else plies - MATE_CP, plies if s > 0 else -plies,
+                              tuple(actions), self.last_depth)
+        return Evaluation(s, None, tuple(actions), self.last_depth)
 
 
 class RandomPlayer(Player):
@@ -166,6 +200,77 @@ def find_fairy_stockfish(configured: str | None = None) -> str | None:
     if found:
         return found
     return FSF_DEFAULT if os.access(FSF_DEFAULT, os.X_OK) else None
+
+
+def wasm_dirs() -> list[Path]:
+    """Where ``fairyboard install-engine`` may have put the WebAssembly build's node_modules,
+    in the order they are looked in: ``$FAIRYBOARD_FSF_WASM``, the launcher's own folder, the
+    data folder's ``fsf-wasm``."""
+    from board_driver.journal import data_dir
+    dirs = [Path(d) for d in (os.environ.get("FAIRYBOARD_FSF_WASM"),) if d]
+    return dirs + [WASM_DIR, data_dir() / "fsf-wasm"]
+
+
+def find_fsf_wasm() -> list[str] | str:
+    """The command that runs Fairy-Stockfish's WebAssembly build as a UCI engine
+    (``node .../fsf_wasm/uci.mjs --module DIR``), or why there is none."""
+    configured = os.environ.get("FAIRYBOARD_NODE")
+    node = shutil.which(configured) if configured else shutil.which("node") or shutil.which("nodejs")
+    if not node:
+        return (f"node is not installed (apt install nodejs{'; $FAIRYBOARD_NODE names ' + configured if configured else ''}),"
+                " so the WebAssembly Fairy-Stockfish cannot run")
+    for d in wasm_dirs():
+        module = d / "node_modules" / WASM_PACKAGE
+        if (module / "stockfish.js").is_file() and (module / "stockfish.wasm").is_file():
+            return [node, str(WASM_DIR / "uci.mjs"), "--module", str(module)]
+    return f"the WebAssembly Fairy-Stockfish is not installed (fairyboard install-engine: npm ci in {WASM_DIR})"
+
+
+_VERSIONS: dict[str, int | None] = {}
+
+
+def native_version(path: str) -> int | None:
+    """The major version a Fairy-Stockfish binary greets with (``Fairy-Stockfish 11.1 LB64``:
+    11), None when it says none; asked once a path."""
+    import re
+    import subprocess
+    if path not in _VERSIONS:
+        try:
+            r = subprocess.run([path], input="quit\n", capture_output=True, text=True, timeout=10)
+            m = re.search(r"Fairy-Stockfish (\d+)", r.stdout)
+            _VERSIONS[path] = int(m.group(1)) if m else None
+        except (OSError, subprocess.SubprocessError):
+            _VERSIONS[path] = None
+    return _VERSIONS[path]
+
+
+def fsf_command(variant, configured: str | None = None) -> tuple[list[str], str] | str:
+    """The Fairy-Stockfish that plays ``variant``: (command, ``native`` or ``wasm``), or why
+    none can. The native binary when it loads the variant (orthodox chess, a version 12 or
+    later, or a version 11 whose built-in pieces stand in for every custom one), else the
+    WebAssembly build under node."""
+    from engine import fsf
+    ini = None
+    if not _is_orthodox(variant):
+        try:
+            ini = fsf.variants_ini(variant)
+        except EngineError as exc:
+            return str(exc)
+    path = find_fairy_stockfish(configured)
+    why_native = "Fairy-Stockfish is not installed"
+    if path is not None:
+        version = native_version(path)
+        if ini is None or (version is not None and version >= 12):
+            return [path], "native"
+        try:
+            legacy_ini(ini, f"Fairy-Stockfish {version}")
+            return [path], "native"
+        except PlayerError as exc:
+            why_native = str(exc)
+    wasm = find_fsf_wasm()
+    if isinstance(wasm, str):
+        return f"{why_native}; {wasm}"
+    return wasm, "wasm"
 
 
 def fsf_path_from_profile(data, source: str = "<board>") -> str | None:
@@ -248,12 +353,14 @@ class UciPlayer(Player):
         if variant.family != "chess":
             raise PlayerError(f"{spec}: UCI engines play chess-family variants; {variant.name!r} is "
                               f"{variant.family} (use builtin or random)")
+        self.build = "uci"          # fsf: native or wasm
         if spec.kind == "fsf":
-            path = find_fairy_stockfish(fsf_path)
-            if path is None:
-                raise PlayerError(f"{spec}: Fairy-Stockfish is not installed (apt install fairy-stockfish, "
-                                  "or name its path in the board profile or $FAIRYBOARD_FSF)")
-            command = [path]
+            found = fsf_command(variant, fsf_path)
+            if isinstance(found, str):
+                raise PlayerError(f"{spec}: {found} (apt install fairy-stockfish, or name its path in "
+                                  "the board profile or $FAIRYBOARD_FSF; fairyboard install-engine for "
+                                  "the variants it cannot load)")
+            command, self.build = found
         else:
             command = shlex.split(spec.command)
         orthodox = _is_orthodox(variant)
@@ -313,7 +420,32 @@ class UciPlayer(Player):
             raise PlayerError(f"{self.spec}: {self.name}: {exc}") from None
         if result.move is None:
             raise PlayerError(f"{self.spec}: {self.name} found no move in {game.fen()}")
+        self.last_info = result.info
         return [result.move]
+
+    def evaluate(self, game, seconds: float) -> Evaluation:
+        import chess.engine
+        legal = {a.text.lower(): a for a in game.legal_actions()}
+        pos = _Position(game.fen(), legal, self.uci_variant)
+        assert self.engine is not None, "the engine was closed"
+        try:
+            result = self.engine.play(pos, chess.engine.Limit(time=max(0.01, seconds * 0.9)),  # type: ignore[arg-type]
+                                      info=chess.engine.INFO_SCORE)
+        except chess.engine.EngineError as exc:
+            raise PlayerError(f"{self.spec}: {self.name}: {exc}") from None
+        score = result.info.get("score")
+        best = (result.move,) if result.move is not None else ()
+        depth = int(result.info.get("depth", 0) or 0)
+        if score is None:
+            return Evaluation(0, None, best, depth)
+        rel = score.relative
+        mate = rel.mate()
+        if mate is not None:
+            # UCI counts moves; ours are plies (a mate in 1 move is 1 ply, in 2 moves 3 plies)
+            plies = 2 * abs(mate) - 1 if mate > 0 else 2 * abs(mate)
+            return Evaluation(MATE_CP - plies if mate > 0 else plies - MATE_CP, plies if mate > 0 else -plies,
+                              best, depth)
+        return Evaluation(int(rel.score() or 0), None, best, depth)
 
     def close(self) -> None:
         eng = getattr(self, "engine", None)
@@ -411,8 +543,9 @@ def can_play(spec: EngineSpec | str, variant) -> str | None:
         return None
     if variant.family != "chess":
         return f"UCI engines play chess-family variants; {variant.name!r} is {variant.family}"
-    if spec.kind == "fsf" and find_fairy_stockfish() is None:
-        return "Fairy-Stockfish is not installed"
+    if spec.kind == "fsf":
+        found = fsf_command(variant)
+        return found if isinstance(found, str) else None
     if not fsf.expressible(variant) and not (spec.kind == "uci" and _is_orthodox(variant)):
         try:
             fsf.variants_ini(variant)

@@ -293,6 +293,29 @@ def _cmd_press(session, cmd, args) -> list[str]:
     return press_clock(session)
 
 
+def _cmd_hint(session, cmd, args) -> list[str]:
+    """The best action for the side to move: said, lit on the LEDs like the computer's move
+    until the game moves on, and journaled as ``{"type": "hint", ...}``."""
+    g = session.game
+    if session.outcome() is not None:
+        raise CommandError("hint: the game is over")
+    computer = getattr(session, "computer", None)
+    if computer is not None and computer.plays(g.turn):
+        raise CommandError("hint: the computer is to move")
+    hinter = getattr(session, "hinter", None)
+    if hinter is None:
+        raise CommandError("hint: no engine is at hand in this game")
+    try:
+        action, words, rec = hinter(session)
+    except (BoardDriverError, ValueError) as exc:
+        raise CommandError(f"hint: {exc}") from None
+    session.hint_shown = (len(g.history), action) if action is not None else None
+    if session.journal is not None:
+        session.journal.write(rec, sync=True)
+    session.invalidate()
+    return [words]
+
+
 def _cmd_new(session, cmd, args) -> list[str]:
     raise NewGameRequest(args[0] if args else session.variant_name)
 
@@ -309,6 +332,8 @@ COMMANDS: tuple[Command, ...] = (
             _cmd_silent, button=False, silent=True),
     Command("takeback", "takeback", "take back the last action, then restore the board as the LEDs show",
             _cmd_takeback, aliases=("undo",)),
+    Command("hint", "hint", "the engine's best move for the side to move, said and lit on the LEDs",
+            _cmd_hint),
     Command("resign", "resign", "the side to move resigns (resign white|black)", _cmd_resign),
     Command("new", "new [VARIANT]", "start a new game", _cmd_new),
     Command("clock", "clock [pause|start|adjust SIDE TIME]", "show both clocks; pause, restart or set one "

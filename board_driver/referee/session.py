@@ -19,6 +19,8 @@ game, :mod:`.commands` is the command language, :mod:`.texts` the text a player 
 
 from __future__ import annotations
 
+from typing import Callable
+
 from board_driver.devices import LedImage, RawFrame
 from board_driver.journal import GameStore, Journal, JournalError
 from board_driver.referee import commands, texts
@@ -83,6 +85,10 @@ class Session:
         self._mover = 0                     # the side that made the action being announced
         self.bases = Bases(game, self.marks)
         self.computer = None                # a .computer.Computer playing one side or both
+        # the ``hint`` command's engine: (session) -> (action to show or None, words, journal record);
+        # opponents.computer.attach sets it (the referee knows no engines)
+        self.hinter: Callable | None = None
+        self.hint_shown: tuple[int, object] | None = None   # (history length, action) lit until the game moves on
         self._scene: SceneState | None = None
         self._last_status: tuple | None = None
         self._held: tuple | None = None     # (inputs, verdict) of the last hold: see _verdict
@@ -615,6 +621,9 @@ class Session:
         if t is not None and v.status != VS.PROMPT and t.verdict.status == VS.PROMPT and t.verdict.default is None:
             prompt_sq = frozenset(sq for o in t.verdict.options for a in o.actions for sq in a.places)
         hint = self.computer.hint() if self.computer is not None and not self.recover else None
+        if hint is None and self.hint_shown is not None and not self.recover:
+            at, action = self.hint_shown
+            hint = action if at == len(self.game.history) and self.outcome() is None else None
         self.leds, self.led_layers = render_scene(self.layout, self.settings.palette, self.scene_state(),
                                                   shown, recover, prompt_sq, computer=hint)
 
@@ -661,5 +670,8 @@ class Session:
     def close(self) -> None:
         if self.computer is not None:
             self.computer.close()
+        close_hinter = getattr(self.hinter, "close", None)
+        if close_hinter is not None:
+            close_hinter()
         if self.journal is not None:
             self.journal.close()
