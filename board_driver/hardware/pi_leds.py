@@ -44,7 +44,7 @@ LEAD_BYTES = 90
 #: Current model of a WS2812B (the firmware's is the same): dark, and per channel at 255.
 LED_IDLE_MA = 1
 LED_CHANNEL_MA = 20
-#: Default LED current budget (mA): the BOM's 2 A fuse with margin, on a 5 V 3 A LED supply.
+#: Default LED current budget (mA): the BOM's 2.5 A slow-blow fuse at 64% (1.5 A + 0.1 A dark), on a 5 V 3 A LED supply.
 BUDGET_MA = 1500
 
 

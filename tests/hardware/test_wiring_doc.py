@@ -63,7 +63,7 @@ def test_one_led_supply_and_one_current_budget_everywhere():
     firmware = (ROOT / "hardware" / "firmware" / "README.md").read_text()
     guide = (ROOT / "docs" / "hardware.md").read_text()
     for name, text in (("WIRING.md", WIRING), ("BOM.md", bom), ("firmware/README.md", firmware)):
-        assert "5 V 3 A" in text and "2 A" in text, name
+        assert "5 V 3 A" in text and "2.5 A" in text, name
         assert "4 A" not in text and "6 A" not in text, name
     for board in ("gpio-12x8", "pico-serial"):
         assert load_board(board).hardware.leds.budget_ma == BUDGET_MA == fb_pins.LED_BUDGET_MA == 1500
