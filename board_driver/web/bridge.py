@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import concurrent.futures
 import hashlib
+import ipaddress
 import json
+import math
 import os
 import queue
 import secrets
@@ -100,6 +102,102 @@ class TokenStore:
             os.replace(tmp, self.path)
         except OSError:
             pass
+
+
+# -- wrong passwords: growing delays per client and in total (POST /api/login) --------------------
+LOGIN_FREE = 5                  # wrong passwords a client may give before its delays begin
+LOGIN_DELAY = 2.0               # the first delay (seconds); it doubles with every further wrong one
+LOGIN_MAX_DELAY = 900.0         # a client waits at most 15 minutes between guesses
+LOGIN_TOTAL_FREE = 20           # wrong passwords from all clients together before everyone waits
+LOGIN_TOTAL_MAX_DELAY = 300.0   # ... at most 5 minutes between any two guesses
+LOGIN_FORGET = 3600.0           # a count with no wrong password for an hour starts again from 0
+LOGIN_KEYS = 4096               # clients remembered at most (the oldest forgotten first)
+
+
+class Backoff:
+    """Failures counted per key: after the first ``free`` each one makes the key wait, ``first``
+    seconds, doubling with every further failure up to ``cap``. ``clock`` gives seconds."""
+
+    def __init__(self, free: int, first: float, cap: float, *, forget: float = LOGIN_FORGET,
+                 clock: Callable[[], float] = time.monotonic, keys: int = LOGIN_KEYS):
+        self.free, self.first, self.cap, self.forget, self.clock, self.keys = free, first, cap, forget, clock, keys
+        self._lock = threading.Lock()
+        self._keys: dict[str, tuple[int, float, float]] = {}      # key -> (failures, last failure, until)
+
+    def _entry(self, key: str, now: float) -> tuple[int, float, float]:
+        e = self._keys.get(key)
+        if e is None or (now - e[1] > self.forget and now >= e[2]):
+            return (0, now, now)
+        return e
+
+    def wait(self, key: str) -> float:
+        """Seconds ``key`` must wait before its next try (0: it may try now)."""
+        now = self.clock()
+        with self._lock:
+            return max(0.0, self._entry(key, now)[2] - now)
+
+    def delay(self, failures: int) -> float:
+        """The wait after the ``failures``-th failure in a row."""
+        if failures < self.free:
+            return 0.0
+        return min(self.cap, self.first * 2 ** min(failures - self.free, 64))
+
+    def failed(self, key: str) -> float:
+        """One more failure of ``key``; returns the wait it now has."""
+        now = self.clock()
+        with self._lock:
+            n = self._entry(key, now)[0] + 1
+            wait = self.delay(n)
+            self._keys.pop(key, None)
+            self._keys[key] = (n, now, now + wait)
+            while len(self._keys) > self.keys:                  # the oldest first (insertion order)
+                del self._keys[next(iter(self._keys))]
+            return wait
+
+    def succeeded(self, key: str) -> None:
+        with self._lock:
+            self._keys.pop(key, None)
+
+
+class LoginLimiter:
+    """Password guesses: each client (:func:`client_key`) and all clients together wait longer
+    after every wrong password past their free ones; a try while waiting is refused unchecked."""
+
+    TOTAL = "*"
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic):
+        self.clients = Backoff(LOGIN_FREE, LOGIN_DELAY, LOGIN_MAX_DELAY, clock=clock)
+        self.total = Backoff(LOGIN_TOTAL_FREE, LOGIN_DELAY, LOGIN_TOTAL_MAX_DELAY, clock=clock)
+
+    def wait(self, client: str) -> float:
+        return max(self.clients.wait(client), self.total.wait(self.TOTAL))
+
+    def retry_after(self, client: str) -> int:
+        """Whole seconds for ``Retry-After`` (0: may try now)."""
+        return math.ceil(self.wait(client))
+
+    def failed(self, client: str) -> None:
+        self.clients.failed(client)
+        self.total.failed(self.TOTAL)
+
+    def succeeded(self, client: str) -> None:
+        self.clients.succeeded(client)
+
+
+def client_key(address: str | None) -> str:
+    """Who a request comes from, for limits: the IPv4 address, an IPv6 address's /64 (one
+    machine picks new addresses within its /64 at will), an IPv4-mapped IPv6 as IPv4."""
+    if not address:
+        return "?"
+    try:
+        ip = ipaddress.ip_address(address.split("%", 1)[0])
+    except ValueError:
+        return address
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network((int(ip) >> 64 << 64, 64)))
+    return str(ip)
 
 
 class OverlaySink:

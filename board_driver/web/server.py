@@ -23,7 +23,7 @@ from board_driver.errors import BoardDriverError
 from board_driver.journal import GameStore, JournalError
 from board_driver.referee.session import CommandError, NewGameRequest
 from board_driver.sim.board import SimulatorError
-from board_driver.web.bridge import PairingState, WebBridge
+from board_driver.web.bridge import LoginLimiter, PairingState, WebBridge, client_key
 from engine.errors import EngineError
 
 if TYPE_CHECKING:       # pragma: no cover
@@ -106,6 +106,7 @@ class WebServer:
         self._ready = threading.Event()
         self._error: BaseException | None = None
         self._sockets: set[web.WebSocketResponse] = set()
+        self.logins = LoginLimiter()      # wrong passwords: growing delays per client and in total
         self.app = self._make_app()
 
     # -- life cycle -----------------------------------------------------------------------------
@@ -623,11 +624,18 @@ class WebServer:
     async def login(self, request: web.Request) -> web.Response:
         if self.bridge.password is None:
             raise ApiError(403, "no password is set in the board profile: pair by lifting a piece")
+        client = client_key(request.remote)
+        wait = self.logins.retry_after(client)
+        if wait > 0:                              # refused unchecked: a guess while waiting tells nothing
+            raise ApiError(429, f"too many wrong passwords: try again in {wait} s (or pair at the board)",
+                           headers={"Retry-After": str(wait)})
         body = await self._body(request)
         given = body.get("password") if isinstance(body, dict) else None
         import hmac
         if not isinstance(given, str) or not hmac.compare_digest(given.encode(), self.bridge.password.encode()):
+            self.logins.failed(client)
             raise ApiError(401, "wrong password", headers={"WWW-Authenticate": "Bearer"})
+        self.logins.succeeded(client)
         token = self.bridge.tokens.grant()
         resp = _json({"token": token})
         _set_cookie(resp, token)

@@ -228,6 +228,7 @@ def test_new_game_refuses_unknown_variants_and_bad_names(server, token):
     assert {"orthodox", "tomorrow-1", "chego-holes", "csipgs", "random"} <= names
 
 
+@pytest.mark.slow
 def test_a_board_profile_password_logs_in(tmp_path):
     profile = tmp_path / "board.yaml"
     profile.write_text("name: sim-pw\nfiles: 12\nranks: 8\nweb:\n  password: open sesame\n")
@@ -238,6 +239,11 @@ def test_a_board_profile_password_logs_in(tmp_path):
         assert status == 401
         status, body = s.post("/api/login", {"password": "open sesame"})
         assert status == 200
+        # guessing: the sixth wrong password in a row waits, refused unchecked with Retry-After
+        for _ in range(5):
+            assert s.post("/api/login", {"password": "guess"})[0] == 401
+        status, refused, headers = s.request("POST", "/api/login", {"password": "open sesame"})
+        assert status == 429 and int(headers["Retry-After"]) >= 1 and "try again" in refused["error"]
         assert s.post("/api/command", {"text": "help"}, token=body["token"])[0] == 200
         squares = {s.post("/api/pair")[1]["square"] for _ in range(3)}     # a watcher asking again and again
         status, body = s.post("/api/pair")
