@@ -65,6 +65,52 @@ def test_commands_need_a_token_and_cross_site_requests_are_refused(server, token
     assert status == 400 and "unknown command" in body["error"]
 
 
+def test_only_the_boards_own_host_names_are_served(server, token):
+    port = server.url.rsplit(":", 1)[1]
+    # DNS rebinding: a page of another site, its name resolved to the board's address, is
+    # same-origin with itself (Origin and Host agree) but names itself in Host
+    rebound = {"Host": f"evil.example:{port}", "Origin": f"http://evil.example:{port}"}
+    status, body = server.post("/api/command", {"text": "help"}, token=token, headers=rebound)
+    assert status == 421 and "own names" in body["error"]
+    assert server.get("/api/state", headers={"Host": f"evil.example:{port}"})[0] == 421
+    assert server.request("GET", "/", headers={"Host": "evil.example"})[0] == 421
+    assert server.get("/api/state", headers={"Host": "bad host"})[0] == 421
+    for host in (f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}", "LocalHost"):
+        assert server.get("/api/state", headers={"Host": host})[0] == 200, host
+
+
+def _outside_address() -> str | None:
+    """One of this machine's addresses that is not loopback (IPv4), if it has one."""
+    import ipaddress
+
+    from board_driver.web.server import machine_addresses
+    return next((a for a in sorted(machine_addresses()) if ipaddress.ip_address(a).version == 4
+                 and not ipaddress.ip_address(a).is_loopback), None)
+
+
+@pytest.mark.slow
+def test_the_simulated_board_needs_the_token_from_another_machine(tmp_path):
+    address = _outside_address()
+    if address is None:
+        pytest.skip("this machine has no address but loopback")
+    s = Server(tmp_path / "data", "--variant", "orthodox", "--new", listen="0.0.0.0:0")
+    try:
+        port = s.url.rsplit(":", 1)[1]
+        local = Server.__new__(Server)
+        local.url = f"http://127.0.0.1:{port}"
+        s.url = f"http://{address}:{port}"        # the board's own address: its Host is accepted
+        assert s.get("/api/state")[0] == 200
+        status, body = s.post("/api/sim", {"input": "resign"})
+        assert status == 401 and "pair" in body["error"]
+        assert s.post("/api/sim", {"lift": "e2"})[0] == 401
+        assert local.wait_state()["result"] is None and local.wait_state()["occupied"].count("e2") == 1
+        token = local.pair()                     # on its own machine the simulated board needs none
+        status, body = s.post("/api/sim", [{"lift": "e2"}, {"t": 150, "place": "e4"}], token=token)
+        assert status == 200 and body["state"]["moves"] == ["e2e4"]
+    finally:
+        s.stop()
+
+
 def test_pairing_lights_a_piece_and_grants_a_token_as_a_cookie(server):
     status, p = server.post("/api/pair")
     assert status == 200 and p["square"] in server.wait_state()["occupied"] and p["expires_in"] == 30

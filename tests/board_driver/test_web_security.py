@@ -83,3 +83,36 @@ def test_clients_are_told_apart_by_address_and_ipv6_by_their_64():
     assert client_key("2001:db8:1:2:aaaa::1") == client_key("2001:db8:1:2:bbbb::9") == "2001:db8:1:2::/64"
     assert client_key("2001:db8:1:3::1") != client_key("2001:db8:1:2::1")
     assert client_key(None) == "?"
+
+
+def test_a_host_header_is_read_as_its_name_alone():
+    from board_driver.web.server import host_name
+    assert host_name("Board.Local:8080") == "board.local"
+    assert host_name("[::1]:8080") == "::1"
+    assert host_name("chess.example.org.") == "chess.example.org"
+    assert host_name("a@b") is None and host_name("x:99999") is None and host_name("") is None
+
+
+def test_the_board_answers_to_its_own_names_only():
+    import socket
+
+    from board_driver.web.server import HostNames
+    h = HostNames("0.0.0.0", ["chess.example.org", "192.168.7.7"])
+    name = socket.gethostname().lower()
+    for ok in ("localhost:8080", "127.0.0.1", "[::1]:1", f"{name}:8080", f"{name.split('.')[0]}.local",
+               "chess.example.org", "192.168.7.7:80", "0.0.0.0:8080"):
+        assert h.allows(ok), ok
+    for bad in ("evil.example", "evil.example:8080", "localhost.evil.example", "10.255.255.1", "bad host"):
+        assert not h.allows(bad), bad
+    assert h.allows("10.255.255.1:80", local="10.255.255.1")     # the address the request came in on
+    assert h.allows(None)                                         # no Host at all: no browser's request
+
+
+def test_the_profile_may_name_more_hosts_and_nothing_else():
+    from board_driver.errors import ConfigError
+    from board_driver.web.service import WebConfig
+    assert WebConfig.from_dict({"hosts": ["Chess.Example.org", "192.168.1.5"]}, "b.yaml").hosts == \
+        ("chess.example.org", "192.168.1.5")
+    for bad in (["a b"], ["host:80"], [3], {"x": 1}, ["http://x/"]):
+        with pytest.raises(ConfigError, match="web.hosts"):
+            WebConfig.from_dict({"hosts": bad}, "b.yaml")
