@@ -25,7 +25,7 @@ from board_driver.errors import BoardDriverError
 from board_driver.journal import GameStore, JournalError
 from board_driver.referee.session import CommandError, NewGameRequest
 from board_driver.sim.board import SimulatorError
-from board_driver.web.bridge import LoginLimiter, PairingState, WebBridge, client_key
+from board_driver.web.bridge import LoginLimiter, PairingBusy, PairingState, WebBridge, client_key
 from engine.errors import EngineError
 
 if TYPE_CHECKING:       # pragma: no cover
@@ -255,6 +255,8 @@ class WebServer:
         r.add_post("/api/pair", self.pair)
         r.add_get("/api/pair/{id}", self.pair_status)
         r.add_post("/api/login", self.login)
+        r.add_get("/api/tokens", self.list_tokens)
+        r.add_post("/api/tokens/revoke", self.revoke_tokens)
         r.add_get("/static/{name}", self.static_file)
         return app
 
@@ -737,10 +739,15 @@ class WebServer:
 
     # -- pairing -----------------------------------------------------------------------------------------
     async def pair(self, request: web.Request) -> web.Response:
-        p = await self._ask(self.bridge.start_pairing)
-        return _json({"id": p.id, "square": p.square, "expires_in": round(p.deadline - time.monotonic()),
+        start = partial(self.bridge.start_pairing, client=client_key(request.remote), label=device_label(request))
+        try:
+            p = await self._ask(start)
+        except PairingBusy as exc:
+            raise ApiError(exc.status, str(exc), headers={"Retry-After": str(exc.retry_after)}) from None
+        left = max(0, round(p.deadline - time.monotonic()))
+        return _json({"id": p.id, "square": p.square, "expires_in": left,
                       "text": f"Lift the piece on {p.square} (its square blinks white) and put it back "
-                              f"within {round(p.deadline - time.monotonic())} seconds."})
+                              f"within {left} seconds."})
 
     async def pair_status(self, request: web.Request) -> web.Response:
         p = self.bridge.pairing(request.match_info["id"])
@@ -770,10 +777,62 @@ class WebServer:
             self.logins.failed(client)
             raise ApiError(401, "wrong password", headers={"WWW-Authenticate": "Bearer"})
         self.logins.succeeded(client)
-        token = self.bridge.tokens.grant()
+        token = self.bridge.tokens.grant(device_label(request), "password")
         resp = _json({"token": token})
         _set_cookie(resp, token)
         return resp
+
+
+    async def list_tokens(self, request: web.Request) -> web.Response:
+        self._require(request)
+        mine = self.bridge.tokens.device_of(token_of(request))
+        return _json({"tokens": [dict(d, current=d["id"] == mine) for d in self.bridge.tokens.devices()],
+                      "expire_days": round(self.bridge.tokens.ttl / 86400)})
+
+    async def revoke_tokens(self, request: web.Request) -> web.Response:
+        self._require(request)
+        tokens = self.bridge.tokens
+        mine = tokens.device_of(token_of(request))
+        body = await self._body(request)
+        if not isinstance(body, dict):
+            body = {}
+        ids = body.get("ids", [body["id"]] if "id" in body else None)
+        if body.get("all") is True and ids is None:
+            n = tokens.revoke(None)
+            ids = []
+        elif isinstance(ids, list) and ids and all(isinstance(i, str) for i in ids) and "all" not in body:
+            known = {d["id"] for d in tokens.devices()}
+            unknown = [i for i in ids if i not in known]
+            if unknown:
+                raise ApiError(404, f"no paired device {unknown[0]!r} (GET /api/tokens lists them)")
+            n = tokens.revoke(set(ids))
+        else:
+            raise ApiError(400, 'send {"id": ID}, {"ids": [ID, ...]} or {"all": true}')
+        if n:
+            self.bridge.notice(f"{n} paired device{'s' if n != 1 else ''} forgotten from the page.")
+        resp = _json({"ok": True, "revoked": n, "tokens": [dict(d, current=False) for d in tokens.devices()]})
+        if mine is not None and (not ids or mine in ids):
+            resp.del_cookie(COOKIE, path="/")          # this browser's own token went too
+        return resp
+
+
+def device_label(request: web.Request) -> str:
+    """How the token list names a device: its browser and system from the User-Agent, and its
+    address ("Chrome on Android (192.168.1.23)")."""
+    ua = request.headers.get("User-Agent", "")
+    system = next((name for key, name in (("Android", "Android"), ("iPhone", "iPhone"), ("iPad", "iPad"),
+                                          ("Windows", "Windows"), ("Macintosh", "macOS"), ("CrOS", "ChromeOS"),
+                                          ("Linux", "Linux")) if key in ua), None)
+    browser = next((name for key, name in (("Firefox/", "Firefox"), ("Edg/", "Edge"), ("OPR/", "Opera"),
+                                           ("SamsungBrowser/", "Samsung Internet"), ("Chrome/", "Chrome"),
+                                           ("Chromium/", "Chromium"), ("Safari/", "Safari")) if key in ua), None)
+    if browser and system:
+        what = f"{browser} on {system}"
+    elif browser or system:
+        what = browser or system
+    else:
+        what = "".join(c for c in ua.split(" ")[0] if c.isprintable())[:40] or "a client"
+    return f"{what} ({request.remote or '?'})"
 
 
 def _set_cookie(resp: web.Response, token: str) -> None:

@@ -130,6 +130,18 @@ def test_pairing_lights_a_piece_and_grants_a_token_as_a_cookie(server):
     assert server.wait_state()["pending"] is None      # the piece lifted and put back is no move
 
 
+def test_a_pairing_needs_its_piece_alone_lifted_and_put_back(server):
+    status, p = server.post("/api/pair")
+    assert status == 200
+    assert server.post("/api/pair")[1]["id"] == p["id"]           # one waiting pairing per client
+    other = next(sq for sq in ("a1", "h1", "a8", "h8", "e1") if sq != p["square"])
+    server.sim({"t": 0, "lift": p["square"]}, {"t": 150, "lift": other}, {"t": 300, "place": other},
+               {"t": 450, "place": p["square"]})
+    assert server.get(f"/api/pair/{p['id']}")[1]["state"] == "waiting"     # something else moved meanwhile
+    server.sim({"t": 0, "lift": p["square"]}, {"t": 150, "place": p["square"]})
+    assert server.get(f"/api/pair/{p['id']}")[1]["state"] == "granted"
+
+
 @pytest.mark.slow
 def test_a_game_played_through_sim_is_refereed_like_python_chess(server, token):
     server.new_game(token, "orthodox")
@@ -291,9 +303,43 @@ def test_a_board_profile_password_logs_in(tmp_path):
         status, refused, headers = s.request("POST", "/api/login", {"password": "open sesame"})
         assert status == 429 and int(headers["Retry-After"]) >= 1 and "try again" in refused["error"]
         assert s.post("/api/command", {"text": "help"}, token=body["token"])[0] == 200
-        squares = {s.post("/api/pair")[1]["square"] for _ in range(3)}     # a watcher asking again and again
-        status, body = s.post("/api/pair")
-        assert len(squares) >= 1 and status == 400 and "already waiting" in body["error"]
+        ids = {s.post("/api/pair")[1]["id"] for _ in range(4)}     # a watcher asking again and again
+        assert len(ids) == 1                                        # lights one square, no more
+    finally:
+        s.stop()
+
+
+@pytest.mark.slow
+def test_the_owner_lists_the_paired_devices_and_forgets_them(tmp_path):
+    profile = tmp_path / "board.yaml"
+    profile.write_text("name: sim-pw\nfiles: 12\nranks: 8\nweb:\n  password: open sesame\n")
+    s = Server(tmp_path / "data", "--board", str(profile))
+    try:
+        phone = s.post("/api/login", {"password": "open sesame"},
+                       headers={"User-Agent": "Mozilla/5.0 (Linux; Android 14) Chrome/126.0 Mobile Safari/537.36"})[1]
+        laptop = s.post("/api/login", {"password": "open sesame"})[1]["token"]
+        assert s.get("/api/tokens")[0] == 401
+        status, listed = s.get("/api/tokens", token=laptop)
+        assert status == 200 and listed["expire_days"] == 30 and len(listed["tokens"]) == 2
+        first, second = listed["tokens"]
+        assert first["label"].startswith("Chrome on Android") and first["via"] == "password"
+        assert {"id", "created", "last_used", "expires"} <= set(first) and second["current"] and not first["current"]
+        status, body = s.post("/api/tokens/revoke", {"id": first["id"]}, token=laptop)
+        assert status == 200 and body["revoked"] == 1 and [d["id"] for d in body["tokens"]] == [second["id"]]
+        assert s.post("/api/command", {"text": "help"}, token=phone["token"])[0] == 401
+        assert s.post("/api/tokens/revoke", {"id": "nonsense"}, token=laptop)[0] == 404
+        assert s.post("/api/tokens/revoke", {"all": "yes"}, token=laptop)[0] == 400
+        status, body, headers = s.request("POST", "/api/tokens/revoke", {"all": True}, token=laptop)
+        assert status == 200 and body["tokens"] == [] and "fairyboard_token=" in headers.get("Set-Cookie", "")
+        assert s.post("/api/command", {"text": "help"}, token=laptop)[0] == 401
+        # the command line forgets them too, while the service runs
+        again = s.post("/api/login", {"password": "open sesame"})[1]["token"]
+        env = dict(__import__("os").environ, FAIRYBOARD_DATA=str(tmp_path / "data"))
+        out = subprocess.run(CLI + ["web", "devices"], capture_output=True, text=True, env=env, check=True).stdout
+        assert "password" in out
+        out = subprocess.run(CLI + ["web", "forget"], capture_output=True, text=True, env=env, check=True).stdout
+        assert "1 paired device forgotten" in out
+        assert s.post("/api/command", {"text": "help"}, token=again)[0] == 401
     finally:
         s.stop()
 
