@@ -32,6 +32,7 @@ COMMANDS = (
     ("doctor", "hw_cmds", "check the board: config, sensors, LEDs, link counters"),
     ("serve", "hw_cmds", "run the board: the game on the real board until stopped (what the service runs)"),
     ("install-service", "hw_cmds", "install the systemd unit, the udev rule and /etc/fairyboard on a Pi"),
+    ("web", "web_cmds", "the page's paired devices: list them, forget them"),
     ("recorder", "club_cmds", "record every board's games from the club's MQTT broker (--web: show them)"),
     ("round", "club_cmds", "start a round in the recorder's store (games first seen from now on)"),
 )

@@ -257,7 +257,8 @@ def cmd_serve(args) -> int:
         listen = args.web or web_cfg.listen
         if listen:                                            # the board's page (docs/web.md)
             front = WebFront(listen, store=store, commands=commands, sim=sim,
-                             password=web_cfg.password, say=say, hardware=lambda: hardware_info(board, hw))
+                             password=web_cfg.password, say=say, hardware=lambda: hardware_info(board, hw),
+                             hosts=web_cfg.hosts)
             if isinstance(seat, SimSeat):
                 from board_driver.web.tools import SimTools
                 front.server.tools = SimTools(board.profile, lambda: front.bridge.board)

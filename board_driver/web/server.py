@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import ipaddress
 import json
+import socket
 import threading
 import time
 from functools import partial
@@ -23,7 +25,7 @@ from board_driver.errors import BoardDriverError
 from board_driver.journal import GameStore, JournalError
 from board_driver.referee.session import CommandError, NewGameRequest
 from board_driver.sim.board import SimulatorError
-from board_driver.web.bridge import PairingState, WebBridge
+from board_driver.web.bridge import LoginLimiter, PairingBusy, PairingState, WebBridge, client_key
 from engine.errors import EngineError
 
 if TYPE_CHECKING:       # pragma: no cover
@@ -83,13 +85,132 @@ async def guard(request: web.Request, handler):
         raise ApiError(400, str(exc)) from None
 
 
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+
+
+def is_loopback(address: str | None) -> bool:
+    """Whether a peer address is this machine's loopback (127.0.0.0/8, ::1, ::ffff:127.x)."""
+    try:
+        ip = ipaddress.ip_address((address or "").split("%", 1)[0])
+    except ValueError:
+        return False
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_loopback
+
+
+def host_name(header: str) -> str | None:
+    """The name or address in a ``Host`` header (no port, no brackets, lower case, no final
+    dot), or None when it is not a host at all."""
+    text = header.strip()
+    if not text or any(c in text for c in "/\\@?# \t"):
+        return None
+    try:
+        parts = urlsplit("//" + text)
+        name = parts.hostname
+        parts.port                                  # a bad port is no host either
+    except ValueError:
+        return None
+    if not name:
+        return None
+    return name.rstrip(".")
+
+
+def machine_addresses() -> set[str]:
+    """This machine's interface addresses now (IPv4 by ioctl, IPv6 from /proc, both Linux; and
+    what its hostname resolves to), as normalised texts."""
+    out: set[str] = set()
+    try:
+        import fcntl
+        import struct
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            for _, name in socket.if_nameindex():
+                try:
+                    req = struct.pack("256s", name.encode()[:15])
+                    out.add(socket.inet_ntoa(fcntl.ioctl(s.fileno(), 0x8915, req)[20:24]))   # SIOCGIFADDR
+                except OSError:
+                    continue
+    except (ImportError, OSError):
+        pass
+    try:
+        with open("/proc/net/if_inet6", encoding="ascii") as f:
+            for line in f:
+                h = line.split()[0]
+                out.add(str(ipaddress.IPv6Address(bytes.fromhex(h))))
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        for info in socket.getaddrinfo(socket.gethostname(), None):
+            out.add(str(ipaddress.ip_address(info[4][0].split("%", 1)[0])))
+    except (OSError, ValueError):
+        pass
+    return out
+
+
+def _norm_ip(text: str) -> str | None:
+    try:
+        return str(ipaddress.ip_address(text.split("%", 1)[0]))
+    except ValueError:
+        return None
+
+
+class HostNames:
+    """The names a request's ``Host`` may carry: the board's own (docs/web.md, *Host names*).
+    A page of another site resolved to the board's address (DNS rebinding) carries its own
+    name and is refused."""
+
+    REFRESH_S = 10.0            # interface addresses read again at most this often (DHCP, Wi-Fi joining late)
+
+    def __init__(self, listen_host: str = "127.0.0.1", extra=()):
+        names = set(LOOPBACK_NAMES)
+        try:
+            hn = socket.gethostname().lower().rstrip(".")
+            if hn:
+                names |= {hn, hn.split(".")[0] + ".local"}
+            fq = socket.getfqdn().lower().rstrip(".")
+            if fq:
+                names.add(fq)
+        except OSError:
+            pass
+        lh = (listen_host or "").strip("[]").lower()
+        if lh:                      # the listen address, as printed (0.0.0.0 reaches only this machine)
+            names.add(lh)
+        names |= {str(x).strip().strip("[]").lower().rstrip(".") for x in extra if str(x).strip()}
+        self.names = {(_norm_ip(n) or n) for n in names}
+        self._addresses: set[str] = set()
+        self._read_at = float("-inf")
+
+    def addresses(self, fresh: bool = False) -> set[str]:
+        now = time.monotonic()
+        if fresh and now - self._read_at >= self.REFRESH_S or self._read_at == float("-inf"):
+            self._addresses = machine_addresses()
+            self._read_at = now
+        return self._addresses
+
+    def allows(self, header: str | None, local: str | None = None) -> bool:
+        """Whether ``header`` (a request's Host) names this board; ``local`` is the address the
+        request arrived at (always one of the board's own)."""
+        if header is None:
+            return True             # no Host (HTTP/1.0): no browser sends such a request
+        name = host_name(header)
+        if name is None:
+            return False
+        ip = _norm_ip(name)
+        if ip is None:
+            return name in self.names
+        if ip in self.names or (local is not None and ip == _norm_ip(local)):
+            return True
+        return ip in self.addresses() or ip in self.addresses(fresh=True)
+
+
 class WebServer:
     """The aiohttp application for one board loop, run on a thread of its own."""
 
     def __init__(self, bridge: WebBridge, store: GameStore, *, host: str = "127.0.0.1", port: int = 8080,
                  variants: list[dict] | None = None, static: Path = STATIC, info: dict | None = None,
-                 hardware=None, tools=None):
+                 hardware=None, tools=None, hosts=()):
         self.bridge = bridge
+        self.hosts = HostNames(host, hosts)     # the Host names this board answers to
         self.store = store
         self.host = host
         self.port = port
@@ -106,11 +227,12 @@ class WebServer:
         self._ready = threading.Event()
         self._error: BaseException | None = None
         self._sockets: set[web.WebSocketResponse] = set()
+        self.logins = LoginLimiter()      # wrong passwords: growing delays per client and in total
         self.app = self._make_app()
 
     # -- life cycle -----------------------------------------------------------------------------
     def _make_app(self) -> web.Application:
-        app = web.Application(middlewares=[guard], client_max_size=256 * 1024)
+        app = web.Application(middlewares=[self.host_guard, guard], client_max_size=256 * 1024)
         r = app.router
         r.add_get("/", self.index)
         r.add_get("/api/state", self.state)
@@ -133,6 +255,8 @@ class WebServer:
         r.add_post("/api/pair", self.pair)
         r.add_get("/api/pair/{id}", self.pair_status)
         r.add_post("/api/login", self.login)
+        r.add_get("/api/tokens", self.list_tokens)
+        r.add_post("/api/tokens/revoke", self.revoke_tokens)
         r.add_get("/static/{name}", self.static_file)
         return app
 
@@ -188,6 +312,17 @@ class WebServer:
     def url(self) -> str:
         host = "localhost" if self.host in ("127.0.0.1", "::1", "localhost") else self.host
         return f"http://{host}:{self.port}/"
+
+    @web.middleware
+    async def host_guard(self, request: web.Request, handler):
+        """Every request names the board itself in ``Host`` (DNS rebinding), else 421."""
+        header = request.headers.get("Host")
+        sock = request.transport.get_extra_info("sockname") if request.transport is not None else None
+        local = sock[0] if isinstance(sock, tuple) and sock else None
+        if not self.hosts.allows(header, local):
+            raise ApiError(421, f"this board answers only to its own names, not {header!r}: open the page "
+                                "by the board's address or name (or add the name to web.hosts in its profile)")
+        return await handler(request)
 
     # -- helpers ---------------------------------------------------------------------------------
     def _calibrating(self) -> bool:
@@ -360,6 +495,8 @@ class WebServer:
     async def sim(self, request: web.Request) -> web.Response:
         if not self.bridge.sim:
             raise ApiError(409, "this board is not simulated: move the pieces on the board")
+        if not is_loopback(request.remote):
+            self._require(request)           # the simulated board is driven from its own machine only
         body = await self._body(request)
         events = body.get("events") if isinstance(body, dict) and "events" in body else body
         if isinstance(events, dict):
@@ -602,10 +739,15 @@ class WebServer:
 
     # -- pairing -----------------------------------------------------------------------------------------
     async def pair(self, request: web.Request) -> web.Response:
-        p = await self._ask(self.bridge.start_pairing)
-        return _json({"id": p.id, "square": p.square, "expires_in": round(p.deadline - time.monotonic()),
+        start = partial(self.bridge.start_pairing, client=client_key(request.remote), label=device_label(request))
+        try:
+            p = await self._ask(start)
+        except PairingBusy as exc:
+            raise ApiError(exc.status, str(exc), headers={"Retry-After": str(exc.retry_after)}) from None
+        left = max(0, round(p.deadline - time.monotonic()))
+        return _json({"id": p.id, "square": p.square, "expires_in": left,
                       "text": f"Lift the piece on {p.square} (its square blinks white) and put it back "
-                              f"within {round(p.deadline - time.monotonic())} seconds."})
+                              f"within {left} seconds."})
 
     async def pair_status(self, request: web.Request) -> web.Response:
         p = self.bridge.pairing(request.match_info["id"])
@@ -623,15 +765,74 @@ class WebServer:
     async def login(self, request: web.Request) -> web.Response:
         if self.bridge.password is None:
             raise ApiError(403, "no password is set in the board profile: pair by lifting a piece")
+        client = client_key(request.remote)
+        wait = self.logins.retry_after(client)
+        if wait > 0:                              # refused unchecked: a guess while waiting tells nothing
+            raise ApiError(429, f"too many wrong passwords: try again in {wait} s (or pair at the board)",
+                           headers={"Retry-After": str(wait)})
         body = await self._body(request)
         given = body.get("password") if isinstance(body, dict) else None
         import hmac
         if not isinstance(given, str) or not hmac.compare_digest(given.encode(), self.bridge.password.encode()):
+            self.logins.failed(client)
             raise ApiError(401, "wrong password", headers={"WWW-Authenticate": "Bearer"})
-        token = self.bridge.tokens.grant()
+        self.logins.succeeded(client)
+        token = self.bridge.tokens.grant(device_label(request), "password")
         resp = _json({"token": token})
         _set_cookie(resp, token)
         return resp
+
+
+    async def list_tokens(self, request: web.Request) -> web.Response:
+        self._require(request)
+        mine = self.bridge.tokens.device_of(token_of(request))
+        return _json({"tokens": [dict(d, current=d["id"] == mine) for d in self.bridge.tokens.devices()],
+                      "expire_days": round(self.bridge.tokens.ttl / 86400)})
+
+    async def revoke_tokens(self, request: web.Request) -> web.Response:
+        self._require(request)
+        tokens = self.bridge.tokens
+        mine = tokens.device_of(token_of(request))
+        body = await self._body(request)
+        if not isinstance(body, dict):
+            body = {}
+        ids = body.get("ids", [body["id"]] if "id" in body else None)
+        if body.get("all") is True and ids is None:
+            n = tokens.revoke(None)
+            ids = []
+        elif isinstance(ids, list) and ids and all(isinstance(i, str) for i in ids) and "all" not in body:
+            known = {d["id"] for d in tokens.devices()}
+            unknown = [i for i in ids if i not in known]
+            if unknown:
+                raise ApiError(404, f"no paired device {unknown[0]!r} (GET /api/tokens lists them)")
+            n = tokens.revoke(set(ids))
+        else:
+            raise ApiError(400, 'send {"id": ID}, {"ids": [ID, ...]} or {"all": true}')
+        if n:
+            self.bridge.notice(f"{n} paired device{'s' if n != 1 else ''} forgotten from the page.")
+        resp = _json({"ok": True, "revoked": n, "tokens": [dict(d, current=False) for d in tokens.devices()]})
+        if mine is not None and (not ids or mine in ids):
+            resp.del_cookie(COOKIE, path="/")          # this browser's own token went too
+        return resp
+
+
+def device_label(request: web.Request) -> str:
+    """How the token list names a device: its browser and system from the User-Agent, and its
+    address ("Chrome on Android (192.168.1.23)")."""
+    ua = request.headers.get("User-Agent", "")
+    system = next((name for key, name in (("Android", "Android"), ("iPhone", "iPhone"), ("iPad", "iPad"),
+                                          ("Windows", "Windows"), ("Macintosh", "macOS"), ("CrOS", "ChromeOS"),
+                                          ("Linux", "Linux")) if key in ua), None)
+    browser = next((name for key, name in (("Firefox/", "Firefox"), ("Edg/", "Edge"), ("OPR/", "Opera"),
+                                           ("SamsungBrowser/", "Samsung Internet"), ("Chrome/", "Chrome"),
+                                           ("Chromium/", "Chromium"), ("Safari/", "Safari")) if key in ua), None)
+    if browser and system:
+        what = f"{browser} on {system}"
+    elif browser or system:
+        what = browser or system
+    else:
+        what = "".join(c for c in ua.split(" ")[0] if c.isprintable())[:40] or "a client"
+    return f"{what} ({request.remote or '?'})"
 
 
 def _set_cookie(resp: web.Response, token: str) -> None:

@@ -9,6 +9,7 @@ The board profile may carry a ``web`` section::
     web:
       listen: 0.0.0.0:8080      # serve binds here even without --web
       password: "a secret"      # a browser may log in with it instead of pairing
+      hosts: [chess.example.org]  # more names the page may be opened by (docs/web.md)
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ SERVE_DEFAULT = "0.0.0.0:8080"
 class WebConfig:
     listen: str | None = None
     password: str | None = None
+    hosts: tuple[str, ...] = ()         # names the page may be opened by beyond the board's own
 
     @classmethod
     def from_dict(cls, data: Any, source: str) -> WebConfig:
@@ -46,8 +48,8 @@ class WebConfig:
         if not isinstance(data, Mapping):
             raise ConfigError(f"{source}: web: {data!r}: must be a mapping with listen and password")
         for k in data:
-            if k not in ("listen", "password"):
-                raise ConfigError(f"{source}: web.{k}: unknown key (known: listen, password)")
+            if k not in ("listen", "password", "hosts"):
+                raise ConfigError(f"{source}: web.{k}: unknown key (known: listen, password, hosts)")
         listen = data.get("listen")
         if listen is not None:
             if not isinstance(listen, str):
@@ -56,7 +58,24 @@ class WebConfig:
         password = data.get("password")
         if password is not None and (not isinstance(password, str) or len(password) < 4):
             raise ConfigError(f"{source}: web.password: must be a string of at least 4 characters")
-        return cls(listen, password)
+        hosts = data.get("hosts") or []
+        if isinstance(hosts, str):
+            hosts = [hosts]
+        if not isinstance(hosts, list) or not all(
+                isinstance(h, str) and h.strip() and (_is_ip(h) or not any(c in h.strip() for c in "/@ :[]"))
+                for h in hosts):
+            raise ConfigError(f"{source}: web.hosts: {hosts!r}: a list of host names or addresses "
+                              "(without port), e.g. [chessboard.example.org, 192.168.1.50]")
+        return cls(listen, password, tuple(h.strip().lower() for h in hosts))
+
+
+def _is_ip(text: str) -> bool:
+    import ipaddress
+    try:
+        ipaddress.ip_address(text.strip().strip("[]"))
+        return True
+    except ValueError:
+        return False
 
 
 def profile_web(name: str) -> WebConfig:
@@ -91,13 +110,13 @@ def parse_listen(text: str, what: str = "--web") -> tuple[str, int]:
 
 
 def start_web(listen: str, *, store, commands, sim: bool, password: str | None, data_root: Path | None,
-              say=print, hardware=None, tools=None):
+              say=print, hardware=None, tools=None, hosts=()):
     """Start the server; returns (bridge, server). ``hardware()`` answers ``GET /api/hardware``."""
     from board_driver.web.server import WebServer
     host, port = parse_listen(listen)
     tokens = TokenStore(Path(data_root) / "web-tokens.json" if data_root is not None else None)
     bridge = WebBridge(commands=commands, tokens=tokens, password=password, sim=sim)
-    server = WebServer(bridge, store, host=host, port=port, hardware=hardware, tools=tools).start()
+    server = WebServer(bridge, store, host=host, port=port, hardware=hardware, tools=tools, hosts=hosts).start()
     say(f"fairyboard: the page is at {server.url}")
     return bridge, server
 
@@ -108,9 +127,9 @@ class WebFront:
     players also goes to the page's notices."""
 
     def __init__(self, listen: str, *, store, commands, sim: bool, password: str | None, say=print,
-                 hardware=None):
+                 hardware=None, hosts=()):
         self.bridge, self.server = start_web(listen, store=store, commands=commands, sim=sim, password=password,
-                                             data_root=store.root, say=say, hardware=hardware)
+                                             data_root=store.root, say=say, hardware=hardware, hosts=hosts)
         self.sim = sim
         self.overlay: OverlaySink | None = None
 
@@ -160,7 +179,7 @@ def play_web(args, store, settings, profile, board_name: str) -> int:
     info = {"board": profile.name, "size": f"{profile.files}x{profile.ranks}", "sensors": "sim", "leds": "sim",
             "calibrated": True, "problems": [], "link": None}
     front = WebFront(listen, store=store, commands=commands, sim=True, password=web.password, say=say,
-                     hardware=lambda: info)
+                     hardware=lambda: info, hosts=web.hosts)
     front.server.tools = SimTools(profile, lambda: front.bridge.board)
     front.bridge.link = host.link
     host.say = front.speaker(say)

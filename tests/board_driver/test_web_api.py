@@ -65,6 +65,52 @@ def test_commands_need_a_token_and_cross_site_requests_are_refused(server, token
     assert status == 400 and "unknown command" in body["error"]
 
 
+def test_only_the_boards_own_host_names_are_served(server, token):
+    port = server.url.rsplit(":", 1)[1]
+    # DNS rebinding: a page of another site, its name resolved to the board's address, is
+    # same-origin with itself (Origin and Host agree) but names itself in Host
+    rebound = {"Host": f"evil.example:{port}", "Origin": f"http://evil.example:{port}"}
+    status, body = server.post("/api/command", {"text": "help"}, token=token, headers=rebound)
+    assert status == 421 and "own names" in body["error"]
+    assert server.get("/api/state", headers={"Host": f"evil.example:{port}"})[0] == 421
+    assert server.request("GET", "/", headers={"Host": "evil.example"})[0] == 421
+    assert server.get("/api/state", headers={"Host": "bad host"})[0] == 421
+    for host in (f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}", "LocalHost"):
+        assert server.get("/api/state", headers={"Host": host})[0] == 200, host
+
+
+def _outside_address() -> str | None:
+    """One of this machine's addresses that is not loopback (IPv4), if it has one."""
+    import ipaddress
+
+    from board_driver.web.server import machine_addresses
+    return next((a for a in sorted(machine_addresses()) if ipaddress.ip_address(a).version == 4
+                 and not ipaddress.ip_address(a).is_loopback), None)
+
+
+@pytest.mark.slow
+def test_the_simulated_board_needs_the_token_from_another_machine(tmp_path):
+    address = _outside_address()
+    if address is None:
+        pytest.skip("this machine has no address but loopback")
+    s = Server(tmp_path / "data", "--variant", "orthodox", "--new", listen="0.0.0.0:0")
+    try:
+        port = s.url.rsplit(":", 1)[1]
+        local = Server.__new__(Server)
+        local.url = f"http://127.0.0.1:{port}"
+        s.url = f"http://{address}:{port}"        # the board's own address: its Host is accepted
+        assert s.get("/api/state")[0] == 200
+        status, body = s.post("/api/sim", {"input": "resign"})
+        assert status == 401 and "pair" in body["error"]
+        assert s.post("/api/sim", {"lift": "e2"})[0] == 401
+        assert local.wait_state()["result"] is None and local.wait_state()["occupied"].count("e2") == 1
+        token = local.pair()                     # on its own machine the simulated board needs none
+        status, body = s.post("/api/sim", [{"lift": "e2"}, {"t": 150, "place": "e4"}], token=token)
+        assert status == 200 and body["state"]["moves"] == ["e2e4"]
+    finally:
+        s.stop()
+
+
 def test_pairing_lights_a_piece_and_grants_a_token_as_a_cookie(server):
     status, p = server.post("/api/pair")
     assert status == 200 and p["square"] in server.wait_state()["occupied"] and p["expires_in"] == 30
@@ -82,6 +128,18 @@ def test_pairing_lights_a_piece_and_grants_a_token_as_a_cookie(server):
     assert status == 200
     assert server.get("/api/state", headers={"Cookie": f"fairyboard_token={st['token']}"})[1]["paired"] is True
     assert server.wait_state()["pending"] is None      # the piece lifted and put back is no move
+
+
+def test_a_pairing_needs_its_piece_alone_lifted_and_put_back(server):
+    status, p = server.post("/api/pair")
+    assert status == 200
+    assert server.post("/api/pair")[1]["id"] == p["id"]           # one waiting pairing per client
+    other = next(sq for sq in ("a1", "h1", "a8", "h8", "e1") if sq != p["square"])
+    server.sim({"t": 0, "lift": p["square"]}, {"t": 150, "lift": other}, {"t": 300, "place": other},
+               {"t": 450, "place": p["square"]})
+    assert server.get(f"/api/pair/{p['id']}")[1]["state"] == "waiting"     # something else moved meanwhile
+    server.sim({"t": 0, "lift": p["square"]}, {"t": 150, "place": p["square"]})
+    assert server.get(f"/api/pair/{p['id']}")[1]["state"] == "granted"
 
 
 @pytest.mark.slow
@@ -228,6 +286,7 @@ def test_new_game_refuses_unknown_variants_and_bad_names(server, token):
     assert {"orthodox", "tomorrow-1", "chego-holes", "csipgs", "random"} <= names
 
 
+@pytest.mark.slow
 def test_a_board_profile_password_logs_in(tmp_path):
     profile = tmp_path / "board.yaml"
     profile.write_text("name: sim-pw\nfiles: 12\nranks: 8\nweb:\n  password: open sesame\n")
@@ -238,10 +297,49 @@ def test_a_board_profile_password_logs_in(tmp_path):
         assert status == 401
         status, body = s.post("/api/login", {"password": "open sesame"})
         assert status == 200
+        # guessing: the sixth wrong password in a row waits, refused unchecked with Retry-After
+        for _ in range(5):
+            assert s.post("/api/login", {"password": "guess"})[0] == 401
+        status, refused, headers = s.request("POST", "/api/login", {"password": "open sesame"})
+        assert status == 429 and int(headers["Retry-After"]) >= 1 and "try again" in refused["error"]
         assert s.post("/api/command", {"text": "help"}, token=body["token"])[0] == 200
-        squares = {s.post("/api/pair")[1]["square"] for _ in range(3)}     # a watcher asking again and again
-        status, body = s.post("/api/pair")
-        assert len(squares) >= 1 and status == 400 and "already waiting" in body["error"]
+        ids = {s.post("/api/pair")[1]["id"] for _ in range(4)}     # a watcher asking again and again
+        assert len(ids) == 1                                        # lights one square, no more
+    finally:
+        s.stop()
+
+
+@pytest.mark.slow
+def test_the_owner_lists_the_paired_devices_and_forgets_them(tmp_path):
+    profile = tmp_path / "board.yaml"
+    profile.write_text("name: sim-pw\nfiles: 12\nranks: 8\nweb:\n  password: open sesame\n")
+    s = Server(tmp_path / "data", "--board", str(profile))
+    try:
+        phone = s.post("/api/login", {"password": "open sesame"},
+                       headers={"User-Agent": "Mozilla/5.0 (Linux; Android 14) Chrome/126.0 Mobile Safari/537.36"})[1]
+        laptop = s.post("/api/login", {"password": "open sesame"})[1]["token"]
+        assert s.get("/api/tokens")[0] == 401
+        status, listed = s.get("/api/tokens", token=laptop)
+        assert status == 200 and listed["expire_days"] == 30 and len(listed["tokens"]) == 2
+        first, second = listed["tokens"]
+        assert first["label"].startswith("Chrome on Android") and first["via"] == "password"
+        assert {"id", "created", "last_used", "expires"} <= set(first) and second["current"] and not first["current"]
+        status, body = s.post("/api/tokens/revoke", {"id": first["id"]}, token=laptop)
+        assert status == 200 and body["revoked"] == 1 and [d["id"] for d in body["tokens"]] == [second["id"]]
+        assert s.post("/api/command", {"text": "help"}, token=phone["token"])[0] == 401
+        assert s.post("/api/tokens/revoke", {"id": "nonsense"}, token=laptop)[0] == 404
+        assert s.post("/api/tokens/revoke", {"all": "yes"}, token=laptop)[0] == 400
+        status, body, headers = s.request("POST", "/api/tokens/revoke", {"all": True}, token=laptop)
+        assert status == 200 and body["tokens"] == [] and "fairyboard_token=" in headers.get("Set-Cookie", "")
+        assert s.post("/api/command", {"text": "help"}, token=laptop)[0] == 401
+        # the command line forgets them too, while the service runs
+        again = s.post("/api/login", {"password": "open sesame"})[1]["token"]
+        env = dict(__import__("os").environ, FAIRYBOARD_DATA=str(tmp_path / "data"))
+        out = subprocess.run(CLI + ["web", "devices"], capture_output=True, text=True, env=env, check=True).stdout
+        assert "password" in out
+        out = subprocess.run(CLI + ["web", "forget"], capture_output=True, text=True, env=env, check=True).stdout
+        assert "1 paired device forgotten" in out
+        assert s.post("/api/command", {"text": "help"}, token=again)[0] == 401
     finally:
         s.stop()
 
