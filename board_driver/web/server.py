@@ -141,7 +141,7 @@ def machine_addresses() -> set[str]:
         pass
     try:
         for info in socket.getaddrinfo(socket.gethostname(), None):
-            out.add(str(ipaddress.ip_address(info[4][0].split("%", 1)[0])))
+            out.add(str(ipaddress.ip_address(str(info[4][0]).split("%", 1)[0])))
     except (OSError, ValueError):
         pass
     return out
@@ -829,7 +829,7 @@ def device_label(request: web.Request) -> str:
     if browser and system:
         what = f"{browser} on {system}"
     elif browser or system:
-        what = browser or system
+        what = str(browser or system)
     else:
         what = "".join(c for c in ua.split(" ")[0] if c.isprintable())[:40] or "a client"
     return f"{what} ({request.remote or '?'})"
