@@ -54,6 +54,14 @@ class ApiError(web.HTTPException):
         super().__init__(text=json.dumps({"error": message}), content_type="application/json", headers=headers)
 
 
+def _press_side(text: str) -> str | None:
+    """``press white`` / ``press black``: the side whose clock the press is to stop, else None."""
+    words = text.split()
+    if len(words) == 2 and words[0].lower() == "press" and words[1].lower() in ("white", "black"):
+        return words[1].lower()
+    return None
+
+
 def _json(data, status: int = 200, **kw) -> web.Response:
     return web.json_response(data, status=status, dumps=partial(json.dumps, separators=(",", ":")), **kw)
 
@@ -304,8 +312,19 @@ class WebServer:
             raise ApiError(400, "the command is too long")
         bridge = self.bridge
 
+        side = _press_side(text)
+
         def run(session):
-            replies = session.command(text, bridge.clock())
+            cmd = text
+            if side is not None:
+                # "press white": the page presses for the side whose clock it shows running;
+                # when the clock has switched meanwhile the press is refused, not made for the
+                # other side
+                running = session.clocks()
+                if running is not None and running["running"] not in (None, side):
+                    raise CommandError(f"press: {side}'s clock is not running ({running['running']}'s is)")
+                cmd = "press"
+            replies = session.command(cmd, bridge.clock())
             for line in replies:
                 bridge.notice(line)
             return replies

@@ -119,6 +119,7 @@ function render(s) {
   $('#variant').textContent = s.variant;
   $('#players').textContent = `${s.players.white} – ${s.players.black}`;
   renderLink(s);
+  renderClocks(s);
   renderStatus(s);
   renderDice(s);
   renderPrompt(s);
@@ -162,6 +163,71 @@ function renderLink(s) {
     renderLink.timer = setTimeout(() => { el.hidden = true; }, 8000);
   }
 }
+
+// -- chess clocks: both times as the snapshot gives them, the running one counted down here
+// from the moment the snapshot arrived until the next one (docs/web.md, clocks) -------------------
+const LOW_MS = 20000;       // under 20 s a clock shows in the low-time colour
+let clockBase = null;       // {key, c, at, over}: the snapshot's clocks and when they arrived
+
+function clockText(ms) {
+  ms = Math.max(0, ms);
+  if (ms < 10000) return `0:0${Math.floor(ms / 1000)}.${Math.floor(ms / 100) % 10}`;   // tenths under 10 s
+  const sec = Math.floor(ms / 1000);
+  const h = Math.floor(sec / 3600);
+  const mm = String(Math.floor(sec / 60) % 60);
+  const ss = String(sec % 60).padStart(2, '0');
+  return h ? `${h}:${mm.padStart(2, '0')}:${ss}` : `${mm}:${ss}`;
+}
+
+function clockLeft(side) {
+  const { c, at, over } = clockBase;
+  let ms = c[side];
+  if (c.running === side && !c.paused && !c.waiting && !c.flag && !over) ms -= performance.now() - at;
+  return Math.max(0, ms);
+}
+
+function tickClocks() {
+  if (!clockBase) return;
+  for (const side of ['white', 'black']) {
+    const el = document.querySelector(`#clocks .clock[data-side="${side}"]`);
+    const ms = clockLeft(side);
+    const t = el.querySelector('.time');
+    const text = clockText(ms);
+    if (t.textContent !== text) t.textContent = text;
+    el.classList.toggle('low', ms < LOW_MS);
+    el.dataset.ms = Math.round(ms);
+  }
+}
+
+function renderClocks(s) {
+  const c = s.clocks;
+  $('#clocks').hidden = !c;
+  if (!c) { clockBase = null; return; }
+  // a snapshot drawn again (Letters, an HTTP answer of the same version) keeps its arrival time
+  const key = `${s.run}/${s.version}`;
+  if (!clockBase || clockBase.key !== key) clockBase = { key, c, at: performance.now(), over: !!s.result };
+  for (const side of ['white', 'black']) {
+    const el = document.querySelector(`#clocks .clock[data-side="${side}"]`);
+    const running = c.running === side && !c.paused && !c.waiting && !s.result;
+    el.classList.toggle('running', running);
+    el.classList.toggle('flag', c.flag === side);
+    const Side = side === 'white' ? 'White' : 'Black';
+    el.querySelector('.who').textContent = (s.players[side] === Side ? Side : `${Side} · ${s.players[side]}`) +
+      (c.flag === side ? ' · flag fell' : running ? ' · running' : '');
+  }
+  const live = !s.result && !c.flag;
+  const press = $('#btn-press');
+  const side = c.running === 'white' ? 'White' : 'Black';
+  press.hidden = !(live && c.mode === 'press' && c.running && !c.paused && !c.waiting);
+  press.textContent = `Press the clock: ${side} has moved`;
+  press.dataset.side = c.running || '';
+  $('#btn-clock-start').hidden = !(live && (c.paused || c.waiting));
+  $('#btn-clock-pause').hidden = !(live && c.running && !c.paused && !c.waiting);
+  $('#clock-note').textContent = `${c.tc}` + (c.mode === 'press' ? ', clock button' : '') +
+    (!live ? '' : c.paused ? ' – paused' : c.waiting ? ' – stopped: the next move or Start restarts it' : '');
+  tickClocks();
+}
+setInterval(tickClocks, 100);
 
 function renderStatus(s) {
   const el = $('#status');
@@ -444,6 +510,21 @@ async function loadVariants() {
   }
 }
 
+// The time control offered first is the current game's (a new game keeps it unless changed).
+function showClockForm(init) {
+  const sel = $('#nv-clock');
+  if (init && state) {
+    const c = state.clocks;
+    const tc = c ? c.tc : '-';
+    if ([...sel.options].some((o) => o.value === tc)) sel.value = tc;
+    else { sel.value = 'custom'; $('#nv-clock-custom').value = tc; }
+    $('#nv-clock-mode').value = c && c.mode === 'press' ? 'press' : 'auto';
+  }
+  $('#nv-clock-custom-row').hidden = sel.value !== 'custom';
+  $('#nv-clock-mode-row').hidden = sel.value === '-';
+}
+$('#nv-clock').onchange = () => showClockForm(false);
+
 async function loadSchedule() {
   const r = await api('/api/schedule?games=8');
   const name = (p) => esc(p === 'A' ? ($('#nv-white').value || 'A') : ($('#nv-black').value || 'B'));
@@ -543,7 +624,11 @@ async function newGame(e) {
   e.preventDefault();
   try {
     const who = (side, dflt) => $(`#nv-${side}-who`).value || $(`#nv-${side}`).value || dflt;
-    await api('/api/new', { variant: $('#nv-variant').value, white: who('white', 'White'), black: who('black', 'Black') });
+    const body = { variant: $('#nv-variant').value, white: who('white', 'White'), black: who('black', 'Black') };
+    const tc = $('#nv-clock').value === 'custom' ? $('#nv-clock-custom').value.trim() : $('#nv-clock').value;
+    body.clock = tc || '-';
+    if (body.clock !== '-') body.clock_mode = $('#nv-clock-mode').value;
+    await api('/api/new', body);
     say('New game started: set up the board as the LEDs show.');
     showTab('play');
   } catch (err) {
@@ -584,12 +669,16 @@ function showTab(name) {
   for (const t of document.querySelectorAll('.tab')) t.hidden = t.id !== `tab-${name}`;
   for (const b of document.querySelectorAll('nav button')) b.classList.toggle('active', b.dataset.tab === name);
   if (name === 'games') loadGames().catch((e) => say(e.message, 'error'));
-  if (name === 'new') { loadVariants().catch((e) => say(e.message, 'error')); loadSchedule().catch(() => {}); }
+  if (name === 'new') { showClockForm(true); loadVariants().catch((e) => say(e.message, 'error')); loadSchedule().catch(() => {}); }
   if (name === 'hardware') loadHardware().catch((e) => say(e.message, 'error'));
 }
 
 // -- wiring ------------------------------------------------------------------------------------------
 $('#btn-pass').onclick = () => command('pass');
+// the press names the side whose clock it stops: a clock switched meanwhile refuses it
+$('#btn-press').onclick = () => { const side = $('#btn-press').dataset.side; if (side) command(`press ${side}`); };
+$('#btn-clock-start').onclick = () => command('clock start');
+$('#btn-clock-pause').onclick = () => command('clock pause');
 $('#btn-end').onclick = () => command('end');
 $('#btn-takeback').onclick = () => command('takeback');
 $('#btn-resign').onclick = () => askResign();
