@@ -741,20 +741,29 @@ def game_detail(store: GameStore, gid: str) -> dict:
         name = game.geometry.name
         return {name(sq): (l.upper() if c == 0 else l.lower()) for sq, (l, c) in sorted(game.piece_map().items())}
     geo = game.geometry
-    positions = [{"move": None, "san": None, "fen": game.fen(), "pieces": pieces()}]
+    from board_driver.pgn import fullmove, movetext
+    from board_driver.referee.texts import catalog
+    from board_driver.web.state import family_view, numbered
+    positions = [{"move": None, "san": None, "label": None, "fen": game.fen(), "pieces": pieces()}]
     error = None
+    sans = []
     for text in rec.actions:
         try:
             a = game.parse(text)
             san = game.san(a) if not a.silent else a.text
+            sans.append((game.turn, a, san))
             game.push(a)
         except (EngineError, ValueError) as exc:
             error = f"{text}: {exc}"
             break
         positions.append({"move": text, "san": san, "fen": game.fen(), "pieces": pieces()})
+    start = fullmove(rec.header.get("start_fen"))
+    for p, label in zip(positions[1:], numbered(sans, start)):
+        p["label"] = label
     return {"id": rec.id, "variant": rec.variant, "players": rec.header.get("players"), "date": rec.header.get("date"),
             "result": rec.result, "reason": rec.reason,
             "board": {"files": geo.files, "ranks": geo.ranks, "holes": sorted(geo.name(h) for h in geo.holes)},
+            "catalog": catalog(game, family_view(game)), "movetext": movetext(sans, start),
             "positions": positions, "error": error}
 
 

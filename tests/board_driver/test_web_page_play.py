@@ -122,3 +122,52 @@ def test_the_new_game_form_offers_the_time_controls(server, browser, token, pair
     click(browser, "#newform button:not([type='button'])")
     wait(None, lambda: server.wait_state()["clocks"] is None, what="a game without a clock")
     wait(browser, lambda: clock(browser, "white") is None, what="the clocks hidden")
+
+
+def test_moves_are_named_in_san_with_move_numbers(server, browser, token):
+    server.new_game(token, "tomorrow-3", white="Ann", black="Bob")
+    for a, b in (("e2", "e4"), ("e7", "e5")):
+        server.move(a, b)
+    assert server.wait_state()["san"] == ["e4", "e5"]
+    server.new_game(token, "orthodox", clock="-")
+    for a, b in (("e2", "e4"), ("e7", "e5"), ("g1", "f3")):
+        server.move(a, b)
+    st = server.wait_state()
+    assert st["moves"] == ["e2e4", "e7e5", "g1f3"] and st["san"] == ["e4", "e5", "Nf3"]
+    assert st["movetext"] == "1. e4 e5 2. Nf3"
+    synced(server, browser)
+    wait(browser, lambda: text_of(browser, "#moves") == "1. e4 e5 2. Nf3", what="the moves in SAN")
+
+
+def viewer_pieces(browser):
+    """Every piece the saved-game viewer draws: (square's piece letter, its image)."""
+    return js(browser, """return [...document.querySelectorAll('#viewboard piece')].map((p) =>
+        [p.className, getComputedStyle(p).backgroundImage]);""")
+
+
+def test_a_saved_game_is_drawn_with_its_own_pieces_its_moves_and_the_last_move(server, browser, token):
+    click(browser, "nav button[data-tab='games']")
+    wait(browser, lambda: js(browser, "return !!document.querySelector('#gamelist button[data-game]')"), what="the list")
+    detail = None
+    for g in reversed(server.get("/api/games")[1]["games"]):
+        if g.get("variant") == "tomorrow-3":
+            detail = server.get(f"/api/games/{g['id']}")[1]
+            break
+    assert detail and [p["label"] for p in detail["positions"]] == [None, "1. e4", "1... e5"]
+    assert detail["movetext"] == "1. e4 e5" and {"tiger", "cannon", "man"} <= {c["name"].lower() for c in detail["catalog"]}
+    click(browser, f"#gamelist button[data-game='{detail['id']}']")
+    wait(browser, lambda: text_of(browser, "#viewpos") == "1... e5", what="the last position, numbered")
+    pieces = wait(browser, lambda: len(viewer_pieces(browser)) == 48 and viewer_pieces(browser), what="48 pieces")
+    blank = [c for c, img in pieces if not img or img == "none"]
+    assert not blank, f"pieces drawn without an image: {blank[:6]}"
+    lit = js(browser, "return [...document.querySelectorAll('#viewboard [data-led=\"last move\"]')].map((e) => e.dataset.square).sort()")
+    assert lit == ["e5", "e7"]
+    labels = js(browser, "return [...document.querySelectorAll('#viewmoves button')].map((b) => b.textContent)")
+    assert labels == ["1. e4", "1... e5"]
+    click(browser, "#viewmoves button[data-index='1']")
+    wait(browser, lambda: text_of(browser, "#viewpos") == "1. e4", what="the first move")
+    lit = js(browser, "return [...document.querySelectorAll('#viewboard [data-led=\"last move\"]')].map((e) => e.dataset.square).sort()")
+    assert lit == ["e2", "e4"]
+    js(browser, "document.querySelector('#viewer').scrollIntoView()")
+    screenshot(browser, "saved-game-viewer", prompt=False, show="#viewmoves", colour=(0x2E, 0x6B, 0x4F))
+    click(browser, "nav button[data-tab='play']")

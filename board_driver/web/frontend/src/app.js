@@ -447,7 +447,8 @@ function renderNotices(s) {
   // this game's notices only: from the notice that started it, when it is among them
   const start = s.notices.map((n) => n.text.startsWith(`New game ${s.game}:`)).lastIndexOf(true);
   $('#notices').innerHTML = s.notices.slice(Math.max(start, 0)).slice(-12).reverse().map((n) => `<li>${esc(n.text)}</li>`).join('');
-  $('#moves').textContent = s.moves.join(' ') || '(no moves yet)';
+  // the moves by their names (SAN) with move numbers; an older server sends only engine notation
+  $('#moves').textContent = (s.movetext ?? s.moves.join(' ')) || '(no moves yet)';
 }
 
 function setTool(mode, once = false) {
@@ -656,13 +657,24 @@ async function openGame(id) {
   showPosition();
 }
 
+// A saved game is drawn with its own pieces (its catalog, not the game being played), its moves
+// listed by name and number (a tap goes to that position), the last move marked as the board
+// marks it.
 function showPosition() {
   const d = viewer.detail;
   const p = d.positions[viewer.index];
+  const leds = {};
+  for (const sq of (p.move || '').match(/[a-p]\d+/g) || []) {
+    if (!d.board.holes.includes(sq)) leds[sq] = { color: '#3c2d00', blink: 'steady', layer: 'last move', meaning: 'the last move' };
+  }
   viewer.board.update({ files: d.board.files, ranks: d.board.ranks, holes: d.board.holes, pieces: p.pieces,
-    leds: {}, catalog: state ? state.catalog : [], movable: false, letters });
+    leds, catalog: d.catalog || (state ? state.catalog : []), movable: false, letters });
   $('#viewtitle').textContent = `${d.id}: ${d.variant}, ${(d.players || {}).white} – ${(d.players || {}).black}, ${d.result || 'playing'}`;
-  $('#viewpos').textContent = viewer.index === 0 ? 'start' : `${viewer.index}. ${p.san}`;
+  $('#viewpos').textContent = viewer.index === 0 ? 'start' : (p.label || p.san || p.move);
+  $('#viewmoves').innerHTML = d.positions.slice(1).map((q, i) =>
+    `<button type="button" class="vm${i + 1 === viewer.index ? ' current' : ''}" data-index="${i + 1}">${esc(q.label || q.san || q.move)}</button>`).join(' ') +
+    (d.error ? ` <small class="bad">${esc(d.error)}</small>` : '');
+  for (const b of document.querySelectorAll('#viewmoves button[data-index]')) b.onclick = () => { viewer.index = Number(b.dataset.index); showPosition(); };
 }
 
 function showTab(name) {
