@@ -53,6 +53,17 @@ def clock(browser, side):
                 px: parseFloat(cs.fontSize), colour: cs.color, who: el.querySelector('.who').textContent};""", side)
 
 
+def tap(browser, css):
+    """A mouse click where the element is on the screen (the New game tab is shorter than the
+    phone's screen, where a WebDriver click lands beside the button)."""
+    x, y = wait(browser, lambda: js(browser, """const e = document.querySelector(arguments[0]);
+        if (!e || !e.offsetParent) return null; e.scrollIntoView({block: 'nearest'});
+        const b = e.getBoundingClientRect(); return [b.x + b.width / 2, b.y + b.height / 2];""", css), what=css)
+    for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
+        browser.execute_cdp_cmd("Input.dispatchMouseEvent", {"type": kind, "x": x, "y": y, "button": "left",
+                                                             "clickCount": 1 if kind != "mouseMoved" else 0})
+
+
 def command(server, token, text):
     status, body = server.post("/api/command", {"text": text}, token=token)
     assert status == 200, body
@@ -113,13 +124,14 @@ def test_the_new_game_form_offers_the_time_controls(server, browser, token, pair
     field.clear()
     field.send_keys("600+5")
     js(browser, "document.querySelector('#nv-clock-mode').value = 'auto'")
-    click(browser, "#newform button:not([type='button'])")
-    st = wait(None, lambda: (s := server.wait_state())["clocks"] and s["clocks"]["tc"] == "600+5" and s, what="a 600+5 game")
+    tap(browser, "#newform button:not([type='button'])")
+    st = wait(None, lambda: (s := server.wait_state())["clocks"] and s["clocks"]["tc"] == "600+5" and s,
+               what="a 600+5 game " + text_of(browser, "#toast"))
     assert st["clocks"]["mode"] == "auto"
     wait(browser, lambda: clock(browser, "white") and clock(browser, "white")["text"] in ("10:00", "9:59", "9:58"), what="10:00 shown")
     click(browser, "nav button[data-tab='new']")
     js(browser, "const s = document.querySelector('#nv-clock'); s.value = '-'; s.dispatchEvent(new Event('change'));")
-    click(browser, "#newform button:not([type='button'])")
+    tap(browser, "#newform button:not([type='button'])")
     wait(None, lambda: server.wait_state()["clocks"] is None, what="a game without a clock")
     wait(browser, lambda: clock(browser, "white") is None, what="the clocks hidden")
 
@@ -171,3 +183,80 @@ def test_a_saved_game_is_drawn_with_its_own_pieces_its_moves_and_the_last_move(s
     js(browser, "document.querySelector('#viewer').scrollIntoView()")
     screenshot(browser, "saved-game-viewer", prompt=False, show="#viewmoves", colour=(0x2E, 0x6B, 0x4F))
     click(browser, "nav button[data-tab='play']")
+
+
+def test_the_screen_is_kept_on_while_a_game_is_on(server, browser, token):
+    browser.execute_cdp_cmd("Browser.grantPermissions", {"origin": server.url, "permissions": ["wakeLockScreen"]})
+    server.new_game(token, "orthodox", clock="-")
+    browser.refresh()
+    wait(browser, lambda: js(browser, "return document.body.dataset.wakelock") == "on", what="the wake lock taken")
+    command(server, token, "resign black")
+    wait(browser, lambda: js(browser, "return document.body.dataset.wakelock") == "off", what="the wake lock released")
+    server.new_game(token, "orthodox")
+    wait(browser, lambda: js(browser, "return document.body.dataset.wakelock") == "on", what="the wake lock taken again")
+
+
+def alerts(browser):
+    return js(browser, "const b = document.body.dataset; return [Number(b.alerts || 0), b.alertKind || null, "
+                       "Number(b.alertsSkipped || 0), (window.__vib || []).length]")
+
+
+def test_a_sound_and_a_vibration_when_the_board_asks_or_the_computer_moved(server, browser, token, paired):
+    js(browser, "navigator.vibrate = (p) => { (window.__vib = window.__vib || []).push(p); return true; }")
+    wait(browser, lambda: text_of(browser, "#btn-alerts") == "Sound on", what="sound on by default")
+    server.new_game(token, "orthodox", fen="3r2k1/4P3/8/8/8/8/8/4K3 w - - 0 1")
+    synced(server, browser)
+    n, _, skipped, vib = alerts(browser)
+    server.move("e7", "e8")                                         # a promotion: which piece?
+    wait(browser, lambda: alerts(browser)[0] == n + 1, what="an alert for the question")
+    assert alerts(browser)[1] == "prompt" and alerts(browser)[3] == vib + 1
+    synced(server, browser)
+    assert alerts(browser)[0] == n + 1                              # once per question
+    click(browser, "#btn-alerts")                                   # switched off
+    wait(browser, lambda: text_of(browser, "#btn-alerts") == "Sound off", what="sound off")
+    server.new_game(token, "orthodox", fen="3r2k1/4P3/8/8/8/8/8/4K3 w - - 0 1")
+    server.move("e7", "e8")
+    wait(browser, lambda: alerts(browser)[2] == skipped + 1, what="the question seen, no alert")
+    assert alerts(browser)[0] == n + 1 and alerts(browser)[3] == vib + 1
+    click(browser, "#btn-alerts")
+    wait(browser, lambda: text_of(browser, "#btn-alerts") == "Sound on", what="sound on again")
+    server.new_game(token, "orthodox", black="random")
+    server.move("e2", "e4")
+    wait(browser, lambda: alerts(browser)[:2] == [n + 2, "computer"], what="an alert for the computer's move")
+
+
+def test_the_new_game_form_names_the_variants_by_family(server, browser, token):
+    click(browser, "nav button[data-tab='new']")
+    opts = wait(browser, lambda: (o := js(browser, """return [...document.querySelectorAll('#nv-variant option')].map((o) =>
+        [o.value, o.textContent, o.parentElement.label || null])""")) and len(o) >= 28 and o, what="the variants")
+    assert len(opts) == 28
+    groups = {g for _, _, g in opts}
+    assert {"Chess", "Tomorrow's Chess", "Random Variant Chess", "csipgs", "Cost Progressive", "Chego"} <= groups
+    by = {v: (t, g) for v, t, g in opts}
+    assert by["tomorrow-3"] == ("Tomorrow's Chess 3: Cannon, Tigers and a Man (12x8)", "Tomorrow's Chess")
+    assert by["chego-holes"][1] == "Chego" and by["csipgs-army"][1] == "csipgs"
+    assert not [v for v, t, _ in opts if t.split(" (")[0] == v], "variants shown by their file names"
+    js(browser, "const s = document.querySelector('#nv-variant'); s.value = 'orthodox'; s.dispatchEvent(new Event('change'));")
+    assert not js(browser, "return document.querySelector('#nv-schedule').offsetParent")     # only for random
+    js(browser, "const s = document.querySelector('#nv-variant'); s.value = 'random'; s.dispatchEvent(new Event('change'));")
+    wait(browser, lambda: js(browser, "return !!document.querySelector('#nv-schedule').offsetParent"), what="the schedule")
+    assert js(browser, "return document.querySelector('#nv-variant').getBoundingClientRect().right <= innerWidth")
+    assert not js(browser, "return !!document.querySelector('#nv-computer').offsetParent")   # two people: no note
+    screenshot(browser, "new-game-form", prompt=False, show="#newform", colour=(0xFF, 0xFF, 0xFF))
+    click(browser, "nav button[data-tab='play']")
+
+
+def test_the_websocket_reconnects_with_backoff(server, browser):
+    wait(browser, lambda: js(browser, "return document.querySelector('#conn').className") == "conn on", what="connected")
+    server.stop()
+    delays = set()
+    end = time.monotonic() + 5
+    while time.monotonic() < end:
+        delays.add(int(js(browser, "return document.body.dataset.wsDelay || 0")))
+        time.sleep(0.1)
+    assert {1000, 2000, 4000} <= delays and max(delays) <= 8000, delays
+    server.restart()
+    wait(browser, lambda: js(browser, "return document.querySelector('#conn').className") == "conn on",
+         timeout=20, what="reconnected")
+    assert js(browser, "return document.body.dataset.wsAttempts") == "0"
+    synced(server, browser)
