@@ -260,3 +260,43 @@ def test_the_websocket_reconnects_with_backoff(server, browser):
          timeout=20, what="reconnected")
     assert js(browser, "return document.body.dataset.wsAttempts") == "0"
     synced(server, browser)
+
+
+def test_coordinates_stay_off_the_pieces_at_a_24_px_minimum_font(server, token):
+    """Chrome's minimum font size (Settings, Appearance: some phones ship 24 px for large text)
+    enlarged the coordinates drawn on the squares over the pieces; they stand beside the board."""
+    from selenium.webdriver.chrome.service import Service
+    from test_web_page import CHROMEDRIVER, CHROMIUM, PHONE, webdriver
+    server.new_game(token, "orthodox", clock="-")
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = CHROMIUM
+    for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+              f"--window-size={PHONE['width']},{PHONE['height']}", "--disable-extensions", "--no-first-run"):
+        opts.add_argument(a)
+    opts.add_experimental_option("prefs", {"webkit": {"webprefs": {"minimum_font_size": 24}}})
+    d = webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts)
+    try:
+        d.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", PHONE)
+        d.get(server.url + "/")
+        wait(d, lambda: piece_on(d, "e1") == "K", what="the board")
+        assert js(d, "return parseFloat(getComputedStyle(document.querySelector('#status')).fontSize)") >= 24  # the setting holds
+        got = js(d, """
+            const g = document.querySelector('#board .fb-grid').getBoundingClientRect();
+            const labels = [...document.querySelectorAll('#board [data-coord]')].map((e) => {
+              const b = e.getBoundingClientRect(); return [e.textContent, b.x, b.y, b.right, b.bottom]; });
+            // what is drawn on the squares themselves (the old coordinates were ::before text)
+            const onSquares = [...document.querySelectorAll('#board .sq')].filter((e) =>
+              !['none', 'normal', '""'].includes(getComputedStyle(e, '::before').content)).length;
+            const next = document.querySelector('#simtools').getBoundingClientRect().top;
+            return {grid: [g.x, g.y, g.right, g.bottom], labels, onSquares, vw: innerWidth, next};""")
+        assert got["onSquares"] == 0, got
+        assert sorted(t for t, *_ in got["labels"]) == sorted(list("12345678") + list("abcdefgh")), got
+        gx0, gy0, gx1, gy1 = got["grid"]
+        for t, x0, y0, x1, y1 in got["labels"]:
+            assert x1 <= gx0 + 1 or y0 >= gy1 - 1, f"{t} covers the squares: {got}"
+            assert x0 >= 0 and x1 <= got["vw"], f"{t} is off the screen"
+            assert y1 <= got["next"] + 1, f"{t} runs into the buttons under the board: {got}"
+        assert gx1 <= got["vw"]
+        screenshot(d, "coordinates-min-font-24", prompt=False)
+    finally:
+        d.quit()
