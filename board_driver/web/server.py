@@ -56,6 +56,14 @@ class ApiError(web.HTTPException):
         super().__init__(text=json.dumps({"error": message}), content_type="application/json", headers=headers)
 
 
+def _press_side(text: str) -> str | None:
+    """``press white`` / ``press black``: the side whose clock the press is to stop, else None."""
+    words = text.split()
+    if len(words) == 2 and words[0].lower() == "press" and words[1].lower() in ("white", "black"):
+        return words[1].lower()
+    return None
+
+
 def _json(data, status: int = 200, **kw) -> web.Response:
     return web.json_response(data, status=status, dumps=partial(json.dumps, separators=(",", ":")), **kw)
 
@@ -439,8 +447,19 @@ class WebServer:
             raise ApiError(400, "the command is too long")
         bridge = self.bridge
 
+        side = _press_side(text)
+
         def run(session):
-            replies = session.command(text, bridge.clock())
+            cmd = text
+            if side is not None:
+                # "press white": the page presses for the side whose clock it shows running;
+                # when the clock has switched meanwhile the press is refused, not made for the
+                # other side
+                running = session.clocks()
+                if running is not None and running["running"] not in (None, side):
+                    raise CommandError(f"press: {side}'s clock is not running ({running['running']}'s is)")
+                cmd = "press"
+            replies = session.command(cmd, bridge.clock())
             for line in replies:
                 bridge.notice(line)
             return replies
@@ -923,20 +942,29 @@ def game_detail(store: GameStore, gid: str) -> dict:
         name = game.geometry.name
         return {name(sq): (l.upper() if c == 0 else l.lower()) for sq, (l, c) in sorted(game.piece_map().items())}
     geo = game.geometry
-    positions = [{"move": None, "san": None, "fen": game.fen(), "pieces": pieces()}]
+    from board_driver.pgn import fullmove, movetext
+    from board_driver.referee.texts import catalog
+    from board_driver.web.state import family_view, numbered
+    positions = [{"move": None, "san": None, "label": None, "fen": game.fen(), "pieces": pieces()}]
     error = None
+    sans = []
     for text in rec.actions:
         try:
             a = game.parse(text)
             san = game.san(a) if not a.silent else a.text
+            sans.append((game.turn, a, san))
             game.push(a)
         except (EngineError, ValueError) as exc:
             error = f"{text}: {exc}"
             break
         positions.append({"move": text, "san": san, "fen": game.fen(), "pieces": pieces()})
+    start = fullmove(rec.header.get("start_fen"))
+    for p, label in zip(positions[1:], numbered(sans, start)):
+        p["label"] = label
     return {"id": rec.id, "variant": rec.variant, "players": rec.header.get("players"), "date": rec.header.get("date"),
             "result": rec.result, "reason": rec.reason,
             "board": {"files": geo.files, "ranks": geo.ranks, "holes": sorted(geo.name(h) for h in geo.holes)},
+            "catalog": catalog(game, family_view(game)), "movetext": movetext(sans, start),
             "positions": positions, "error": error}
 
 

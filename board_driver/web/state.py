@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import weakref
 from typing import Any
 
 from board_driver.devices import BLINK_NAMES
@@ -117,6 +118,56 @@ def dice_of(variant_name: str) -> list[int] | None:
     return None
 
 
+# The moves' names (SAN) of each session's game, kept between snapshots: a snapshot names only
+# the actions added since the last one (a takeback or a new game starts again from the start).
+_SANS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def sans_of(session) -> list[tuple[int, Any, str]]:
+    """(turn, action, SAN) of every action of the session's game, as ``pgn.replay`` gives them
+    for a saved game; an action that cannot be named keeps its engine notation."""
+    g = session.game
+    history = list(g.history)
+    texts = [a.text for a in history]
+    try:
+        key, known, done = _SANS[session]
+    except (KeyError, TypeError):
+        key, known, done = None, [], []
+    if key != session.game_id or texts[:len(known)] != known:
+        known, done = [], []
+    done = list(done[:len(texts)])
+    if len(done) < len(texts):
+        try:
+            c = g.copy()
+            for _ in range(len(texts) - len(done)):
+                c.pop()
+            for a in history[len(done):]:
+                done.append((c.turn, a, c.san(a) if not a.silent else a.text))
+                c.push(a)
+        except (EngineError, ValueError, AttributeError, IndexError, KeyError):
+            done += [(None, a, a.text) for a in history[len(done):]]
+    try:
+        _SANS[session] = (session.game_id, texts, done)
+    except TypeError:
+        pass
+    return done
+
+
+def numbered(sans, start_fullmove: int = 1) -> list[str]:
+    """Each action's label with its move number, as a chess reader expects: ``1. e4``,
+    ``1... e5`` (a side's further actions in one turn, csipgs' purchases, Cost Progressive's
+    moves, share the number)."""
+    out = []
+    number = start_fullmove
+    prev = None
+    for turn, _action, san in sans:
+        if prev is not None and turn == 0 and prev == 1:
+            number += 1
+        out.append(f"{number}. {san}" if turn == 0 else f"{number}... {san}")
+        prev = turn
+    return out
+
+
 def _legal(session) -> list:
     if session.outcome() is not None:
         return []
@@ -159,8 +210,13 @@ def snapshot(session, *, sim: bool, version: int, notices: list[dict], extra: di
                           "layer": layer, "meaning": MEANINGS.get(layer or "", "")}
     legal = _legal(session)
     scene = session.scene_state()
+    sans = sans_of(session)
+    from board_driver.pgn import fullmove, movetext
+    start = fullmove(getattr(g, "start_fen", None))
     out = dict(report)
     out.update({
+        "san": [t for _, _, t in sans],
+        "movetext": movetext(sans, start) if all(t is not None for t, _, _ in sans) else " ".join(t for _, _, t in sans),
         "version": version,
         "family": g.family,
         "description": getattr(g.variant, "description", "") or "",

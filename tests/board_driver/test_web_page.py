@@ -202,7 +202,7 @@ def test_a_game_played_through_sim_shows_on_the_page(server, browser, token):
     for a, b in (("e2", "e4"), ("e7", "e5"), ("c1", "b4")):       # a camel's leap
         server.move(a, b)
     wait(browser, lambda: piece_on(browser, "b4") == "L" and piece_on(browser, "c1") == "", what="the camel on b4")
-    assert text_of(browser, "#moves") == "e2e4 e7e5 c1b4"
+    assert text_of(browser, "#moves") == "1. e4 e5 2. Lb4"            # by name and number, not e2e4
     # a lifted piece: the page shows its targets and says what is in hand
     server.sim({"t": 0, "lift": "d8"})
     wait(browser, lambda: "In hand: black knight from d8" in text_of(browser, "#status"), what="the piece in hand")

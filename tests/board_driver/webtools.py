@@ -137,7 +137,9 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        rest = self.proc.stdout.read().decode() if self.proc.stdout else ""
+        if self.proc.stdout is None or self.proc.stdout.closed:      # stopped before
+            return "".join(self.lines)
+        rest = self.proc.stdout.read().decode()
         self.proc.stdout.close()
         return "".join(self.lines) + rest
 

@@ -87,10 +87,27 @@ async function sim(events) {
   }
 }
 
+// The WebSocket reconnects with backoff: 1 s after a loss, then 2, 4, 8, 16 and 30 s at most
+// (a board that is off is not asked 3600 times an hour); at once when the page is shown again
+// or the phone is back online. The first message after reconnecting is the whole state.
+let wsAttempts = 0;
+let wsTimer = null;
+function wsDelay() { return Math.min(30000, 1000 * 2 ** wsAttempts); }
+function reconnectSoon(now = false) {
+  clearTimeout(wsTimer);
+  const delay = now ? 0 : wsDelay();
+  document.body.dataset.wsDelay = delay;
+  document.body.dataset.wsAttempts = wsAttempts;
+  wsTimer = setTimeout(() => { wsTimer = null; wsAttempts++; connect(); }, delay);
+}
 function connect() {
   const proto = location.protocol === 'https:' ? 'wss' : 'ws';
   socket = new WebSocket(`${proto}://${location.host}/api/ws`);
-  socket.onopen = () => { $('#conn').className = 'conn on'; $('#conn').title = 'connected'; };
+  socket.onopen = () => {
+    wsAttempts = 0;
+    document.body.dataset.wsAttempts = 0;
+    $('#conn').className = 'conn on'; $('#conn').title = 'connected';
+  };
   socket.onmessage = (ev) => {
     const msg = JSON.parse(ev.data);
     if (msg.type === 'state') render(msg.state);
@@ -99,9 +116,12 @@ function connect() {
   socket.onclose = () => {
     $('#conn').className = 'conn off';
     $('#conn').title = 'reconnecting';
-    setTimeout(connect, 1000);     // the first message after reconnecting is the whole state
+    reconnectSoon();
   };
 }
+const wakeSocket = () => { if (socket && socket.readyState === WebSocket.CLOSED && wsTimer) reconnectSoon(true); };
+window.addEventListener('online', wakeSocket);
+document.addEventListener('visibilitychange', () => { if (document.visibilityState === 'visible') wakeSocket(); });
 
 // -- drawing -------------------------------------------------------------------------------------
 function render(s) {
@@ -119,6 +139,9 @@ function render(s) {
   $('#variant').textContent = s.variant;
   $('#players').textContent = `${s.players.white} – ${s.players.black}`;
   renderLink(s);
+  keepAwake(!s.result);
+  alertIfAsked(s);
+  renderClocks(s);
   renderStatus(s);
   renderDice(s);
   renderPrompt(s);
@@ -162,6 +185,145 @@ function renderLink(s) {
     renderLink.timer = setTimeout(() => { el.hidden = true; }, 8000);
   }
 }
+
+// -- the screen kept on while a game is on (a phone that locks mid-game hides the prompts) ----------
+let wakeLock = null;
+let wakeWanted = false;
+let wakeAsking = false;
+async function keepAwake(on) {
+  wakeWanted = on;
+  const b = document.body.dataset;
+  if (!('wakeLock' in navigator)) { b.wakelock = 'unsupported'; return; }
+  if (!on) {
+    if (wakeLock) { const l = wakeLock; wakeLock = null; l.release().catch(() => {}); }
+    b.wakelock = 'off';
+    return;
+  }
+  if (wakeLock || wakeAsking || document.visibilityState !== 'visible') return;
+  wakeAsking = true;
+  try {
+    const l = await navigator.wakeLock.request('screen');
+    wakeLock = l;
+    b.wakelock = 'on';
+    l.addEventListener('release', () => { if (wakeLock === l) { wakeLock = null; b.wakelock = 'off'; } });
+    if (!wakeWanted) keepAwake(false);        // the game ended while it was being asked for
+  } catch (e) {
+    b.wakelock = 'refused';
+  } finally {
+    wakeAsking = false;
+  }
+}
+// a lock is released when the page is hidden: ask again when it is shown
+document.addEventListener('visibilitychange', () => { if (document.visibilityState === 'visible' && wakeWanted) keepAwake(true); });
+
+// -- a sound and a vibration when the computer has moved or the board asks something -------------
+let alertsOn = localStorage.getItem('fairyboard.alerts') !== 'off';
+let alertKey = null;            // what was last alerted: a new computer move or question alerts once
+let audio = null;
+function showAlertsButton() {
+  $('#btn-alerts').textContent = alertsOn ? 'Sound on' : 'Sound off';
+  $('#btn-alerts').setAttribute('aria-pressed', String(alertsOn));
+  $('#btn-alerts').classList.toggle('active', alertsOn);
+}
+function beep() {
+  try {
+    audio = audio || new (window.AudioContext || window.webkitAudioContext)();
+    if (audio.state === 'suspended') audio.resume();
+    const o = audio.createOscillator();
+    const g = audio.createGain();
+    o.frequency.value = 880;
+    g.gain.setValueAtTime(0.25, audio.currentTime);
+    g.gain.exponentialRampToValueAtTime(0.001, audio.currentTime + 0.35);
+    o.connect(g).connect(audio.destination);
+    o.start();
+    o.stop(audio.currentTime + 0.35);
+  } catch (e) { /* no sound on this browser */ }
+}
+function alertIfAsked(s) {
+  const p = s.pending;
+  const prompt = p && (p.type === 'prompt' ? p : p.type === 'mismatch' ? p.prompt : null);
+  const kind = s.computer ? 'computer' : prompt ? 'prompt' : null;
+  const key = kind ? `${s.game}|${s.moves.length}|${kind}|${s.computer ? s.computer.move : prompt.text}` : '';
+  const first = alertKey === null;
+  if (key === alertKey) return;
+  alertKey = key;
+  if (!key || first) return;               // nothing asked; or the page just opened (nothing new)
+  const b = document.body.dataset;
+  if (!alertsOn) { b.alertsSkipped = Number(b.alertsSkipped || 0) + 1; return; }
+  b.alerts = Number(b.alerts || 0) + 1;
+  b.alertKind = kind;
+  beep();
+  if (navigator.vibrate) navigator.vibrate(kind === 'computer' ? [150, 80, 150] : [250]);
+}
+// the sound may only start after a tap: the first one anywhere prepares it
+document.addEventListener('pointerdown', () => {
+  if (!audio && alertsOn) try { audio = new (window.AudioContext || window.webkitAudioContext)(); } catch (e) { /* none */ }
+}, { once: true, capture: true });
+
+// -- chess clocks: both times as the snapshot gives them, the running one counted down here
+// from the moment the snapshot arrived until the next one (docs/web.md, clocks) -------------------
+const LOW_MS = 20000;       // under 20 s a clock shows in the low-time colour
+let clockBase = null;       // {key, c, at, over}: the snapshot's clocks and when they arrived
+
+function clockText(ms) {
+  ms = Math.max(0, ms);
+  if (ms < 10000) return `0:0${Math.floor(ms / 1000)}.${Math.floor(ms / 100) % 10}`;   // tenths under 10 s
+  const sec = Math.floor(ms / 1000);
+  const h = Math.floor(sec / 3600);
+  const mm = String(Math.floor(sec / 60) % 60);
+  const ss = String(sec % 60).padStart(2, '0');
+  return h ? `${h}:${mm.padStart(2, '0')}:${ss}` : `${mm}:${ss}`;
+}
+
+function clockLeft(side) {
+  const { c, at, over } = clockBase;
+  let ms = c[side];
+  if (c.running === side && !c.paused && !c.waiting && !c.flag && !over) ms -= performance.now() - at;
+  return Math.max(0, ms);
+}
+
+function tickClocks() {
+  if (!clockBase) return;
+  for (const side of ['white', 'black']) {
+    const el = document.querySelector(`#clocks .clock[data-side="${side}"]`);
+    const ms = clockLeft(side);
+    const t = el.querySelector('.time');
+    const text = clockText(ms);
+    if (t.textContent !== text) t.textContent = text;
+    el.classList.toggle('low', ms < LOW_MS);
+    el.dataset.ms = Math.round(ms);
+  }
+}
+
+function renderClocks(s) {
+  const c = s.clocks;
+  $('#clocks').hidden = !c;
+  if (!c) { clockBase = null; return; }
+  // a snapshot drawn again (Letters, an HTTP answer of the same version) keeps its arrival time
+  const key = `${s.run}/${s.version}`;
+  if (!clockBase || clockBase.key !== key) clockBase = { key, c, at: performance.now(), over: !!s.result };
+  for (const side of ['white', 'black']) {
+    const el = document.querySelector(`#clocks .clock[data-side="${side}"]`);
+    const running = c.running === side && !c.paused && !c.waiting && !s.result;
+    el.classList.toggle('running', running);
+    el.classList.toggle('flag', c.flag === side);
+    const Side = side === 'white' ? 'White' : 'Black';
+    el.querySelector('.who').textContent = (s.players[side] === Side ? Side : `${Side} · ${s.players[side]}`) +
+      (c.flag === side ? ' · flag fell' : running ? ' · running' : '');
+  }
+  const live = !s.result && !c.flag;
+  const press = $('#btn-press');
+  const side = c.running === 'white' ? 'White' : 'Black';
+  press.hidden = !(live && c.mode === 'press' && c.running && !c.paused && !c.waiting);
+  press.textContent = `Press the clock: ${side} has moved`;
+  press.dataset.side = c.running || '';
+  $('#btn-clock-start').hidden = !(live && (c.paused || c.waiting));
+  $('#btn-clock-pause').hidden = !(live && c.running && !c.paused && !c.waiting);
+  $('#clock-note').textContent = `${c.tc}` + (c.mode === 'press' ? ', clock button' : '') +
+    (!live ? '' : c.paused ? ' – paused' : c.waiting ? ' – stopped: the next move or Start restarts it' : '');
+  tickClocks();
+}
+setInterval(tickClocks, 100);
 
 function renderStatus(s) {
   const el = $('#status');
@@ -381,7 +543,8 @@ function renderNotices(s) {
   // this game's notices only: from the notice that started it, when it is among them
   const start = s.notices.map((n) => n.text.startsWith(`New game ${s.game}:`)).lastIndexOf(true);
   $('#notices').innerHTML = s.notices.slice(Math.max(start, 0)).slice(-12).reverse().map((n) => `<li>${esc(n.text)}</li>`).join('');
-  $('#moves').textContent = s.moves.join(' ') || '(no moves yet)';
+  // the moves by their names (SAN) with move numbers; an older server sends only engine notation
+  $('#moves').textContent = (s.movetext ?? s.moves.join(' ')) || '(no moves yet)';
 }
 
 function setTool(mode, once = false) {
@@ -424,25 +587,86 @@ async function pair() {
 }
 
 // -- new game, games -------------------------------------------------------------------------------
+// The variants by the names players know them by, grouped by family (a variant the page does
+// not know, from a newer server, keeps its own name).
+const VARIANT_NAMES = {
+  orthodox: 'Chess', courier: 'Courier Chess',
+  'tomorrow-1': "Tomorrow's Chess 1: Camels and Giraffes", 'tomorrow-2': "Tomorrow's Chess 2: Princess and Empress",
+  'tomorrow-3': "Tomorrow's Chess 3: Cannon, Tigers and a Man", 'tomorrow-4': "Tomorrow's Chess 4: Great Chess, smaller",
+  'tomorrow-4-great': "Tomorrow's Chess 4, Great Chess's arrangement", 'tomorrow-5': "Tomorrow's Chess 5: mediaeval pieces",
+  random: 'Random Variant Chess (three dice)',
+  csipgs: 'csipgs chess', 'csipgs-army': 'Army csipgs', 'csipgs-balanced-1': 'Balanced csipgs I',
+  'csipgs-balanced-2': 'Balanced csipgs II', 'csipgs-configurable': 'Configurable csipgs', 'csipgs-drawless': 'Drawless csipgs',
+  'csipgs-dutch': 'Dutch csipgs', 'csipgs-progressive': 'Progressive csipgs',
+  'csipgs-power-weak': 'Power csipgs: weak (2 a turn)', 'csipgs-power-standard': 'Power csipgs: standard (4 a turn)',
+  'csipgs-power-strong': 'Power csipgs: strong (7 a turn)', 'csipgs-power-super': 'Power csipgs: super (10 a turn)',
+  'cost-progressive': 'Cost Progressive Chess', 'cost-progressive-simple': 'Simple Cost Progressive',
+  'cost-progressive-fibonacci': 'Fibonacci Cost Progressive', 'cost-progressive-tomorrow-1': 'Perfect Cost Progressive (Tomorrow 1 army)',
+  chego: 'Chego', 'chego-holes': 'Chego without the centre', 'chego-12x8': 'Chego 12x8 (Tomorrow 1 army)',
+};
+const GROUPS = [['chess', 'Chess'], ['tomorrow', "Tomorrow's Chess"], ['random', 'Random Variant Chess'],
+  ['csipgs', 'csipgs'], ['cost-progressive', 'Cost Progressive'], ['chego', 'Chego'], ['other', 'Others']];
+function groupOf(v) {
+  if (v.name === 'random' || v.family === 'random') return 'random';
+  if (v.name.startsWith('tomorrow')) return 'tomorrow';
+  if (['chess', 'csipgs', 'cost-progressive', 'chego'].includes(v.family)) return v.family;
+  return v.family ? 'other' : 'chess';
+}
+
 async function loadVariants() {
   const r = await api('/api/variants');
   const sel = $('#nv-variant');
-  sel.innerHTML = r.variants.map((v) => `<option value="${esc(v.name)}">${esc(v.name)} (${v.files}x${v.ranks})</option>`).join('');
+  const option = (v) => `<option value="${esc(v.name)}">${esc(VARIANT_NAMES[v.name] || v.name)}` +
+    (v.files && v.ranks && v.name !== 'random' ? ` (${v.files}x${v.ranks})` : '') + '</option>';
+  sel.innerHTML = GROUPS.map(([g, label]) => {
+    const vs = r.variants.filter((v) => groupOf(v) === g);
+    return vs.length ? `<optgroup label="${esc(label)}">${vs.map(option).join('')}</optgroup>` : '';
+  }).join('');
+  // only what applies to the variant chosen: the match schedule is Random Variant Chess's
   const describe = () => {
     const v = r.variants.find((x) => x.name === sel.value);
     $('#nv-desc').textContent = v ? v.description : '';
+    $('#nv-schedule').hidden = sel.value !== 'random';
   };
   sel.onchange = describe;
-  if (state) sel.value = state.variant;
+  if (state) sel.value = state.variant.startsWith("random-") ? "random" : state.variant;
   describe();
   const specs = r.computer || [];
-  $('#nv-computer').hidden = !specs.length;
+  // the note on the computer only once it plays a side; a side it plays needs no name
+  const who = () => {
+    let any = false;
+    for (const side of ['white', 'black']) {
+      const c = !!$(`#nv-${side}-who`).value;
+      any = any || c;
+      $(`#nv-${side}`).hidden = c;
+    }
+    $('#nv-computer').hidden = !any;
+  };
   for (const side of ['white', 'black']) {
     const sel = $(`#nv-${side}-who`);
+    const was = sel.value;
     sel.innerHTML = '<option value="">a person</option>' + specs.map((c) => `<option value="${esc(c)}">the computer (${esc(c)})</option>`).join('');
     sel.hidden = !specs.length;
+    if (specs.includes(was)) sel.value = was;
+    sel.onchange = who;
   }
+  who();
 }
+
+// The time control offered first is the current game's (a new game keeps it unless changed).
+function showClockForm(init) {
+  const sel = $('#nv-clock');
+  if (init && state) {
+    const c = state.clocks;
+    const tc = c ? c.tc : '-';
+    if ([...sel.options].some((o) => o.value === tc)) sel.value = tc;
+    else { sel.value = 'custom'; $('#nv-clock-custom').value = tc; }
+    $('#nv-clock-mode').value = c && c.mode === 'press' ? 'press' : 'auto';
+  }
+  $('#nv-clock-custom-row').hidden = sel.value !== 'custom';
+  $('#nv-clock-mode-row').hidden = sel.value === '-';
+}
+$('#nv-clock').onchange = () => showClockForm(false);
 
 async function loadSchedule() {
   const r = await api('/api/schedule?games=8');
@@ -543,7 +767,11 @@ async function newGame(e) {
   e.preventDefault();
   try {
     const who = (side, dflt) => $(`#nv-${side}-who`).value || $(`#nv-${side}`).value || dflt;
-    await api('/api/new', { variant: $('#nv-variant').value, white: who('white', 'White'), black: who('black', 'Black') });
+    const body = { variant: $('#nv-variant').value, white: who('white', 'White'), black: who('black', 'Black') };
+    const tc = $('#nv-clock').value === 'custom' ? $('#nv-clock-custom').value.trim() : $('#nv-clock').value;
+    body.clock = tc || '-';
+    if (body.clock !== '-') body.clock_mode = $('#nv-clock-mode').value;
+    await api('/api/new', body);
     say('New game started: set up the board as the LEDs show.');
     showTab('play');
   } catch (err) {
@@ -571,30 +799,52 @@ async function openGame(id) {
   showPosition();
 }
 
+// A saved game is drawn with its own pieces (its catalog, not the game being played), its moves
+// listed by name and number (a tap goes to that position), the last move marked as the board
+// marks it.
 function showPosition() {
   const d = viewer.detail;
   const p = d.positions[viewer.index];
+  const leds = {};
+  for (const sq of (p.move || '').match(/[a-p]\d+/g) || []) {
+    if (!d.board.holes.includes(sq)) leds[sq] = { color: '#3c2d00', blink: 'steady', layer: 'last move', meaning: 'the last move' };
+  }
   viewer.board.update({ files: d.board.files, ranks: d.board.ranks, holes: d.board.holes, pieces: p.pieces,
-    leds: {}, catalog: state ? state.catalog : [], movable: false, letters });
+    leds, catalog: d.catalog || (state ? state.catalog : []), movable: false, letters });
   $('#viewtitle').textContent = `${d.id}: ${d.variant}, ${(d.players || {}).white} – ${(d.players || {}).black}, ${d.result || 'playing'}`;
-  $('#viewpos').textContent = viewer.index === 0 ? 'start' : `${viewer.index}. ${p.san}`;
+  $('#viewpos').textContent = viewer.index === 0 ? 'start' : (p.label || p.san || p.move);
+  $('#viewmoves').innerHTML = d.positions.slice(1).map((q, i) =>
+    `<button type="button" class="vm${i + 1 === viewer.index ? ' current' : ''}" data-index="${i + 1}">${esc(q.label || q.san || q.move)}</button>`).join(' ') +
+    (d.error ? ` <small class="bad">${esc(d.error)}</small>` : '');
+  for (const b of document.querySelectorAll('#viewmoves button[data-index]')) b.onclick = () => { viewer.index = Number(b.dataset.index); showPosition(); };
 }
 
 function showTab(name) {
   for (const t of document.querySelectorAll('.tab')) t.hidden = t.id !== `tab-${name}`;
   for (const b of document.querySelectorAll('nav button')) b.classList.toggle('active', b.dataset.tab === name);
   if (name === 'games') loadGames().catch((e) => say(e.message, 'error'));
-  if (name === 'new') { loadVariants().catch((e) => say(e.message, 'error')); loadSchedule().catch(() => {}); }
+  if (name === 'new') { showClockForm(true); loadVariants().catch((e) => say(e.message, 'error')); loadSchedule().catch(() => {}); }
   if (name === 'hardware') loadHardware().catch((e) => say(e.message, 'error'));
 }
 
 // -- wiring ------------------------------------------------------------------------------------------
 $('#btn-pass').onclick = () => command('pass');
+// the press names the side whose clock it stops: a clock switched meanwhile refuses it
+$('#btn-press').onclick = () => { const side = $('#btn-press').dataset.side; if (side) command(`press ${side}`); };
+$('#btn-clock-start').onclick = () => command('clock start');
+$('#btn-clock-pause').onclick = () => command('clock pause');
 $('#btn-end').onclick = () => command('end');
 $('#btn-takeback').onclick = () => command('takeback');
 $('#btn-resign').onclick = () => askResign();
 $('#btn-letters').onclick = () => { letters = !letters; $('#btn-letters').classList.toggle('active', letters); if (state) render(state); };
 $('#btn-flip').onclick = () => board.flip();
+$('#btn-alerts').onclick = () => {
+  alertsOn = !alertsOn;
+  localStorage.setItem('fairyboard.alerts', alertsOn ? 'on' : 'off');
+  showAlertsButton();
+  if (alertsOn) beep();
+};
+showAlertsButton();
 $('#btn-selftest').onclick = runSelftest;
 $('#calib-form').onsubmit = (e) => {
   e.preventDefault();

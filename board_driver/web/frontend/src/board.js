@@ -67,7 +67,13 @@ export function createBoard(el, opts = {}) {
   grid.className = 'fb-grid';
   const wrap = document.createElement('div');
   wrap.className = 'fb-cg';
-  el.append(grid, wrap);
+  // the coordinates stand outside the squares, in a gutter left of and under the board: a phone
+  // with a large minimum font size (24 px) made them cover the pieces when drawn on the squares
+  const ranksEl = document.createElement('div');
+  ranksEl.className = 'fb-coords fb-ranks';
+  const filesEl = document.createElement('div');
+  filesEl.className = 'fb-coords fb-files';
+  el.append(grid, wrap, ranksEl, filesEl);
   const style = document.createElement('style');
   document.head.append(style);
 
@@ -130,6 +136,20 @@ export function createBoard(el, opts = {}) {
       if (row === ranks - 1) sq.dataset.file = k[0]; else delete sq.dataset.file;
     });
     grid.append(...squares);
+    const left = squares.filter((sq) => sq.dataset.rank).map((sq) => sq.dataset.rank);
+    const bottom = squares.filter((sq) => sq.dataset.file).map((sq) => sq.dataset.file);
+    ranksEl.style.gridTemplateRows = `repeat(${ranks}, 1fr)`;
+    filesEl.style.gridTemplateColumns = `repeat(${files}, 1fr)`;
+    ranksEl.innerHTML = left.map((r) => `<span data-coord="${r}">${r}</span>`).join('');
+    filesEl.innerHTML = bottom.map((f) => `<span data-coord="${f}">${f}</span>`).join('');
+    measureCoords();
+  }
+  // the gutters are as wide and high as the labels are drawn (a minimum font size enlarges them)
+  function measureCoords() {
+    const w = `${Math.ceil(ranksEl.offsetWidth) + 2}px`;
+    const h = `${Math.ceil(filesEl.offsetHeight) + 2}px`;
+    if (el.style.getPropertyValue('--coord-w') !== w) el.style.setProperty('--coord-w', w);
+    if (el.style.getPropertyValue('--coord-h') !== h) el.style.setProperty('--coord-h', h);
   }
   function order(sq) {
     const k = sq.dataset.square;
@@ -143,7 +163,7 @@ export function createBoard(el, opts = {}) {
   // event: forget chessground's cached board position before every touch.
   const forget = () => { if (cg) cg.state.dom.bounds.clear(); };
   for (const t of ['touchstart', 'mousedown']) el.addEventListener(t, forget, { capture: true, passive: true });
-  if (window.ResizeObserver) new ResizeObserver(() => { if (cg) cg.redrawAll(); }).observe(el);
+  if (window.ResizeObserver) new ResizeObserver(() => { measureCoords(); if (cg) cg.redrawAll(); }).observe(el);
 
   // Clicks in lift/place mode name a square instead of moving a piece.
   el.addEventListener('pointerdown', (e) => {
