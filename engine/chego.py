@@ -417,6 +417,22 @@ class ChegoGame(FamilyGame):
                     "empty square (suicide)")
         return ""
 
+    def why_refused(self, lifted: frozenset[int], placed: frozenset[int]) -> str:
+        """A piece set down on one empty square (a drop the rules forbid): which rule forbids it,
+        for the piece in hand that could go there ('' for anything else on the board)."""
+        if lifted or len(placed) != 1:
+            return ""
+        (sq,) = placed
+        name = self.geometry.name(sq)
+        reasons = []
+        for t, p in enumerate(self.variant.pieces):
+            if self.in_hand(self.turn, t):
+                why = self.why_illegal(f"{p.letter.upper()}@{name}")
+                if not why:
+                    return ""
+                reasons.append(why)
+        return reasons[0] if len(set(reasons)) == 1 else "; ".join(dict.fromkeys(reasons))
+
     def _push(self, action: Action) -> None:
         pos = self.position
         us = pos.turn

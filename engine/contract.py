@@ -268,6 +268,9 @@ class Game(Protocol):
         """Why ``verb`` cannot be played now ('' when it can, or when the family has no
         better reason than the parser's)."""
 
+    def why_refused(self, lifted: frozenset[int], placed: frozenset[int]) -> str:
+        """Why no legal action leaves the board so ('' when the family cannot say)."""
+
     def resign(self, color: int, reason: Termination = Termination.RESIGNATION, *, draw: bool = False) -> None: ...
     def unresign(self) -> None: ...
 

@@ -470,6 +470,26 @@ class CostProgressiveGame(ChessGame):
             if mid:
                 pos.pop()
 
+    def why_refused(self, lifted: frozenset[int], placed: frozenset[int]) -> str:
+        """A piece moved from one square to another that is a move of the game but not of this
+        turn: it costs more movement points than are left, or the piece has moved this turn."""
+        if len(lifted) != 1 or len(placed) > 1 or self.outcome() is not None:
+            return ""
+        (frm,) = lifted
+        for a in self._generate(affordable=False):
+            m = a.code
+            if m < 0 or m >> 24 == DROP or m & 0xFF != frm or (placed and (m >> 8) & 0xFF not in placed):
+                continue
+            cost = self._cost(m)
+            piece = self.variant.pieces[(self.position.board[frm] >> 1) - 1].name.replace("-", " ")
+            if self._state.frozen >> frm & 1:
+                return f"the {piece} on {self.geometry.name(frm)} has moved this turn already"
+            if cost > self.points_left:
+                left = self.points_left
+                return (f"a {piece} move costs {cost} movement point{'s' if cost != 1 else ''}; "
+                        f"{left} {'is' if left == 1 else 'are'} left this turn")
+        return ""
+
     def legal_actions(self) -> list[Action]:
         if self.outcome() is not None:
             return []

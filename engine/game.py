@@ -432,6 +432,12 @@ class FamilyGame(Resignable, BoardView):
         """A known silent verb that is not legal now: why (families override)."""
         return ""
 
+    def why_refused(self, lifted: frozenset[int], placed: frozenset[int]) -> str:
+        """Why no legal action leaves the board as it is, when the family can name the rule a
+        player has just met (a piece emptied from ``lifted``, set down on ``placed``): '' when
+        it cannot. Families override; the board says it next to how to fix the board."""
+        return ""
+
     # -- the typed view ------------------------------------------------------------------------------
     def board_state(self) -> BoardState:
         """What the board shows, typed (see :class:`engine.contract.BoardState`)."""

@@ -74,6 +74,14 @@ def prompt_json(game, v: Verdict) -> dict:
             "default": None if v.default is None else v.options[v.default].label}
 
 
+def refusal(game, v: Verdict) -> str:
+    """Why the board's change is no legal action, when the family can name the rule ('')."""
+    try:
+        return game.why_refused(v.lifted, v.placed)
+    except (AttributeError, EngineError, ValueError, IndexError):
+        return ""
+
+
 def pending_json(game, verdict: Verdict, tentative: Verdict | None, recover: bool) -> dict | None:
     """The open prompt, mismatch or move under way, as JSON-ready data; None when settled.
     ``tentative`` is the verdict of a move waiting to be applied (a prompt), if any."""
@@ -81,7 +89,7 @@ def pending_json(game, verdict: Verdict, tentative: Verdict | None, recover: boo
     name = game.geometry.name
     if recover or (v.status == VS.MISMATCH and game.outcome() is None):
         fix = v.fix or Fix()
-        return {"type": "mismatch", "text": fix_text(game, fix),
+        return {"type": "mismatch", "text": fix_text(game, fix), "why": "" if recover else refusal(game, v),
                 "moves": [[name(a), name(b)] for a, b in fix.moves],
                 "clear": [name(s) for s in fix.clear], "fill": [name(s) for s in fix.fill],
                 "prompt": prompt_json(game, tentative) if tentative is not None and tentative.status == VS.PROMPT else None}
@@ -121,7 +129,9 @@ def verdict_notice(game, v: Verdict, recover: bool, outcome) -> str | None:
     if v.status == VS.PROMPT:
         return prompt_text(game, v)
     if v.status == VS.MISMATCH and outcome is None:
-        return ("Set the board: " if recover else "The board does not match: ") + fix_text(game, v.fix) + "."
+        why = "" if recover else refusal(game, v)
+        return (f"Not allowed: {why}. " if why else "") + \
+            ("Set the board: " if recover else "The board does not match: ") + fix_text(game, v.fix) + "."
     return None
 
 

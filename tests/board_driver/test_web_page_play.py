@@ -246,6 +246,23 @@ def test_the_new_game_form_names_the_variants_by_family(server, browser, token):
     click(browser, "nav button[data-tab='play']")
 
 
+def test_a_refused_move_says_which_rule_refuses_it(server, browser, token):
+    """A Cost Progressive move the turn cannot pay for, and a Chego drop on a square that is not
+    neutral: the page says why, beside how to fix the board."""
+    server.new_game(token, "cost-progressive")
+    server.sim({"t": 0, "lift": "g1"}, {"t": 150, "place": "f3"})
+    wait(browser, lambda: "Not allowed: a knight move costs 3 movement points; 1 is left this turn"
+         in text_of(browser, "#prompt"), what="the reason for the refused move")
+    assert "Fix the board:" in text_of(browser, "#prompt")
+    screenshot(browser, "refused-move", prompt=False)
+    server.sim({"t": 0, "lift": "f3"}, {"t": 150, "place": "g1"})
+    wait(browser, lambda: "Not allowed" not in text_of(browser, "#prompt"), what="the board put right")
+    server.new_game(token, "chego", fen="8/8/8/8/3K4/8/8/8[Qk] b - - 0 1")
+    server.sim({"t": 0, "place": "d5"})
+    wait(browser, lambda: "Not allowed: d5 is not neutral" in text_of(browser, "#prompt"), what="the refused drop")
+    server.sim({"t": 0, "lift": "d5"})
+
+
 def test_the_websocket_reconnects_with_backoff(server, browser):
     wait(browser, lambda: js(browser, "return document.querySelector('#conn').className") == "conn on", what="connected")
     server.stop()

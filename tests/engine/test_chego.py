@@ -425,3 +425,14 @@ def test_replay_json_reports_result_points_captures_and_territory():
     assert report["captured"] == {"white": [], "black": ["P"]}
     assert report["points"] == {"white": 0, "black": 18}
     assert report["result"] is None
+
+
+def test_a_forbidden_drop_on_the_board_is_refused_with_its_rule():
+    from engine.chego import ChegoGame  # noqa: F401  (the family under test)
+    from board_driver.config import load_variant
+    from engine.game import new_game
+    g = new_game(load_variant("chego"), "8/8/8/8/3K4/8/8/8[Qk] b - - 0 1")
+    d5, e2 = g.geometry.parse("d5"), g.geometry.parse("e2")
+    assert g.why_refused(frozenset(), frozenset({d5})) == "d5 is not neutral (attacked by 1 white and 0 black pieces)"
+    assert g.why_refused(frozenset(), frozenset({e2})) == ""          # a legal drop: nothing refused
+    assert g.why_refused(frozenset({d5}), frozenset({e2})) == ""      # not a drop: the family says nothing

@@ -256,3 +256,14 @@ def test_a_fairy_piece_without_a_cost_is_refused_with_a_hint():
                            "rules": {"costs": "standard"}})
     with pytest.raises(VariantError, match="no move cost for giraffe, camel"):
         new_game(v)
+
+
+def test_a_move_the_turn_cannot_pay_for_is_refused_with_its_cost():
+    from board_driver.config import load_variant
+    from engine.game import new_game
+    g = new_game(load_variant("cost-progressive"))
+    sq = g.geometry.parse
+    assert g.why_refused(frozenset({sq("g1")}), frozenset({sq("f3")})) == \
+        "a knight move costs 3 movement points; 1 is left this turn"
+    assert g.why_refused(frozenset({sq("e2")}), frozenset({sq("e4")})) == ""      # legal: nothing refused
+    assert g.why_refused(frozenset({sq("g1")}), frozenset({sq("g3")})) == ""      # no such move at any cost

@@ -336,6 +336,8 @@ def test_a_lost_link_is_said_on_the_game_tab_at_once_and_its_return_too(pico, se
     try:
         d.get(page.url + "/")
         until(lambda: "to play" in text("#status"), "the game")
+        # the pieces are not on the board yet: counted, not listed one by one over the screen
+        assert "32 pieces are off their squares" in text("#status") and "from a1" not in text("#status")
         assert text("#link") == ""                                     # the board answers: nothing said
         assert page.call("GET", "/api/state")[1]["link"]["up"] is True
         pico.cable.unplug()                                            # the USB cable pulled

@@ -331,7 +331,9 @@ function renderStatus(s) {
   if (s.result) text = `Game over: ${s.result} (${s.reason}).`;
   else text = `${s.turn === 'white' ? 'White' : 'Black'} to play` + (s.check.length ? ` – check (${s.check.join(', ')})` : '') + '.';
   if (s.lifted.length && !s.result) {
-    text += ' In hand: ' + s.lifted.map((sq) => `${pieceName(s, s.pieces[sq])} from ${sq}`).join(', ') + '.';
+    text += s.lifted.length > 3
+      ? ` ${s.lifted.length} pieces are off their squares (the Fix the board box says where they go).`
+      : ' In hand: ' + s.lifted.map((sq) => `${pieceName(s, s.pieces[sq])} from ${sq}`).join(', ') + '.';
   }
   el.textContent = text;
   el.className = 'status' + (s.check.length ? ' check' : '') + (s.result ? ' over' : '');
@@ -367,7 +369,7 @@ function renderPrompt(s) {
   el.hidden = false;
   let html = comp;
   const prompt = p.type === 'prompt' ? p : (p.type === 'mismatch' ? p.prompt : null);
-  if (p.type === 'mismatch') html += `<p class="fix"><b>Fix the board:</b> ${esc(p.text)}</p>`;
+  if (p.type === 'mismatch') html += (p.why ? `<p class="why"><b>Not allowed:</b> ${esc(p.why)}</p>` : '') + `<p class="fix"><b>Fix the board:</b> ${esc(p.text)}</p>`;
   if (p.type === 'move') {
     html += `<p>A move is under way` + (p.candidates.length ? `: ${esc(p.candidates.slice(0, 8).join(', '))}${p.candidates.length > 8 ? ' …' : ''}` : '') + '</p>';
   }
