@@ -24,7 +24,9 @@ hold            green                 the square a move is being held on (it may
 prompt          violet, blinking      the squares of a move waiting for a choice (promotion...)
 check           red                   each royal piece in check
 game over       red blink / green     the mated (or resigned) royal blinks red, the winner's
-                / yellow              royals are green; a draw lights every royal yellow
+                / yellow              royals are green; a draw lights every royal yellow; on
+                                      time, the flagged side's royals blink red (layer flag)
+                                      whether the game is lost or drawn
 computer        cyan; blinking on     the computer's action to carry out: its pieces blink
                 the pieces to move   where they stand, their destinations are steady, its
                                       victims blink magenta (remove)
@@ -111,16 +113,18 @@ class SceneState:
     royals: tuple[tuple[int, int], ...] = ()    # (square, colour) of every royal piece
     territory: tuple[frozenset[int], frozenset[int]] | None = None   # (white's, black's) at game end
     points_left: int | None = None              # multi-move turn
+    flagged: int | None = None                  # the side whose flag fell (a game lost or drawn on time)
 
 
-def scene_of(st, outcome: Outcome | None, drops: frozenset[int], purchase: frozenset[int]) -> SceneState:
+def scene_of(st, outcome: Outcome | None, drops: frozenset[int], purchase: frozenset[int],
+             flagged: int | None = None) -> SceneState:
     """The scene state read off the game's typed view ``st`` (``game.board_state()``):
     ``drops`` are the squares the next physical action may drop a piece on (empty when the
     game is over; after a design phase, the next player's), ``purchase`` those of the piece
     just bought."""
     territory = st.territory if outcome is not None else None
     return SceneState(st.occupancy, st.last, st.checked, drops, purchase, outcome, st.royals,
-                      territory, st.points_left)
+                      territory, st.points_left, flagged if outcome is not None else None)
 
 
 def render(layout: Layout, palette: Palette, state: SceneState, verdict: Verdict | None = None,
@@ -198,7 +202,9 @@ def render_scene(layout: Layout, palette: Palette, state: SceneState, verdict: V
     if state.outcome is not None:
         win = state.outcome.winner
         for sq, color in state.royals:
-            if win is None:
+            if color == state.flagged:
+                put([sq], palette.lose, SLOW, "flag")     # its flag fell: blinks, a draw as much as a loss
+            elif win is None:
                 put([sq], palette.draw, layer="draw")
             elif color == win:
                 put([sq], palette.win, layer="win")

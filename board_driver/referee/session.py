@@ -607,7 +607,8 @@ class Session:
             out = self.outcome()
             drops = self.bases.next_drop_squares() if out is None else frozenset()
             purchase = self.bases.purchase_squares() if drops else frozenset()
-            self._scene = scene_of(self.bases.state(), out, drops, purchase)
+            self._scene = scene_of(self.bases.state(), out, drops, purchase,
+                                   self.game.resigned if self._flagged() else None)
         return self._scene
 
     def render(self) -> None:

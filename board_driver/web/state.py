@@ -35,6 +35,7 @@ MEANINGS = {
     "check": "in check",
     "win": "the winner's royal piece",
     "lose": "the loser's royal piece",
+    "flag": "the royal piece of the side whose flag fell",
     "draw": "a drawn game",
     "clear": "take the piece off this square",
     "fill": "put a piece on this square",

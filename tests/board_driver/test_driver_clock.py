@@ -79,6 +79,15 @@ def test_the_flag_led_shows_the_flagged_royal():
     assert t.blinking("e1")
 
 
+def test_a_flag_fall_drawn_still_shows_whose_flag_fell():
+    t = play(clocked(tc="5", fen="4k3/8/8/8/8/8/8/4KQ2 w - - 0 1"), (6000, "input", "clock"))
+    assert t.session.outcome().result == "1/2-1/2"
+    by_square = {t.session.name(sq): t.session.led_layers[t.session.layout.physical(sq)] for sq in range(64)
+                 if t.session.layout.physical(sq) >= 0}
+    assert by_square["e1"] == "flag" and t.blinking("e1")      # White's flag fell
+    assert by_square["e8"] == "draw" and not t.blinking("e8")
+
+
 @pytest.mark.parametrize("fen, result", [
     ("4k3/8/8/8/8/8/8/4KQ2 w - - 0 1", "1/2-1/2"),          # Black has a bare king
     ("4k3/8/8/8/8/8/8/3NK3 b - - 0 1", "1/2-1/2"),          # White: king and knight against a bare king
