@@ -94,6 +94,7 @@ class Remote:
         self.errors: list[str] = []
         self.received_at: dict[int, float] = {}     # seq -> wall time the peer's action arrived
         self.shown_at: dict[int, float] = {}        # seq -> wall time its LED frame was made
+        self.sent_at: dict[int, float] = {}         # seq -> wall time this board first sent it
 
     # -- the session's hook (as Computer) -----------------------------------------------------------
     def plays(self, side: int) -> bool:
@@ -250,6 +251,7 @@ class Remote:
                                              "hash": self.hashes[seq + 1], "prev": self.hashes[seq],
                                              "t": time.time()}, game=self.game_id):
                 return
+            self.sent_at.setdefault(seq, time.time())
         self.sent = n
         out = session.outcome()
         result = (out.result, out.reason) if out is not None else None

@@ -175,6 +175,10 @@ def main() -> int:
     session = host.run(commands=commands, stop=stop.is_set,
                        wrap=lambda s, source, sink: (source, Watch(s, sink)))
     out = session.outcome()
+    r = session.computer
+    if lat is not None and r is not None:
+        for seq, t in r.sent_at.items():
+            lat.write(json.dumps({"board": args.name, "seq": seq, "sent": t}) + "\n")
     Path(args.report).write_text(json.dumps({
         "game": session.game_id, "moves": [a.text for a in session.game.history],
         "result": out.result if out else None, "reason": out.reason if out else None,
