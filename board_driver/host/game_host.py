@@ -26,7 +26,7 @@ from __future__ import annotations
 import queue
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Protocol
+from typing import Any, Callable, Protocol
 
 from board_driver.devices import LedSink, RawFrame, SensorSource
 from board_driver.errors import BoardDriverError
@@ -200,7 +200,7 @@ class GameHost:
         self.clock_spec: dict | None = None     # the time control new games get (the last one asked for)
         self.broker = broker            # the profile's broker: (BrokerConfig): remote games go through it
         self.stopping: Callable[[], bool] = lambda: False   # the front end is stopping (a handshake gives up)
-        self._link = None               # the remote game's link, made by the handshake
+        self._link: Any = None          # the remote game's link (a RemoteLink), made by the handshake
 
     # -- opening ------------------------------------------------------------------------------
     def open(self, req: GameRequest) -> Session:
@@ -241,7 +241,11 @@ class GameHost:
     def _remote_request(self, req: GameRequest) -> tuple[str, int] | None:
         """(the peer's board name, the side it plays) when a player is ``remote:BOARD``."""
         from board_driver.opponents.remote import parse_spec
-        found = [(parse_spec(v), i) for i, v in enumerate((req.white, req.black)) if parse_spec(v or "")]
+        found: list[tuple[str, int]] = []
+        for i, v in enumerate((req.white, req.black)):
+            peer = parse_spec(v or "")
+            if peer:
+                found.append((peer, i))
         if not found:
             return None
         if len(found) == 2:
