@@ -204,6 +204,7 @@ def cmd_serve(args) -> int:
     profile or the command line asks for them, until SIGTERM or SIGINT."""
     import logging
 
+    from board_driver.club.broker import broker_of
     from board_driver.club.publisher import check_board, start_for_board
     from board_driver.hardware.backends import load_board, open_hardware
     from board_driver.host.game_host import GameHost, GameRequest, HardwareSeat, SimSeat
@@ -252,7 +253,9 @@ def cmd_serve(args) -> int:
         _console(commands)
         club = start_for_board(board, store.root, hw=hw, log=say)   # the profile's broker: publish the games live
         host = GameHost(store, settings=settings, profile=board.profile, seat=seat, clock=monotonic_ms, say=say,
-                        note=lambda line: log.warning("%s", line), fsf_path=_fsf_path(board), background=True)
+                        note=lambda line: log.warning("%s", line), fsf_path=_fsf_path(board), background=True,
+                        broker=broker_of(board.data, str(board.path)))
+        host.stopping = stop.is_set
         wrap = on_update = None
         listen = args.web or web_cfg.listen
         if listen:                                            # the board's page (docs/web.md)

@@ -55,3 +55,36 @@ def parse(prefix: str, topic: str) -> tuple[str, str, str | None] | None:
     if len(parts) == 3 and parts[2] in ("health", "presence"):
         return parts[2], board, None
     return None
+
+
+# -- a remote game between two boards (docs/remote.md) ----------------------------------------
+# Everything a board says to its opponent goes under its own name (the club's ACL lets a board
+# write only there) and names the board it is for (the ACL lets a board read only what is
+# addressed to it: ``pattern read PREFIX/+/remote/%u/#``).
+
+def remote(prefix: str, board: str, peer: str, kind: str, game: str | None = None) -> str:
+    """``PREFIX/BOARD/remote/PEER/invite`` (and ``accept``), or, for a game,
+    ``PREFIX/BOARD/remote/PEER/GAME/KIND`` (``action``, ``state``, ``resend``, ``ask``)."""
+    if game is None:
+        return f"{prefix}/{board}/remote/{peer}/{kind}"
+    return f"{prefix}/{board}/remote/{peer}/{game}/{kind}"
+
+
+def remote_inbox(prefix: str, board: str) -> str:
+    """What a board subscribes to: everything any board addresses to it."""
+    return f"{prefix}/+/remote/{board}/#"
+
+
+def parse_remote(prefix: str, topic: str) -> tuple[str, str, str, str | None] | None:
+    """``(sender, receiver, kind, game)`` of a remote topic, or None."""
+    parts = topic.split("/")
+    if len(parts) not in (5, 6) or parts[0] != prefix or parts[2] != "remote":
+        return None
+    sender, receiver = parts[1], parts[3]
+    if not (_GAME_RE.match(sender) and _GAME_RE.match(receiver)):
+        return None
+    if len(parts) == 5:
+        return sender, receiver, parts[4], None
+    if not valid_game(parts[4]):
+        return None
+    return sender, receiver, parts[5], parts[4]

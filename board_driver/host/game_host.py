@@ -26,7 +26,7 @@ from __future__ import annotations
 import queue
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Protocol
+from typing import Any, Callable, Protocol
 
 from board_driver.devices import LedSink, RawFrame, SensorSource
 from board_driver.errors import BoardDriverError
@@ -37,7 +37,7 @@ from board_driver.referee.commands import NewGameRequest
 from board_driver.referee.layout import BoardProfile, Layout
 from board_driver.referee.runner import run_realtime
 from board_driver.referee.session import Session
-from board_driver.referee.texts import dice_lines
+from board_driver.referee.texts import COLOR, dice_lines
 from board_driver.settings import DriverSettings
 from board_driver.sim.board import SimulatedBoard
 from engine.variant import Variant
@@ -183,7 +183,7 @@ class GameHost:
     def __init__(self, store: GameStore, *, settings: DriverSettings, profile: BoardProfile, seat: Seat,
                  clock: Callable[[], int], say: Callable[[str], None] = print,
                  note: Callable[[str], None] | None = None, fsf_path: str | None = None,
-                 background: bool = False, san_notices: bool = True):
+                 background: bool = False, san_notices: bool = True, broker=None):
         self.store = store
         self.settings = settings
         self.profile = profile
@@ -198,21 +198,28 @@ class GameHost:
         self.resumed = False
         self.move_time = MOVE_TIME
         self.clock_spec: dict | None = None     # the time control new games get (the last one asked for)
+        self.broker = broker            # the profile's broker: (BrokerConfig): remote games go through it
+        self.stopping: Callable[[], bool] = lambda: False   # the front end is stopping (a handshake gives up)
+        self._link: Any = None          # the remote game's link (a RemoteLink), made by the handshake
 
     # -- opening ------------------------------------------------------------------------------
     def open(self, req: GameRequest) -> Session:
         """The game to play (resumed or new), its computer attached and its board mounted.
         An engine spec that cannot play the variant is refused before any game is created."""
         from board_driver.config import load_variant
-        if req.wants_new or req.players:
+        remote = self._remote_request(req)
+        if (req.wants_new or req.players) and remote is None:
             check_players(req.players or {}, load_variant(req.variant or "orthodox"))
         computer = {"move_time": req.move_time} if req.move_time is not None else None
         self.clock_spec = clock_spec(self._clock_request(req))    # a bad time control fails before any game
-        opening: Opening = open_game(
-            self.store, profile=self.profile, settings=self.settings, variant=req.variant, new=req.new,
-            resume=req.resume, fen=req.fen, players=req.players,
-            occupancy=self.seat.new_occupancy(), now=self.clock(), own=req.own,
-            confirm=req.confirm, computer=computer, clock=self.clock_spec)
+        if remote is not None:
+            opening = self._open_remote(req, *remote)
+        else:
+            opening = open_game(
+                self.store, profile=self.profile, settings=self.settings, variant=req.variant, new=req.new,
+                resume=req.resume, fen=req.fen, players=req.players,
+                occupancy=self.seat.new_occupancy(), now=self.clock(), own=req.own,
+                confirm=req.confirm, computer=computer, clock=self.clock_spec)
         for line in self.store.problems + opening.notes:
             self.note(line)
         session = opening.session
@@ -230,6 +237,89 @@ class GameHost:
             self.say(line)
         return session
 
+    # -- a remote game (docs/remote.md) -----------------------------------------------------------
+    def _remote_request(self, req: GameRequest) -> tuple[str, int] | None:
+        """(the peer's board name, the side it plays) when a player is ``remote:BOARD``."""
+        from board_driver.opponents.remote import parse_spec
+        found: list[tuple[str, int]] = []
+        for i, v in enumerate((req.white, req.black)):
+            peer = parse_spec(v or "")
+            if peer:
+                found.append((peer, i))
+        if not found:
+            return None
+        if len(found) == 2:
+            raise LifecycleError("remote: only one side can be played from another board")
+        if self.broker is None:
+            raise LifecycleError("a remote player needs the board profile's broker: section (docs/remote.md)")
+        peer, side = found[0]
+        from board_driver.club.broker import NAME_RE
+        if not NAME_RE.match(peer) or peer == self.broker.name:
+            raise LifecycleError(f"remote:{peer}: not another board's name")
+        return peer, side
+
+    def _open_remote(self, req: GameRequest, peer: str, side: int) -> Opening:
+        """The remote game against ``peer``: the unfinished one in progress with it (resumed),
+        else the one both boards agree on (an invitation, or the peer's accepted)."""
+        from datetime import datetime
+
+        from board_driver.club.remote_link import RemoteLink
+        from board_driver.config import load_variant
+        from board_driver.opponents.remote import Declined, agree
+        current = self.store.current()
+        if current is not None and not req.new and not req.fen and req.variant is None:
+            rec = load_any(self.store.path(current))
+            r = (rec.header.get("remote") or {}) if rec is not None else {}
+            if rec is not None and not rec.finished and r.get("peer") == peer and r.get("side") == COLOR[side]:
+                return open_game(self.store, profile=self.profile, settings=self.settings, resume=current,
+                                 occupancy=self.seat.new_occupancy(), now=self.clock())
+        link = RemoteLink(self.broker, peer, log=self.say).start()
+        variant = load_variant(req.variant or "orthodox")
+        names = {"white": req.white, "black": req.black}
+        names[COLOR[side]] = peer
+        local = COLOR[1 - side]
+        if not names[local] or names[local] == ("White", "Black")[1 - side]:
+            names[local] = self.broker.name
+        proposal = {"game": datetime.now().strftime("%Y%m%d-%H%M%S"), "variant": variant.name, "fen": req.fen,
+                    "clock": self.clock_spec, "players": names, "side": local}
+        try:
+            agreed = agree(link, proposal, say=self.say, stop=self.stopping,
+                           known=lambda gid: self.store.path(gid).exists())
+        except Declined as exc:
+            link.close()
+            raise LifecycleError(str(exc)) from None
+        self.clock_spec = agreed.get("clock")
+        self._link = link
+        return open_game(self.store, profile=self.profile, settings=self.settings, variant=agreed["variant"],
+                         new=True, fen=agreed.get("fen"), players=agreed["players"],
+                         occupancy=self.seat.new_occupancy(), now=self.clock(), confirm=req.confirm,
+                         clock=self.clock_spec, game_id=agreed["game"],
+                         header={"remote": {"peer": peer, "side": COLOR[side], "me": self.broker.name}})
+
+    def _attach_remote(self, session: Session) -> None:
+        """A remote game's header names the peer: its side is played from the peer's board."""
+        if session.game_id is None:
+            return
+        try:
+            header = load_any(self.store.path(session.game_id)).header
+        except (OSError, ValueError, BoardDriverError):
+            return
+        r = header.get("remote")
+        if not isinstance(r, dict) or r.get("side") not in COLOR or not isinstance(r.get("peer"), str):
+            return
+        if self.broker is None:
+            session.notices.append(f"This game is played against {r['peer']} over the broker, and this board "
+                                   f"has no broker: section: its moves cannot arrive.")
+            return
+        from board_driver.club.remote_link import RemoteLink
+        from board_driver.opponents.remote import Remote
+        link = self._link
+        if link is None or link.peer != r["peer"]:
+            link = RemoteLink(self.broker, r["peer"], log=self.say).start()
+        self._link = None
+        remote = Remote(link, COLOR.index(r["side"]), session.game_id, log=self.say)
+        session.attach_computer(remote)
+
     def _clock_request(self, req: GameRequest) -> dict | None:
         """The clock a new game gets: the one asked for, else the board profile's default."""
         default = getattr(self.profile, "clock", None) or {}
@@ -241,6 +331,7 @@ class GameHost:
         session.san_notices = self.san_notices
         self.move_time = self._move_time(session)
         attach(session, seconds=self.move_time, fsf_path=self.fsf_path, background=self.background)
+        self._attach_remote(session)
         self.seat.mount(session, resumed)
         self.session = session
         self.resumed = resumed

@@ -91,11 +91,14 @@ def clock_spec(spec: dict | None) -> dict | None:
 def start(store: GameStore, variant_name: str, *, profile: BoardProfile, settings: DriverSettings,
           occupancy: int | None = None, fen: str | None = None, players: dict[str, str] | None = None,
           date: datetime | None = None, now: int = 0, current: bool = True, cls=None,
-          computer: dict | None = None, clock: dict | None = None):
+          computer: dict | None = None, clock: dict | None = None, game_id: str | None = None,
+          header: dict | None = None):
     """A new game, journaled in ``store`` (made its current game when ``current``).
     ``occupancy`` is what the board shows now (None: the start position); when it differs, the
     session waits for the board to be set up. ``computer``: how the computer plays its sides
-    (``{"move_time": seconds}``), kept in the header with the players."""
+    (``{"move_time": seconds}``), kept in the header with the players. ``game_id``: the id it
+    must have (a remote game's, agreed with the other board); ``header``: more header fields
+    (a remote game's ``remote``)."""
     variant = load_variant(variant_name)
     variant_name = variant.name   # "random" becomes the dice outcome, so a resume replays it
     game = new_game(variant, fen)
@@ -103,13 +106,13 @@ def start(store: GameStore, variant_name: str, *, profile: BoardProfile, setting
     start_fen = game.fen()
     players = players or {"white": "White", "black": "Black"}
     clock = clock_spec(clock)
-    extra = {}
+    extra = dict(header or {})
     if computer:
         extra["computer"] = dict(computer)
     if clock:
         extra["clock"] = clock
     gid, journal = store.create(variant_name, start_fen, players=players, now=date, current=current,
-                                extra=extra or None)
+                                extra=extra or None, game_id=game_id)
     s = (cls or Session)(game, variant_name=variant_name, layout=layout, settings=settings, journal=journal,
             game_id=gid, store=store, occupancy=occupancy, now=now, players=players)
     journal.write({"type": "board", "occ": format(s.occupancy, "x")}, sync=False)
@@ -220,7 +223,8 @@ def open_game(store: GameStore, *, profile: BoardProfile, settings: DriverSettin
               new: bool = False, resume: str | None = None, fen: str | None = None,
               players: dict[str, str] | None = None, occupancy=None, now: int = 0,
               own: bool = False, confirm: Confirm | None = None, cls=None,
-              computer: dict | None = None, clock: dict | None = None) -> Opening:
+              computer: dict | None = None, clock: dict | None = None, game_id: str | None = None,
+              header: dict | None = None) -> Opening:
     """The game to play (see the module docstring). ``resume`` is a game id, or ``"current"``
     for the game in progress (which must then be unfinished). ``players`` given for a resumed
     game are journaled as its new names. ``occupancy``: what the board shows, for a new game
@@ -289,7 +293,8 @@ def open_game(store: GameStore, *, profile: BoardProfile, settings: DriverSettin
     if callable(occupancy):
         occupancy = occupancy(v)
     s = start(store, name, profile=profile, settings=settings, occupancy=occupancy,
-              fen=fen, players=players, now=now, current=not own, cls=cls, computer=computer, clock=clock)
+              fen=fen, players=players, now=now, current=not own, cls=cls, computer=computer, clock=clock,
+              game_id=game_id, header=header)
     return Opening(s, False, left, notes)
 
 

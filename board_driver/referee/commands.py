@@ -213,6 +213,15 @@ def _cmd_takeback(session, cmd, args) -> list[str]:
             + (" Put the pieces back as the LEDs show." if session.recover else "")]
 
 
+def _cmd_remote(session, cmd, args) -> list[str]:
+    remote = getattr(session, "computer", None)
+    if remote is None or not hasattr(remote, "adopt"):
+        raise CommandError("remote: this game is not played against another board")
+    if [a.lower() for a in args] != ["adopt"]:
+        raise CommandError("remote: say remote adopt")
+    return [remote.adopt(session)]
+
+
 def _cmd_resign(session, cmd, args) -> list[str]:
     g = session.game
     if g.outcome() is not None:
@@ -223,6 +232,9 @@ def _cmd_resign(session, cmd, args) -> list[str]:
         color = COLOR.index(args[0].lower())
     else:
         color = g.turn
+        computer = getattr(session, "computer", None)
+        if computer is not None and computer.plays(color) and not computer.plays(1 - color):
+            color = 1 - color               # the player resigns, not the side played from elsewhere
     g.resign(color)
     session.invalidate()                   # the cached outcome is stale: the result must reach the journal
     if session.journal is not None:
@@ -335,6 +347,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("hint", "hint", "the engine's best move for the side to move, said and lit on the LEDs",
             _cmd_hint),
     Command("resign", "resign", "the side to move resigns (resign white|black)", _cmd_resign),
+    Command("remote", "remote adopt", "a remote game whose boards disagree: go on from the other board's "
+            "longer record", _cmd_remote, button=False),
     Command("new", "new [VARIANT]", "start a new game", _cmd_new),
     Command("clock", "clock [pause|start|adjust SIDE TIME]", "show both clocks; pause, restart or set one "
             "(an arbiter's adjustment)", _cmd_clock, button=False),

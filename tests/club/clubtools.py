@@ -32,6 +32,9 @@ ACL = """\
 pattern write fairyboard/%u/#
 pattern read fairyboard/%u/resend
 pattern read fairyboard/%u/ack
+# a remote game: a board reads what another board addresses to it, and who is online
+pattern read fairyboard/+/remote/%u/#
+pattern read fairyboard/+/presence
 
 user recorder
 topic read fairyboard/#

@@ -1,0 +1,490 @@
+"""A remote opponent: the other side is a player on another board, over the club's broker.
+
+``--white remote:board-02`` on board-01 (whose player then plays Black) and ``--black
+remote:board-01`` on board-02 start one game on both boards (docs/remote.md). To the session a
+:class:`Remote` is a side played from elsewhere, exactly like the computer (the same hook:
+``step``, ``hint``, ``news``, ``deadline``, ``plays``): when the remote side has moved, its action
+is lit on the LEDs and said in words, and the reconciler accepts only that action for the remote
+side; its silent actions (a purchase, a design, the end of a turn) are applied at once.
+
+Nothing lost, nothing forked:
+
+* every action either board has committed goes out as ``{"seq": ply, "action", "side", "hash",
+  "prev"}``: ``seq`` its index in the game, ``hash`` the first 16 hex digits of the sha256 of the
+  position's FEN after it, ``prev`` the same before it. Each board sends its whole record (the
+  peer's actions it carried out too), so each checks the other's positions ply by ply;
+* an action is taken only in order: one whose ``seq`` is past the end of this board's record
+  is held and the missing ones asked for (``resend``); one whose ``prev`` is not this board's
+  position is refused as a fork;
+* each board keeps a retained ``state`` (``n`` actions, the position's ``hash``, ``have``: how
+  many of the peer's record it has heard): a board that was away (link, broker, power) learns
+  from it what it missed and asks for it, and the peer re-sends what the state says was never
+  heard. The board's own journal is the record; the broker holds nothing that matters;
+* when the two positions differ at a ply both have, both boards stop (no action of the remote
+  side is accepted), say so, and ``remote adopt`` on the board whose record is shorter takes
+  the longer record.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from typing import Any
+
+from board_driver.opponents.computer import THINKING, describe_move, describe_silent
+from board_driver.referee.reconcile import Explanation
+from board_driver.referee.texts import COLOR
+from engine.contract import ActionKind
+
+POLL_MS = 10            # how often the loop looks at the link when nothing arrived
+RESEND_EVERY = 1.0      # seconds between two requests for the same missing actions
+
+
+class _Stopped:
+    """``bases.only`` while the two boards disagree: it equals no action."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "FORKED"
+
+
+FORKED = _Stopped()
+
+
+def position_hash(game) -> str:
+    return hashlib.sha256(game.fen().encode()).hexdigest()[:16]
+
+
+def parse_spec(name: str) -> str | None:
+    """The peer's board name of a ``remote:BOARD`` player, else None."""
+    head, _, rest = (name or "").partition(":")
+    return rest.strip() if head.strip().lower() == "remote" and rest.strip() else None
+
+
+class Remote:
+    """The side of a game played on the peer's board (see the module docstring)."""
+
+    background = True
+
+    def __init__(self, link, side: int, game_id: str, *, log=None) -> None:
+        self.link = link
+        self.side = side                    # the side the peer plays (0 white, 1 black)
+        self.game_id = game_id
+        self.peer = link.peer
+        self.log = log or (lambda line: None)
+        self.players = {side: self}         # as Computer.players: the sides played from elsewhere
+        self.hashes: list[str] = []         # position hash after 0, 1, ... n plies of this board's record
+        self.texts: list[str] = []          # this board's record, as action texts
+        self.sides: list[int] = []          # who played each
+        self.pending_resign: dict | None = None
+        self._started = False
+        self._items: list[tuple] = []       # what arrived, not yet taken in
+        self.peer_actions: dict[int, dict] = {}     # seq -> the peer's message (its record as heard)
+        self.peer_n = 0                     # the peer's record length (its state)
+        self.peer_have = 0                  # how much of this board's record the peer has heard
+        self.peer_result: Any = None
+        self.sent = 0                       # this board's actions published so far (this connection)
+        self.shown = None                   # the peer's action lit for the player
+        self.waiting_said = False
+        self.fork: str | None = None
+        self._asked_at = 0.0
+        self._state_sent: tuple | None = None
+        self._result_sent: Any = None
+        self.errors: list[str] = []
+        self.received_at: dict[int, float] = {}     # seq -> wall time the peer's action arrived
+        self.shown_at: dict[int, float] = {}        # seq -> wall time its LED frame was made
+        self.sent_at: dict[int, float] = {}         # seq -> wall time this board first sent it
+
+    # -- the session's hook (as Computer) -----------------------------------------------------------
+    def plays(self, side: int) -> bool:
+        return side == self.side
+
+    def think_in_background(self) -> None:
+        pass
+
+    @property
+    def thinking(self) -> bool:
+        return False
+
+    def news(self) -> bool:
+        """True when something arrived from the peer (taken in at the next step)."""
+        items = self.link.drain()
+        self._items.extend(items)
+        return bool(items)
+
+    def deadline(self, now: int) -> int | None:
+        return now + POLL_MS                # the link is looked at every POLL_MS
+
+    def hint(self):
+        return self.shown
+
+    def close(self) -> None:
+        self.link.close()
+
+    def step(self, session) -> bool:
+        g = session.game
+        bases = session.bases
+        self._sync(session)
+        changed = self._take(session)
+        self._publish(session)
+        if self.fork is not None:
+            return self._only(session, FORKED) or changed
+        if session.recover or session.outcome() is not None or g.turn != self.side or session.tentative is not None:
+            self.shown = None
+            self.waiting_said = False
+            return self._only(session, None) or changed
+        n = len(g.history)
+        for _ in range(64):                 # the peer's silent actions, applied at once
+            msg = self.peer_actions.get(n)
+            if msg is None or g.turn != self.side or session.outcome() is not None:
+                break
+            a = self._action(session, msg)
+            if a is None or not a.silent:
+                break
+            session.notices.append(f"{self.peer} ({COLOR[g.turn]}): {describe_silent(a)}.")
+            session.commit(Explanation(0, (a,)), len(session.events))
+            changed = True
+            self._sync(session)
+            n = len(g.history)
+            if self.fork is not None:
+                return self._only(session, FORKED) or True
+        if g.turn != self.side or session.outcome() is not None:
+            self.shown = None
+            self._publish(session)
+            return self._only(session, None) or changed
+        msg = self.peer_actions.get(n)
+        a = self._action(session, msg) if msg is not None else None
+        if a is not None and a.kind is ActionKind.SETUP:
+            session.notices.append(f"{self.peer} ({COLOR[g.turn]}) sets up its army: {a.text}.")
+            session.commit(Explanation(0, (a,)), len(session.events))
+            self._sync(session)
+            if session.occupancy != g.occupancy():
+                session.recover = True
+            self._publish(session)
+            return True
+        if a is None:
+            self.shown = None
+            if not self.waiting_said:
+                self.waiting_said = True
+                session.notices.append(f"Waiting for {self.peer} ({COLOR[self.side]}) to move.")
+            return self._only(session, THINKING) or changed
+        self.waiting_said = False
+        if bases.only != a:
+            self.shown = a
+            self._only(session, a)
+            self.shown_at.setdefault(n, time.time())
+            session.notices.append(describe_move(session, a, head=f"{self.peer} ({COLOR[g.turn]}) plays"))
+            return True
+        return changed
+
+    def _only(self, session, a) -> bool:
+        bases = session.bases
+        if bases.only is a or (a is not None and bases.only == a):
+            return False
+        bases.only = a
+        session.invalidate()
+        return True
+
+    def _action(self, session, msg: dict):
+        g = session.game
+        n = len(g.history)
+        if msg.get("prev") != self.hashes[n]:
+            self._forked(session, n, f"its position before action {n + 1} is not this board's")
+            return None
+        try:
+            a = g.parse(msg["action"])
+        except Exception as exc:    # the engine's parse errors are of many kinds: all mean "not legal here"
+            self._forked(session, n, f"its action {n + 1} ({msg.get('action')!r}) is not legal here: {exc}")
+            return None
+        return a
+
+    # -- this board's record --------------------------------------------------------------------------
+    def _sync(self, session) -> None:
+        """Keep the per-ply hashes in step with the game (a commit adds, a takeback removes)."""
+        g = session.game
+        hist = g.history
+        if not self.hashes:
+            self._rebuild(g)
+            return
+        n = len(hist)
+        k = min(len(self.texts), n)
+        while k > 0 and self.texts[k - 1] != hist[k - 1].text:
+            k -= 1
+        if k == n and len(self.texts) == n:
+            return
+        if n - k == 1:
+            del self.texts[k:], self.hashes[k + 1:], self.sides[k:]
+            c = g.copy()
+            c.pop()
+            self.sides.append(c.turn)
+            self.texts.append(hist[-1].text)
+            self.hashes.append(position_hash(g))
+        elif n == k:
+            del self.texts[k:], self.hashes[k + 1:], self.sides[k:]
+        else:
+            self._rebuild(g)
+        self.sent = min(self.sent, k)
+        self._check_peer(session)
+
+    def _rebuild(self, g) -> None:
+        c = g.copy()
+        popped = []
+        while c.history:
+            popped.append(c.pop())
+        self.hashes = [position_hash(c)]
+        self.texts = []
+        self.sides = []
+        for a in reversed(popped):
+            self.sides.append(c.turn)
+            c.push(a)
+            self.texts.append(a.text)
+            self.hashes.append(position_hash(c))
+
+    def _publish(self, session) -> None:
+        if not self.link.connected.is_set():
+            return
+        g = session.game
+        n = len(self.texts)
+        for seq in range(self.sent, n):
+            if not self.link.send("action", {"seq": seq, "action": self.texts[seq], "side": COLOR[self.sides[seq]],
+                                             "hash": self.hashes[seq + 1], "prev": self.hashes[seq],
+                                             "t": time.time()}, game=self.game_id):
+                return
+            self.sent_at.setdefault(seq, time.time())
+        self.sent = n
+        out = session.outcome()
+        result = (out.result, out.reason) if out is not None else None
+        if result != self._result_sent and out is not None and out.termination.name == "RESIGNATION":
+            color = 1 - ("1-0", "0-1").index(out.result) if out.result in ("1-0", "0-1") else g.turn
+            self.link.send("action", {"seq": n, "resign": COLOR[color], "hash": self.hashes[n]}, game=self.game_id)
+        self._result_sent = result
+        have = self._heard()
+        state = (n, self.hashes[n], have, result, self.fork)
+        if state != self._state_sent:
+            if self.link.send("state", {"n": n, "hash": self.hashes[n], "have": have,
+                                        "result": list(result) if result else None, "fork": self.fork,
+                                        "t": time.time()}, game=self.game_id, retain=True):
+                self._state_sent = state
+
+    def _heard(self) -> int:
+        """How many of the peer's record this board has heard, in order."""
+        n = 0
+        while n in self.peer_actions:
+            n += 1
+        return n
+
+    # -- what the peer says -----------------------------------------------------------------------------
+    def _take(self, session) -> bool:
+        changed = False
+        items, self._items = self._items + self.link.drain(), []
+        if not self._started and self.link.connected.is_set():
+            self._started = True
+            items.insert(0, ("connected", None, {}, time.time()))
+        for kind, game, payload, at in items:
+            if game is not None and game != self.game_id:
+                continue
+            if kind == "connected":
+                self.sent = min(self.sent, self.peer_have)
+                self._state_sent = None
+                self._ask(0 if not self.peer_actions else self._heard(), force=True)
+            elif kind == "action" and payload is not None:
+                changed |= self._on_action(session, payload, at)
+            elif kind == "state" and payload is not None:
+                self._on_state(session, payload)
+            elif kind == "resend" and payload is not None:
+                frm = payload.get("from")
+                if type(frm) is int and frm >= 0:
+                    self.sent = min(self.sent, frm)
+                    self.peer_have = min(self.peer_have, frm)
+            elif kind == "presence" and payload is not None:
+                session.notices.append(f"{self.peer} is {'online' if payload.get('online') else 'offline'}.")
+        self._check_peer(session)
+        p = self.pending_resign
+        if p is not None and p["seq"] == len(session.game.history) and self.fork is None:
+            changed |= self._on_resign(session, p)
+        return changed
+
+    def _on_action(self, session, p: dict, at: float) -> bool:
+        seq = p.get("seq")
+        if type(seq) is not int or seq < 0:
+            return False
+        if "resign" in p:
+            return self._on_resign(session, p)
+        if not isinstance(p.get("action"), str) or not isinstance(p.get("hash"), str):
+            return False
+        old = self.peer_actions.get(seq)
+        if old is not None and old.get("hash") != p["hash"]:
+            # the peer's record changed at this ply (a takeback it made): the later word wins
+            for k in [k for k in self.peer_actions if k >= seq]:
+                del self.peer_actions[k]
+        self.peer_actions[seq] = p
+        self.received_at.setdefault(seq, at)
+        heard = self._heard()
+        if seq >= heard:                    # a hole before it: never taken out of order
+            self._ask(heard)
+        return False
+
+    def _on_state(self, session, p: dict) -> None:
+        n, have = p.get("n"), p.get("have")
+        if type(n) is not int or type(have) is not int:
+            return
+        self.peer_n = n
+        self.peer_have = have
+        self.peer_result = p.get("result")
+        if n > self._heard():
+            self._ask(self._heard())
+        if have < len(self.texts):
+            self.sent = min(self.sent, have)
+        h = p.get("hash")
+        if isinstance(h, str) and n < len(self.hashes) and self.hashes[n] != h and n == self._heard():
+            self._forked(session, n, f"its position after {n} actions is not this board's")
+
+    def _on_resign(self, session, p: dict) -> bool:
+        color = p.get("resign")
+        g = session.game
+        if color not in COLOR or session.outcome() is not None:
+            return False
+        if p["seq"] != len(g.history):
+            self.pending_resign = p         # taken once this board has caught up
+            return False
+        self.pending_resign = None
+        side = COLOR.index(color)
+        g.resign(side)
+        session.invalidate()
+        if session.journal is not None:
+            session.journal.write({"type": "resign", "color": color, "by": self.peer}, sync=False)
+            session.journal_result()
+            session.journal.sync()
+        session.invalidate()
+        self._result_sent = (g.outcome().result, g.outcome().reason)
+        session.notices.append(f"{self.peer} ({color}) resigns: {g.outcome().result}.")
+        return True
+
+    def _check_peer(self, session) -> None:
+        """The peer's record against this board's, ply by ply where both have it."""
+        if self.fork is not None:
+            return
+        for seq in sorted(self.peer_actions):
+            if seq >= len(self.texts):
+                break
+            p = self.peer_actions[seq]
+            if p.get("hash") != self.hashes[seq + 1]:
+                self._forked(session, seq, f"action {seq + 1} differs ({p.get('action')} there, "
+                                           f"{self.texts[seq]} here)")
+                return
+
+    def _ask(self, frm: int, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self._asked_at < RESEND_EVERY:
+            return
+        self._asked_at = now
+        self.link.send("resend", {"from": frm}, game=self.game_id)
+
+    def _forked(self, session, seq: int, why: str) -> None:
+        if self.fork is not None:
+            return
+        self.fork = why
+        longer = self.peer if self.peer_n > len(self.texts) else "this board"
+        msg = (f"The two boards disagree: {self.peer}'s record ({self.peer_n} actions) and this board's "
+               f"({len(self.texts)} actions) part at action {seq + 1}: {why}. Play stops. "
+               f"The longer record is {longer}'s: 'remote adopt' on the other board goes on from it.")
+        self.errors.append(msg)
+        self.log(msg)
+        session.notices.append(msg)
+
+    # -- the remote command ------------------------------------------------------------------------------
+    def adopt(self, session) -> str:
+        """Go on from the peer's record: this board's actions after the common part are taken
+        back (journaled as pops) and the peer's applied; the board is then put right as the
+        LEDs show."""
+        g = session.game
+        heard = self._heard()
+        if heard <= len(self.texts) and self.fork is None:
+            return "Nothing to adopt: this board's record is as long as the peer's."
+        common = 0
+        while common < min(heard, len(self.texts)) and self.peer_actions[common].get("hash") == self.hashes[common + 1]:
+            common += 1
+        popped = []
+        while len(g.history) > common:
+            popped.append(g.pop())
+            session.marks.pop()
+        if session.journal is not None:
+            ply = len(g.history) + len(popped)
+            for a in popped:
+                ply -= 1
+                session.journal.write({"type": "pop", "ply": ply, "action": a.text, "why": "remote adopt"}, sync=False)
+            session.journal.sync()
+        session.invalidate()
+        self.fork = None
+        self.texts, self.hashes, self.sides = self.texts[:common], self.hashes[:common + 1], self.sides[:common]
+        for seq in range(common, heard):
+            a = g.parse(self.peer_actions[seq]["action"])
+            session.commit(Explanation(0, (a,)), len(session.events))
+            self._sync(session)
+        if session.occupancy != g.occupancy():
+            session.recover = True
+        self._state_sent = None
+        return (f"Took {self.peer}'s record: {heard} actions ({len(popped)} of this board's taken back). "
+                f"Put the pieces as the LEDs show.")
+
+
+class Declined(Exception):
+    """The peer declined the invitation, or none was agreed before the front end stopped."""
+
+
+def agree(link, proposal: dict, *, say, stop=lambda: False, known=lambda gid: False,
+          timeout: float | None = None) -> dict:
+    """The game both boards start: the peer's standing invitation when it fits (its sides are
+    this board's the other way round, and its game is not here yet), accepted; else this board's
+    ``proposal``, published as a retained invitation until the peer accepts (or declines). When
+    both invite at once, the invitation of the board whose name sorts first is played.
+
+    ``proposal``: ``{"game", "variant", "fen", "clock", "players", "side"}``, ``side`` the colour the
+    proposing board's player plays."""
+    me, peer = link.me, link.peer
+    end = None if timeout is None else time.monotonic() + timeout
+    said = False
+    while not link.connected.wait(0.2):
+        if stop() or (end is not None and time.monotonic() > end):
+            raise Declined(f"no broker to reach {peer} through")
+        if not said:
+            said = True
+            say(f"remote: waiting for the broker {link.cfg.host}:{link.cfg.port}")
+
+    def fits(p) -> bool:
+        return isinstance(p, dict) and isinstance(p.get("game"), str) and p.get("side") in COLOR \
+            and p["side"] != proposal["side"] and isinstance(p.get("variant"), str) and not known(p["game"])
+
+    item = link.wait({"invite"}, 1.0, stop)       # a standing invitation arrives with the subscription
+    if item is not None and fits(item[2]):
+        return _accept(link, item[2], say)
+    link.send("invite", {**proposal, "t": time.time()}, retain=True)
+    say(f"Invited {peer} to play {proposal['variant']} ({COLOR[1 - COLOR.index(proposal['side'])]}); "
+        f"waiting for {peer} to accept.")
+    while not stop() and (end is None or time.monotonic() < end):
+        item = link.wait({"invite", "accept"}, 0.5, stop)
+        if item is None:
+            continue
+        kind, _, p, _ = item
+        if kind == "accept" and isinstance(p, dict) and p.get("game") == proposal["game"]:
+            link.send("invite", None, retain=True)        # answered: nothing left standing
+            if p.get("declined"):
+                raise Declined(f"{peer} declined the game")
+            say(f"{peer} accepted: game {proposal['game']}.")
+            return proposal
+        if kind == "invite" and fits(p) and peer < me:
+            link.send("invite", None, retain=True)
+            return _accept(link, p, say)
+    link.send("invite", None, retain=True)
+    raise Declined(f"{peer} did not accept")
+
+
+def _accept(link, p: dict, say) -> dict:
+    link.send("accept", {"game": p["game"], "t": time.time()}, retain=True)
+    say(f"Accepted {link.peer}'s game {p['game']} ({p['variant']}); you play {COLOR[1 - COLOR.index(p['side'])]}.")
+    return p
+
+
+def decline(link, game: str) -> None:
+    link.send("accept", {"game": game, "declined": True, "t": time.time()}, retain=True)

@@ -1,0 +1,129 @@
+"""Two boards, one game, over a real mosquitto with the club's ACL: each board a process of its
+own (tests/remote/side.py: the game host on the simulated board, its remote player, and a player
+who carries out what the LEDs show). At the end both journals hold the same actions."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from clubtools import MOSQUITTO, OPERA, Broker
+
+from board_driver.journal import load_any
+
+SIDE = Path(__file__).with_name("side.py")
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(MOSQUITTO is None, reason="needs mosquitto")]
+
+
+@pytest.fixture
+def broker(tmp_path):
+    b = Broker(tmp_path / "broker", {"b1": "pw-b1", "b2": "pw-b2", "b3": "pw-b3"}).start()
+    yield b
+    b.stop()
+
+
+def side(tmp_path, broker, name, *extra, latency=None):
+    args = [sys.executable, str(SIDE), "--data", str(tmp_path / name), "--port", str(broker.port), "--name", name,
+            "--password", f"pw-{name}", "--report", str(tmp_path / f"{name}.json"), *extra]
+    if latency:
+        args += ["--latency", str(latency)]
+    log = open(tmp_path / f"{name}.out", "a")
+    return subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+
+
+def finish(tmp_path, procs, timeout=60):
+    end = time.monotonic() + timeout
+    for p in procs:
+        try:
+            p.wait(max(1, end - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            for q in procs:
+                q.kill()
+            raise AssertionError("the game did not end: " + "".join(
+                (tmp_path / f"{n}.out").read_text()[-3000:] for n in ("b1", "b2")))
+    return [json.loads((tmp_path / f"{n}.json").read_text()) for n in ("b1", "b2")]
+
+
+def same_game(tmp_path, r1, r2):
+    assert r1["game"] == r2["game"] and r1["moves"] == r2["moves"] and r1["result"] == r2["result"], (r1, r2)
+    assert r1["fork"] is None and r2["fork"] is None
+    h1 = load_any(tmp_path / "b1" / "games" / f"{r1['game']}.jsonl")
+    h2 = load_any(tmp_path / "b2" / "games" / f"{r2['game']}.jsonl")
+    assert [str(a) for a in h1.actions] == [str(a) for a in h2.actions] == r1["moves"]
+    for k in ("variant", "players"):
+        assert h1.header.get(k) == h2.header.get(k), k
+    assert h1.header.get("fen") == h2.header.get("fen")
+    assert h1.header["remote"] == {"peer": "b2", "side": "black", "me": "b1"}
+    assert h2.header["remote"] == {"peer": "b1", "side": "white", "me": "b2"}
+
+
+def latencies(path: Path) -> dict:
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    ev = {(r["board"], r["seq"]): r for r in rows if "event" in r}
+    sent = {(r["board"], r["seq"]): r["sent"] for r in rows if "sent" in r}
+    full, wire = [], []
+    for r in rows:
+        if "led" in r:
+            other = "b1" if r["board"] == "b2" else "b2"
+            if (other, r["seq"]) in ev:
+                full.append((r["led"] - ev[(other, r["seq"])]["event"]) * 1000)
+            if (other, r["seq"]) in sent:
+                wire.append((r["led"] - sent[(other, r["seq"])]) * 1000)
+
+    def pct(xs, q):
+        xs = sorted(xs)
+        return round(xs[min(len(xs) - 1, int(q * len(xs)))], 1) if xs else None
+    return {"n": len(full), "event_to_led_p50": pct(full, .5), "event_to_led_p99": pct(full, .99),
+            "commit_to_led_p50": pct(wire, .5), "commit_to_led_p99": pct(wire, .99)}
+
+
+def test_orthodox_game_over_the_broker(tmp_path, broker):
+    lat = tmp_path / "latency.jsonl"
+    b1 = side(tmp_path, broker, "b1", "--black", "remote:b2", "--moves", " ".join(OPERA[0::2]), latency=lat)
+    time.sleep(0.3)
+    b2 = side(tmp_path, broker, "b2", "--white", "remote:b1", "--moves", " ".join(OPERA[1::2]), latency=lat)
+    r1, r2 = finish(tmp_path, [b1, b2])
+    same_game(tmp_path, r1, r2)
+    assert r1["moves"] == OPERA and r1["result"] == "1-0" and r1["reason"] == "checkmate"
+    figures = latencies(lat)
+    print("latency", figures)
+    assert figures["n"] >= 30
+    # the transmission itself, from the commit on one board to the LED frame on the other
+    assert figures["commit_to_led_p99"] < 300, figures
+
+
+def test_sigkill_of_one_side_and_a_broker_restart_mid_game(tmp_path, broker):
+    b1 = side(tmp_path, broker, "b1", "--black", "remote:b2", "--seed", "3", "--resign-after", "40")
+    time.sleep(0.3)
+    b2 = side(tmp_path, broker, "b2", "--white", "remote:b1", "--seed", "4", "--resign-after", "40")
+
+    def plies(name):
+        games = list((tmp_path / name / "games").glob("*.jsonl")) if (tmp_path / name / "games").exists() else []
+        return len(load_any(games[0]).actions) if games else 0
+    end = time.monotonic() + 20
+    while plies("b2") < 10 and time.monotonic() < end:
+        time.sleep(0.1)
+    assert plies("b2") >= 10
+    b2.send_signal(signal.SIGKILL)              # power cut: b1 plays on to the point it waits for b2
+    b2.wait(5)
+    time.sleep(1.0)
+    broker.kill()                               # and the broker dies, forgetting everything
+    time.sleep(0.5)
+    broker.start()
+    b2 = side(tmp_path, broker, "b2", "--white", "remote:b1", "--seed", "5", "--resign-after", "40")
+    end = time.monotonic() + 15
+    while plies("b2") < 20 and time.monotonic() < end:
+        time.sleep(0.1)
+    broker.kill()                               # once more, mid-game, with both sides up
+    time.sleep(1.0)
+    broker.start()
+    r1, r2 = finish(tmp_path, [b1, b2], timeout=60)
+    same_game(tmp_path, r1, r2)
+    assert r1["result"] is not None and len(r1["moves"]) >= 20
+    assert "Resumed game" in (tmp_path / "b2.out").read_text()
