@@ -15,18 +15,6 @@ import pytest
 from webtools import CLI, Server, start_serve
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    s = Server(tmp_path_factory.mktemp("web") / "data", "--variant", "orthodox", "--new")
-    yield s
-    s.stop()
-
-
-@pytest.fixture(scope="module")
-def token(server):
-    return server.pair()
-
-
 def test_state_has_the_fields_of_play_json_and_the_legal_moves(server, tmp_path):
     st = server.wait_state()
     ev = tmp_path / "none.jsonl"

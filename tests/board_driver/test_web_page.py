@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from webtools import Server, colours_in, read_png
+from webtools import colours_in, read_png
 
 pytestmark = pytest.mark.slow          # every test drives a real Chromium
 
@@ -29,18 +29,6 @@ webdriver = pytest.importorskip("selenium.webdriver")
 if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
     pytest.skip("needs the distribution's chromium and chromedriver (scripts/system-deps installs them)",
                 allow_module_level=True)
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    s = Server(tmp_path_factory.mktemp("page") / "data", "--variant", "orthodox", "--new")
-    yield s
-    s.stop()
-
-
-@pytest.fixture(scope="module")
-def token(server):
-    return server.pair()
 
 
 def open_browser(url, *args: str, phone: dict = PHONE):

@@ -23,28 +23,9 @@ from test_web_page import (  # noqa: F401  (browser is a fixture, used by name)
     text_of,
     wait,
 )
-from webtools import Server, colours_in, read_png
+from webtools import colours_in, read_png
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    s = Server(tmp_path_factory.mktemp("flows") / "data", "--variant", "orthodox", "--new")
-    yield s
-    s.stop()
-
-
-@pytest.fixture(scope="module")
-def token(server):
-    return server.pair()
-
-
-@pytest.fixture(scope="module")
-def paired(browser, token):
-    """The browser holds the token as the pairing's cookie (commands from the page are allowed)."""
-    browser.add_cookie({"name": "fairyboard_token", "value": token, "path": "/"})
-    return browser
 
 
 def test_the_page_follows_a_server_restarted_under_it(server, browser, token):

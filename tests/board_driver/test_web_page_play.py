@@ -20,27 +20,8 @@ from test_web_page import (  # noqa: F401  (browser is a fixture, used by name)
     text_of,
     wait,
 )
-from webtools import Server
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    s = Server(tmp_path_factory.mktemp("play") / "data", "--variant", "orthodox", "--new")
-    yield s
-    s.stop()
-
-
-@pytest.fixture(scope="module")
-def token(server):
-    return server.pair()
-
-
-@pytest.fixture(scope="module")
-def paired(browser, token):
-    browser.add_cookie({"name": "fairyboard_token", "value": token, "path": "/"})
-    return browser
 
 
 def clock(browser, side):
