@@ -77,6 +77,22 @@ def test_under_ten_seconds_the_clock_shows_tenths_in_the_low_time_colour(server,
     screenshot(browser, "clocks-low-time", prompt=False)
 
 
+def test_a_clock_going_under_twenty_seconds_sounds_once(server, browser, token):
+    if js(browser, "return document.querySelector('#btn-alerts').getAttribute('aria-pressed')") != "true":
+        click(browser, "#btn-alerts")                               # the sound on
+    before = int(js(browser, "return document.body.dataset.lowAlerts || 0"))
+    command(server, token, "clock adjust black 0:21")              # Black's clock runs: 21 s left
+    synced(server, browser)
+    wait(browser, lambda: int(js(browser, "return document.body.dataset.lowAlerts || 0")) == before + 1,
+         timeout=6, what="the low-time sound")
+    time.sleep(0.5)
+    assert int(js(browser, "return document.body.dataset.lowAlerts || 0")) == before + 1      # once, not per tick
+    command(server, token, "clock adjust black 0:08")               # already low: no second sound
+    synced(server, browser)
+    time.sleep(0.5)
+    assert int(js(browser, "return document.body.dataset.lowAlerts || 0")) == before + 1
+
+
 def test_press_mode_has_a_clock_button_for_the_running_side(server, browser, token, paired):
     server.new_game(token, "orthodox", clock="300+3", clock_mode="press")
     synced(server, browser)

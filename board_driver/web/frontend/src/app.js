@@ -282,11 +282,24 @@ function clockLeft(side) {
   return Math.max(0, ms);
 }
 
+// the low-time sound: once, when a running clock goes under LOW_MS while the page watches
+// (a page opened on a clock already low stays quiet)
+function lowTime(side, ms) {
+  const before = clockBase.seen[side];
+  clockBase.seen[side] = ms;
+  if (before === undefined || before < LOW_MS || ms >= LOW_MS || clockBase.c.running !== side) return;
+  if (!alertsOn) return;
+  document.body.dataset.lowAlerts = Number(document.body.dataset.lowAlerts || 0) + 1;
+  beep();
+  if (navigator.vibrate) navigator.vibrate([80, 60, 80, 60, 80]);
+}
+
 function tickClocks() {
   if (!clockBase) return;
   for (const side of ['white', 'black']) {
     const el = document.querySelector(`#clocks .clock[data-side="${side}"]`);
     const ms = clockLeft(side);
+    lowTime(side, ms);
     const t = el.querySelector('.time');
     const text = clockText(ms);
     if (t.textContent !== text) t.textContent = text;
@@ -301,7 +314,9 @@ function renderClocks(s) {
   if (!c) { clockBase = null; return; }
   // a snapshot drawn again (Letters, an HTTP answer of the same version) keeps its arrival time
   const key = `${s.run}/${s.version}`;
-  if (!clockBase || clockBase.key !== key) clockBase = { key, c, at: performance.now(), over: !!s.result };
+  if (!clockBase || clockBase.key !== key) {
+    clockBase = { key, c, at: performance.now(), over: !!s.result, game: s.game, seen: clockBase && clockBase.game === s.game ? clockBase.seen : {} };
+  }
   for (const side of ['white', 'black']) {
     const el = document.querySelector(`#clocks .clock[data-side="${side}"]`);
     const running = c.running === side && !c.paused && !c.waiting && !s.result;
