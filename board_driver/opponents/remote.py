@@ -87,7 +87,10 @@ class Remote:
         self.sent = 0                       # this board's actions published so far (this connection)
         self.shown = None                   # the peer's action lit for the player
         self.waiting_said = False
-        self.fork: str | None = None
+        self.fork: str | None = None        # why this board found the two records to part
+        self.fork_at = 0                    # at which ply
+        self.peer_fork: str | None = None   # the peer found them to part (its state says so)
+        self.peer_hash: str | None = None   # the peer's position hash after its peer_n actions
         self._asked_at = 0.0
         self._state_sent: tuple | None = None
         self._result_sent: Any = None
@@ -119,6 +122,11 @@ class Remote:
     def hint(self):
         return self.shown
 
+    @property
+    def stopped(self) -> bool:
+        """The two boards disagree (either found it): nothing of the remote side is accepted."""
+        return self.fork is not None or self.peer_fork is not None
+
     def close(self) -> None:
         self.link.close()
 
@@ -128,7 +136,8 @@ class Remote:
         self._sync(session)
         changed = self._take(session)
         self._publish(session)
-        if self.fork is not None:
+        if self.stopped:
+            self.shown = None
             return self._only(session, FORKED) or changed
         if session.recover or session.outcome() is not None or g.turn != self.side or session.tentative is not None:
             self.shown = None
@@ -147,7 +156,7 @@ class Remote:
             changed = True
             self._sync(session)
             n = len(g.history)
-            if self.fork is not None:
+            if self.stopped:
                 return self._only(session, FORKED) or True
         if g.turn != self.side or session.outcome() is not None:
             self.shown = None
@@ -332,11 +341,19 @@ class Remote:
         self.peer_n = n
         self.peer_have = have
         self.peer_result = p.get("result")
+        h = p.get("hash")
+        self.peer_hash = h if isinstance(h, str) else None
+        fork = p.get("fork") if isinstance(p.get("fork"), str) else None
+        if fork != self.peer_fork:
+            self.peer_fork = fork
+            if fork is not None:
+                session.notices.append(f"{self.peer} says the two boards disagree: {fork}. Play stops.")
+            elif self.fork is None:
+                session.notices.append(f"{self.peer} agrees again: play goes on.")
         if n > self._heard():
             self._ask(self._heard())
         if have < len(self.texts):
             self.sent = min(self.sent, have)
-        h = p.get("hash")
         if isinstance(h, str) and n < len(self.hashes) and self.hashes[n] != h and n == self._heard():
             self._forked(session, n, f"its position after {n} actions is not this board's")
 
@@ -362,17 +379,37 @@ class Remote:
         return True
 
     def _check_peer(self, session) -> None:
-        """The peer's record against this board's, ply by ply where both have it."""
+        """The peer's record against this board's, ply by ply where both have it. A fork found
+        here ends once the two agree again (the other board adopted this one's record)."""
         if self.fork is not None:
+            if self._agree():
+                self.fork = None
+                self._state_sent = None
+                session.notices.append(f"The two boards agree again ({self.peer}'s record and this board's): "
+                                       f"play goes on.")
             return
         for seq in sorted(self.peer_actions):
             if seq >= len(self.texts):
                 break
             p = self.peer_actions[seq]
             if p.get("hash") != self.hashes[seq + 1]:
-                self._forked(session, seq, f"action {seq + 1} differs ({p.get('action')} there, "
-                                           f"{self.texts[seq]} here)")
+                why = (f"action {seq + 1} differs ({p.get('action')} there, {self.texts[seq]} here)"
+                       if p.get("action") != self.texts[seq] else
+                       f"action {seq + 1} ({self.texts[seq]}) leads to another position there")
+                self._forked(session, seq, why)
                 return
+
+    def _agree(self) -> bool:
+        """Everything heard from the peer fits this board's record, past the ply they parted at."""
+        n = len(self.texts)
+        if self._heard() <= self.fork_at:
+            return False
+        for seq, p in self.peer_actions.items():
+            if seq < n and p.get("hash") != self.hashes[seq + 1]:
+                return False
+            if seq == n and p.get("prev") != self.hashes[n]:
+                return False
+        return self.peer_hash is None or self.peer_n >= len(self.hashes) or self.hashes[self.peer_n] == self.peer_hash
 
     def _ask(self, frm: int, force: bool = False) -> None:
         now = time.monotonic()
@@ -385,10 +422,15 @@ class Remote:
         if self.fork is not None:
             return
         self.fork = why
-        longer = self.peer if self.peer_n > len(self.texts) else "this board"
-        msg = (f"The two boards disagree: {self.peer}'s record ({self.peer_n} actions) and this board's "
-               f"({len(self.texts)} actions) part at action {seq + 1}: {why}. Play stops. "
-               f"The longer record is {longer}'s: 'remote adopt' on the other board goes on from it.")
+        self.fork_at = seq
+        n, peer_n = len(self.texts), max(self.peer_n, self._heard())
+        if peer_n == n:
+            advice = "The records are as long: 'remote adopt' on either board goes on from the other's."
+        else:
+            longer = self.peer if peer_n > n else "this board"
+            advice = f"The longer record is {longer}'s: 'remote adopt' on the other board goes on from it."
+        msg = (f"The two boards disagree: {self.peer}'s record ({peer_n} actions) and this board's "
+               f"({n} actions) part at action {seq + 1}: {why}. Play stops. {advice}")
         self.errors.append(msg)
         self.log(msg)
         session.notices.append(msg)
@@ -400,7 +442,7 @@ class Remote:
         LEDs show."""
         g = session.game
         heard = self._heard()
-        if heard <= len(self.texts) and self.fork is None:
+        if heard <= len(self.texts) and not self.stopped:
             return "Nothing to adopt: this board's record is as long as the peer's."
         common = 0
         while common < min(heard, len(self.texts)) and self.peer_actions[common].get("hash") == self.hashes[common + 1]:

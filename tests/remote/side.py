@@ -36,6 +36,9 @@ def main() -> int:
     ap.add_argument("--report", required=True)
     ap.add_argument("--debug", action="store_true")
     ap.add_argument("--latency", help="append {seq, event|led: wall time} lines here")
+    ap.add_argument("--commands", help="a file the test appends console commands to (run in order)")
+    ap.add_argument("--hold-at", type=int, default=-1, help="before this side's action at this ply ...")
+    ap.add_argument("--hold-for", type=float, default=0.0, help="... wait this many seconds")
     args = ap.parse_args()
 
     from board_driver.club.broker import BrokerConfig
@@ -66,7 +69,20 @@ def main() -> int:
     script = args.moves.split()
     rng = random.Random(args.seed)
     commands: queue.Queue = queue.Queue()
-    st = {"acted": None, "at": 0.0, "done_at": None, "logged": set()}
+    st = {"acted": None, "at": 0.0, "done_at": None, "logged": set(), "commands": 0, "held": None}
+
+    def console(session) -> None:
+        """The test's console commands, each once, in order (the answers are said)."""
+        if not args.commands or not Path(args.commands).exists():
+            return
+        lines = Path(args.commands).read_text().splitlines()
+        for line in lines[st["commands"]:]:
+            st["commands"] += 1
+            try:
+                for answer in session.command(line, monotonic_ms()):
+                    say(f"{line}: {answer}")
+            except Exception as exc:        # a refused command is said, as on the console
+                say(f"{line}: error: {exc}")
 
     def board():
         return seat.board
@@ -101,13 +117,17 @@ def main() -> int:
         g = session.game
         remote = session.computer
         n = len(g.history)
+        console(session)
         if session.outcome() is not None:
             if st["done_at"] is None:
                 st["done_at"] = time.monotonic()
             if time.monotonic() - st["done_at"] > 1.5:      # the last word has gone out
                 stop.set()
             return
-        if remote is None or remote.fork is not None or later():
+        if remote is None or remote.stopped or later():
+            return
+        if session.recover:                 # the player puts the pieces as the LEDs show
+            board().setup(session.layout.closed_sensors(g.occupancy()), monotonic_ms())
             return
         key = (n, session.verdict.status.name, len(session.events))
         if st["acted"] == key and time.monotonic() - st["at"] < 2.0:
@@ -129,6 +149,11 @@ def main() -> int:
             return
         if remote.plays(g.turn):
             return
+        if n == args.hold_at:               # the player thinks a while
+            if st["held"] is None:
+                st["held"] = time.monotonic()
+            if time.monotonic() - st["held"] < args.hold_for:
+                return
         if n >= args.resign_after:
             session.command("resign", monotonic_ms())
             return

@@ -127,3 +127,60 @@ def test_sigkill_of_one_side_and_a_broker_restart_mid_game(tmp_path, broker):
     same_game(tmp_path, r1, r2)
     assert r1["result"] is not None and len(r1["moves"]) >= 20
     assert "Resumed game" in (tmp_path / "b2.out").read_text()
+
+
+def plies_of(tmp_path, name) -> int:
+    games = list((tmp_path / name / "games").glob("*.jsonl")) if (tmp_path / name / "games").exists() else []
+    return len(load_any(games[0]).actions) if games else 0
+
+
+def wait_for(cond, timeout, what):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if cond():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_a_forged_action_stops_both_boards_and_remote_adopt_goes_on(tmp_path, broker):
+    """Someone with b1's password sends b2 an action with a hash that is not its position's: b2
+    carries it out, finds the records part there and stops; b1, told by b2's state, stops too
+    (nobody plays on); `remote adopt` on b1 (the shorter record) takes b2's, b2 agrees again and
+    the game goes on to its end with the same actions in both journals."""
+    import paho.mqtt.client as mqtt
+    cmds = tmp_path / "b1.commands"
+    b1 = side(tmp_path, broker, "b1", "--black", "remote:b2", "--moves", " ".join(OPERA[0::2]),
+              "--hold-at", "2", "--hold-for", "3", "--commands", str(cmds), "--resign-after", "12")
+    time.sleep(0.3)
+    b2 = side(tmp_path, broker, "b2", "--white", "remote:b1", "--moves", " ".join(OPERA[1::2]),
+              "--resign-after", "12")
+    wait_for(lambda: plies_of(tmp_path, "b2") >= 2, 20, "two plies on b2")
+    gid = next((tmp_path / "b2" / "games").glob("*.jsonl")).stem
+    states: dict = {}
+    c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="forger", protocol=mqtt.MQTTv5)
+    c.username_pw_set("b1", "pw-b1")
+    c.on_message = lambda cl, u, m: states.update(json.loads(m.payload)) if m.payload else None
+    c.connect("127.0.0.1", broker.port)
+    c.loop_start()
+    try:
+        c.subscribe(f"fairyboard/b2/remote/b1/{gid}/state", 1)
+        wait_for(lambda: states.get("n") == 2, 5, "b2's state after two plies")
+        forged = {"seq": 2, "action": "d2d4", "side": "white", "hash": "0" * 16, "prev": states["hash"],
+                  "t": time.time()}
+        c.publish(f"fairyboard/b1/remote/b2/{gid}/action", json.dumps(forged), qos=1).wait_for_publish(5)
+    finally:
+        c.loop_stop()
+        c.disconnect()
+    out = lambda n: (tmp_path / f"{n}.out").read_text()     # noqa: E731
+    wait_for(lambda: "b2 says the two boards disagree" in out("b1"), 15, "both boards to stop")
+    assert "The two boards disagree" in out("b2") and "part at action 3" in out("b2")
+    assert "action 3 (d2d4) leads to another position there" in out("b2")
+    time.sleep(3.5)                                         # past b1's pause: still nobody plays on
+    assert plies_of(tmp_path, "b1") == 2 and plies_of(tmp_path, "b2") == 3
+    cmds.write_text("remote adopt\n")
+    r1, r2 = finish(tmp_path, [b1, b2])
+    same_game(tmp_path, r1, r2)
+    assert r1["moves"][:3] == ["e2e4", "e7e5", "d2d4"] and r1["result"] is not None
+    assert "Took b2's record: 3 actions (0 of this board's taken back)" in out("b1")
+    assert "agree again" in out("b2")
