@@ -184,3 +184,5 @@ def test_a_forged_action_stops_both_boards_and_remote_adopt_goes_on(tmp_path, br
     assert r1["moves"][:3] == ["e2e4", "e7e5", "d2d4"] and r1["result"] is not None
     assert "Took b2's record: 3 actions (0 of this board's taken back)" in out("b1")
     assert "agree again" in out("b2")
+
+
