@@ -10,6 +10,7 @@ from board_driver.errors import BoardDriverError
 from board_driver.host.game_host import GameHost, GameRequest, SimSeat
 from board_driver.journal import GameStore, data_dir, load_any
 from board_driver.opponents.computer import carry_out
+from board_driver.opponents.remote import parse_spec
 from board_driver.referee.commands import lookup
 from board_driver.referee.runner import Display, pump, settle
 from board_driver.referee.session import CommandError, NewGameRequest, Session
@@ -88,6 +89,10 @@ def cmd_play(args) -> int:
     store = GameStore(data_dir())
     if args.resume is not None and args.resume != "current":
         store.path(args.resume)                   # a clear error for anything that is not a game id
+    if args.web is None and any(parse_spec(v or "") for v in (args.white, args.black)):
+        # the terminal and an events file run in virtual time, a line at a time: the peer's
+        # moves would wait for the next line typed (docs/remote.md)
+        raise BoardDriverError("a remote player (remote:BOARD) plays in real time: use play --web or serve")
     with store.lock("fairyboard play"):          # one process per data folder
         if args.web is not None:
             from board_driver.web.service import play_web

@@ -66,6 +66,7 @@ class Remote:
     """The side of a game played on the peer's board (see the module docstring)."""
 
     background = True
+    polls = True            # its deadline is a look at the link, not something due on the board
 
     def __init__(self, link, side: int, game_id: str, *, log=None) -> None:
         self.link = link

@@ -142,9 +142,13 @@ class Session:
             self.render()
         self.check_flag(self.now)
 
-    def next_deadline(self) -> int | None:
-        """When :meth:`tick` has something to do, or None."""
+    def next_deadline(self, polls: bool = True) -> int | None:
+        """When :meth:`tick` has something to do, or None. ``polls=False`` leaves out an
+        opponent that only looks at its link every few ms (a remote player): what is due on the
+        board itself (the page waits for that before it answers)."""
         c = self.computer
+        if c is not None and not polls and getattr(c, "polls", False):
+            c = None
         ds = [d for d in (self.debouncer.deadline(), self.verdict.deadline, self.retry_at,
                           c.deadline(self.now) if c is not None else None, self.flag_due()) if d is not None]
         return min(ds) if ds else None

@@ -582,7 +582,7 @@ class WebServer:
         end = time.monotonic() + SETTLE_LIMIT_S
         clock = self.bridge.clock
         while time.monotonic() < end:
-            due = await self._ask(lambda s: (s.next_deadline(), bool(self.bridge.board and self.bridge.board.queue)),
+            due = await self._ask(lambda s: (s.next_deadline(polls=False), bool(self.bridge.board and self.bridge.board.queue)),
                                   changes=False)
             deadline, queued = due
             if deadline is None and not queued:
