@@ -78,6 +78,7 @@ class Remote:
         self.hashes: list[str] = []         # position hash after 0, 1, ... n plies of this board's record
         self.texts: list[str] = []          # this board's record, as action texts
         self.sides: list[int] = []          # who played each
+        self.clks: dict[int, int] = {}      # seq -> its mover's time left just after it, this board's clock
         self.pending_resign: dict | None = None
         self._started = False
         self._items: list[tuple] = []       # what arrived, not yet taken in
@@ -230,12 +231,30 @@ class Remote:
             self.sides.append(c.turn)
             self.texts.append(hist[-1].text)
             self.hashes.append(position_hash(g))
+            self._clocks(session, k)
         elif n == k:
             del self.texts[k:], self.hashes[k + 1:], self.sides[k:]
         else:
             self._rebuild(g)
         self.sent = min(self.sent, k)
         self._check_peer(session)
+
+    def _clocks(self, session, seq: int) -> None:
+        """Each side's clock is its own board's: this board's reading of its player's time goes
+        out with the action, and the peer's reading of its own time, heard with its action, is
+        this board's for the peer's side (journaled as an adjustment), so the time an action
+        spends on its way (and being carried out here) is charged to neither player."""
+        c = session.clock
+        if c is None:
+            return
+        mover = self.sides[seq]
+        if mover != self.side:
+            self.clks[seq] = c.remaining(session.now)[mover]
+            return
+        clk = (self.peer_actions.get(seq) or {}).get("clk")
+        if type(clk) is int and clk >= 0 and clk != c.remaining(session.now)[mover]:
+            c.adjust(mover, clk, session.now)
+            session.clock_record("adjust", color=COLOR[mover], by=self.peer, ply=seq)
 
     def _rebuild(self, g) -> None:
         c = g.copy()
@@ -257,9 +276,11 @@ class Remote:
         g = session.game
         n = len(self.texts)
         for seq in range(self.sent, n):
-            if not self.link.send("action", {"seq": seq, "action": self.texts[seq], "side": COLOR[self.sides[seq]],
-                                             "hash": self.hashes[seq + 1], "prev": self.hashes[seq],
-                                             "t": time.time()}, game=self.game_id):
+            msg = {"seq": seq, "action": self.texts[seq], "side": COLOR[self.sides[seq]],
+                   "hash": self.hashes[seq + 1], "prev": self.hashes[seq], "t": time.time()}
+            if seq in self.clks:
+                msg["clk"] = self.clks[seq]
+            if not self.link.send("action", msg, game=self.game_id):
                 return
             self.sent_at.setdefault(seq, time.time())
         self.sent = n

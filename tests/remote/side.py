@@ -30,6 +30,7 @@ def main() -> int:
     ap.add_argument("--white")
     ap.add_argument("--black")
     ap.add_argument("--variant")
+    ap.add_argument("--clock", help="a time control (300+3 ...)")
     ap.add_argument("--moves", default="", help="this side's actions, in order (then random ones)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--resign-after", type=int, default=400, help="resign once the game has this many actions")
@@ -65,7 +66,7 @@ def main() -> int:
     host = GameHost(store, settings=settings, profile=load_profile("sim"), seat=seat, clock=monotonic_ms,
                     say=say, background=True, broker=cfg)
     host.stopping = stop.is_set
-    host.open(GameRequest(variant=args.variant, white=args.white, black=args.black))
+    host.open(GameRequest(variant=args.variant, white=args.white, black=args.black, clock=args.clock))
     script = args.moves.split()
     rng = random.Random(args.seed)
     commands: queue.Queue = queue.Queue()

@@ -186,3 +186,39 @@ def test_a_forged_action_stops_both_boards_and_remote_adopt_goes_on(tmp_path, br
     assert "agree again" in out("b2")
 
 
+
+
+def test_each_side_s_clock_is_its_own_board_s(tmp_path, broker):
+    """With clocks, the time a board's player has left after each of its moves goes with the
+    move; the other board takes it as is (a journaled adjustment), so the transmission (and the
+    carrying out) is charged to neither player."""
+    b1 = side(tmp_path, broker, "b1", "--black", "remote:b2", "--moves", " ".join(OPERA[0::2]),
+              "--clock", "300+0", "--resign-after", "10")
+    time.sleep(0.3)
+    b2 = side(tmp_path, broker, "b2", "--white", "remote:b1", "--moves", " ".join(OPERA[1::2]),
+              "--resign-after", "10")
+    r1, r2 = finish(tmp_path, [b1, b2])
+    same_game(tmp_path, r1, r2)
+
+    def recs(name):
+        path = tmp_path / name / "games" / f"{r1['game']}.jsonl"
+        return [json.loads(line) for line in path.read_text().splitlines() if line]
+
+    def own_times(name, color):     # the mover's time after each of its own pushes, by ply
+        out, ply = {}, 0
+        for r in recs(name):
+            if r["type"] == "push":
+                if ply % 2 == color:
+                    out[ply] = r["clk"][color]
+                ply += 1
+        return out
+
+    def adjusted(name, color):
+        return {r["ply"]: r["clk"][color] for r in recs(name)
+                if r["type"] == "clock" and r.get("op") == "adjust" and r.get("color") == ("white", "black")[color]}
+
+    w1, a2 = own_times("b1", 0), adjusted("b2", 0)
+    b2t, a1 = own_times("b2", 1), adjusted("b1", 1)
+    assert w1 and b2t and set(a2) <= set(w1) and set(a1) <= set(b2t)
+    assert len(a2) >= len(w1) - 1 and len(a1) >= len(b2t) - 1, (w1, a2, b2t, a1)
+    assert all(a2[p] == w1[p] for p in a2) and all(a1[p] == b2t[p] for p in a1), (w1, a2, b2t, a1)
