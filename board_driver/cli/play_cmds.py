@@ -96,7 +96,11 @@ def cmd_play(args) -> int:
     with store.lock("fairyboard play"):          # one process per data folder
         if args.web is not None:
             from board_driver.web.service import play_web
-            return play_web(args, store, settings, profile, args.board or settings.board)
+            from board_driver.club.broker import broker_of
+            from board_driver.settings import read_profile
+            path, data = read_profile(args.board or settings.board)
+            return play_web(args, store, settings, profile, args.board or settings.board,
+                            broker=broker_of(data, str(path)))
         if args.events is not None:
             return _play_events(args, store, settings, profile)
         return _play_interactive(args, store, settings, profile)

@@ -159,7 +159,7 @@ class WebFront:
         self.server.stop()
 
 
-def play_web(args, store, settings, profile, board_name: str) -> int:
+def play_web(args, store, settings, profile, board_name: str, broker=None) -> int:
     """``fairyboard play --web``: the simulated board in real time, with the page (and, with
     ``--events``, a script played on it at its times)."""
     from board_driver.host.game_host import GameHost, GameRequest, SimSeat
@@ -172,14 +172,11 @@ def play_web(args, store, settings, profile, board_name: str) -> int:
     def say(line: str) -> None:
         print(line, flush=True)
 
-    from board_driver.club.broker import broker_of
-    from board_driver.settings import read_profile
-    path, data = read_profile(board_name)
     commands: queue.Queue = queue.Queue()
     seat = SimSeat(store, monotonic_ms)
     host = GameHost(store, settings=settings, profile=profile, seat=seat, clock=monotonic_ms, say=say,
                     note=lambda line: print(f"fairyboard play: {line}", file=sys.stderr), background=True,
-                    broker=broker_of(data, str(path)))     # the profile's broker: remote:PEER (docs/remote.md)
+                    broker=broker)     # the profile's broker: remote:PEER (docs/remote.md)
     host.stopping = stop.is_set
     info = {"board": profile.name, "size": f"{profile.files}x{profile.ranks}", "sensors": "sim", "leds": "sim",
             "calibrated": True, "problems": [], "link": None}
