@@ -61,6 +61,41 @@ def test_elo_and_margin():
     assert math.isfinite(e) and e > 300 and math.isfinite(m)
 
 
+def test_elo_margin_against_hand_computed_values():
+    # 40 games, +20 =10 -10: mean score 0.625; per-game variance (20 * 0.375^2 + 10 * 0.125^2 +
+    # 10 * 0.625^2) / 40 = 0.171875, standard error sqrt(0.171875 / 40) = 0.065551; the 95%
+    # interval 0.625 -+ 1.96 * 0.065551 = 0.49652 .. 0.75348 is -2.42 .. +194.09 Elo, so
+    # Elo -400 log10(1 / 0.625 - 1) = 88.74, margin (194.09 + 2.42) / 2 = 98.25
+    s = MatchScore()
+    for p in [1] * 20 + [Fraction(1, 2)] * 10 + [0] * 10:
+        s.add(Fraction(p))
+    elo, margin = s.elo()
+    assert abs(elo - 88.74) < 0.01 and abs(margin - 98.25) < 0.01
+    assert s.line() == "score 20-10-10 elo 88.7 +- 98.3"
+    # all draws: no spread, no margin; the mirror image of a score is the negative Elo
+    d = MatchScore()
+    for _ in range(40):
+        d.add(Fraction(1, 2))
+    assert d.elo() == (0.0, 0.0)
+    m = MatchScore()
+    for p in [0] * 20 + [Fraction(1, 2)] * 10 + [1] * 10:
+        m.add(Fraction(p))
+    assert abs(m.elo()[0] + 88.74) < 0.01 and abs(m.elo()[1] - 98.25) < 0.01
+
+
+def test_match_openings_are_repeatable_random_starts():
+    from board_driver.cli.match_cmds import opening_fen
+    v = load_variant("orthodox")
+    a = [opening_fen(v, 4, 7, pair) for pair in range(6)]
+    assert a == [opening_fen(v, 4, 7, pair) for pair in range(6)]      # the same seed, the same starts
+    assert len(set(a)) > 3                                             # and they differ pair by pair
+    from engine.game import new_game
+    start = new_game(v).fen()
+    for fen in a:
+        assert fen != start and fen.split()[5] == "3"                  # four plies in: White's 3rd move
+    assert opening_fen(v, 4, 8, 0) != a[0] or opening_fen(v, 4, 8, 1) != a[1]
+
+
 FAMILIES = ["orthodox", "tomorrow-1", "courier", "csipgs", "chego", "cost-progressive"]
 # csipgs starts from bare royals and buys its army a zorkmid a turn: the short match starts
 # from armies already bought
@@ -185,6 +220,16 @@ def test_match_command_scores_saves_and_exports(tmp_path):
               "--seed", "2"], tmp_path)
     data = json.loads(j.stdout)
     assert data["games"][0]["white"] == "random" and data["score_line"].startswith("score ")
+    pgn = tmp_path / "m.pgn"
+    j = _cli(["match", "--white", "builtin:1", "--black", "random", "--games", "2", "--time", "0.05", "--json",
+              "--seed", "3", "--openings", "2", "--pgn", str(pgn)], tmp_path)
+    data = json.loads(j.stdout)
+    fens = [g["fen"] for g in data["games"]]
+    assert fens[0] == fens[1] and data["openings"] == 2        # a pair: one start, the colours swapped
+    text = pgn.read_text()
+    games = [chess.pgn.read_game(io.StringIO(part)) for part in text.split("\n\n[Event")[:1]]
+    assert text.count("[Event ") == 2 and f'[FEN "{fens[0]}"]' in text
+    assert games[0].headers["White"] == "builtin:1"
 
 
 def test_match_command_says_what_is_wrong(tmp_path):
