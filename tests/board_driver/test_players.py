@@ -21,6 +21,7 @@ from board_driver.opponents.match import MatchScore, play_game
 from board_driver.opponents.players import (
     EngineSpec,
     PlayerError,
+    can_play,
     find_fairy_stockfish,
     legacy_ini,
     make_player,
@@ -267,3 +268,23 @@ def test_play_refuses_an_engine_that_cannot_play_before_creating_a_game(tmp_path
     r = _cli(["play", "--black", "builtin:99", "--events", str(events)], tmp_path / "data")
     assert r.returncode == 2 and "builtin levels are 1 to 20" in r.stderr
     assert not list((tmp_path / "data").glob("games/*.jsonl"))
+
+
+def test_builtin_old_plays_a_saved_copy_of_the_search(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    import engine.search
+    from board_driver.opponents.players import OLD_SEARCH_ENV
+    v = load_variant("orthodox")
+    assert parse_spec("builtin-old:3").text == "builtin-old:3"
+    monkeypatch.delenv(OLD_SEARCH_ENV, raising=False)
+    assert "FAIRYBOARD_BUILTIN_OLD" in can_play("builtin-old", v)
+    old = tmp_path / "old_search.py"
+    old.write_text(Path(engine.search.__file__).read_text().replace("PRUNING = True", "PRUNING = False"))
+    monkeypatch.setenv(OLD_SEARCH_ENV, str(old))
+    assert can_play("builtin-old:2", v) is None
+    with make_player("builtin-old:2", v) as a, make_player("builtin:2", v) as b:
+        assert type(a.searcher).__module__ == "engine._search_old" and a.depth == 2
+        assert type(b.searcher).__module__ == "engine.search"
+        out, n = play_game(v, a, b, seconds=0.05, max_plies=6)
+    assert n == 6 and "illegal" not in out.reason
