@@ -165,6 +165,8 @@ def old_search_module():
     mod = sys.modules.get(name)
     if mod is None or getattr(mod, "__file__", None) != str(Path(path).resolve()):
         spec = importlib.util.spec_from_file_location(name, str(Path(path).resolve()))
+        if spec is None or spec.loader is None:
+            raise PlayerError(f"builtin-old: cannot load {path} as a Python module")
         mod = importlib.util.module_from_spec(spec)
         sys.modules[name] = mod
         spec.loader.exec_module(mod)
