@@ -52,6 +52,10 @@ MASK64 = (1 << 64) - 1
 EXACT, LOWER, UPPER = 0, 1, 2
 CHECK_EVERY = 64           # nodes between clock readings
 TT_SIZE = 1 << 18
+PRUNING = True             # null-move pruning and late-move reductions (chess family)
+NULL_MIN_DEPTH = 3         # the null move is tried this many turns from the horizon or more
+NULL_R = 2                 # its reduction (one more from depth 6)
+LMR_AFTER = 3              # quiet moves from this index on are reduced
 
 
 class _Timeout(Exception):
@@ -196,6 +200,7 @@ class _ChessBackend:
 
     outcome_without_moves = False     # mate and stalemate are found from the move list
     no_captures = False
+    prunes = True                     # null-move pruning and late-move reductions apply
 
     def __init__(self, game, zobrist: Zobrist, tables: _PieceTables):
         self.game = game
@@ -258,6 +263,29 @@ class _ChessBackend:
     def pop(self) -> None:
         self.pos.pop()
         self.key = self.keys.pop()
+
+    def push_null(self) -> None:
+        """Pass the turn (the null-move search's trial); undone by pop(). The fifty-move count
+        starts again, so no repetition is looked for across the pass."""
+        pos = self.pos
+        self.keys.append(self.key)
+        k = self.key ^ self.z.side
+        if pos.ep >= 0:
+            k ^= self.z.ep[pos.ep]
+        pos.null_move()
+        pos.halfmove = 0
+        self.key = k
+
+    def in_check(self) -> bool:
+        return self.pos.in_check()
+
+    def null_ok(self) -> bool:
+        """Whether passing is a fair test: the side to move has a piece besides pawns and
+        royals (with pawns alone, zugzwang makes a pass better than any move)."""
+        pos, t = self.pos, self.t
+        us = pos.turn
+        return any(pos.pbb[c] for c in self.codes
+                   if c & 1 == us and c not in t.royal_codes and c not in t.pawn_codes)
 
     def is_noisy(self, m: int) -> bool:
         flag = m >> 24
@@ -382,6 +410,7 @@ class _GameBackend:
     """Any family through the Game interface (csipgs, Chego, Cost Progressive)."""
 
     outcome_without_moves = True      # game.outcome() finds every end by itself
+    prunes = False                    # turns of several actions: no passes, no reductions
 
     def __init__(self, game, zobrist: Zobrist, values: _ValueCache):
         self.game = game
@@ -891,6 +920,18 @@ class Searcher:
                 return -20000
             return -hist.get(i, 0)
 
+        prune = b.prunes and PRUNING and not in_turn and ply > 0
+        in_check = prune and b.in_check()
+        if prune and not in_check and depth >= NULL_MIN_DEPTH and abs(beta) < MATE_BOUND and b.null_ok():
+            # null move: if passing still holds beta at a reduced depth, a real move will too
+            r = NULL_R if depth < 6 else NULL_R + 1
+            b.push_null()
+            try:
+                s = -self._negamax(depth - 1 - r, -beta, -beta + 1, ply + 1, 0)
+            finally:
+                b.pop()
+            if s >= beta:
+                return beta
         moves.sort(key=order)
         if in_turn:
             # deeper into a multi-action turn: a beam through the budget, the candidates
@@ -901,6 +942,10 @@ class Searcher:
         orig_alpha = alpha
         best_score, best_id = -INF, None
         for i, m in enumerate(moves):
+            # late quiet moves (after the table's move, the captures and the killers) are
+            # searched a ply shallower first, and again at full depth only if they beat alpha
+            reduce = (prune and not in_check and i >= LMR_AFTER and depth >= 3
+                      and not b.capture_score(m) and mid(m) not in killers)
             b.push(m)
             try:
                 if b.side() == side:
@@ -908,7 +953,12 @@ class Searcher:
                 elif i == 0:
                     s = -self._negamax(depth - 1, -beta, -alpha, ply + 1, 0)
                 else:
-                    s = -self._negamax(depth - 1, -alpha - 1, -alpha, ply + 1, 0)
+                    if reduce and not b.in_check():
+                        s = -self._negamax(depth - 2 - (i >= 12 and depth >= 5), -alpha - 1, -alpha, ply + 1, 0)
+                    else:
+                        s = alpha + 1
+                    if s > alpha:
+                        s = -self._negamax(depth - 1, -alpha - 1, -alpha, ply + 1, 0)
                     if alpha < s < beta:
                         s = -self._negamax(depth - 1, -beta, -alpha, ply + 1, 0)
             finally:

@@ -7,6 +7,7 @@ import sys
 
 from board_driver.config import load_variant
 from board_driver.journal import GameStore, data_dir
+from engine.game import new_game
 from board_driver.opponents.match import GameResult, MatchScore, play_game, points_for
 from board_driver.opponents.players import (
     PlayerError,
@@ -33,7 +34,12 @@ def register(sub) -> None:
     p.add_argument("--clock", metavar="TC", help="play on a chess clock (PGN TimeControl: 60+1, 40/300:60, d60+1): "
                                                  "each engine thinks what its clock allows, a flag fall loses "
                                                  "(or draws: docs/board-driver.md); --time is then unused")
-    p.add_argument("--seed", type=int, help="seed for the random mover (repeatable matches)")
+    p.add_argument("--seed", type=int, help="seed for the random mover and the openings (repeatable matches)")
+    p.add_argument("--openings", type=_plies, default=0, metavar="K",
+                   help="start each pair of games from K random plies (chosen from --seed, default 0; "
+                        "both games of a pair start from the same position, the colours swapped), so "
+                        "that deterministic engines do not replay one game (chess family)")
+    p.add_argument("--pgn", metavar="FILE", help="also write every game's PGN to FILE")
     p.add_argument("--json", action="store_true", help="print one JSON object (games, score, elo) instead")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on standard error")
     p.set_defaults(handler=cmd_match)
@@ -48,6 +54,40 @@ def _positive(text: str) -> int:
     if n < 1:
         raise argparse.ArgumentTypeError(f"at least one game, not {n}")
     return n
+
+
+def _plies(text: str) -> int:
+    import argparse
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a number of plies, not {text!r}") from None
+    if not 0 <= n <= 40:
+        raise argparse.ArgumentTypeError(f"0 to 40 opening plies, not {n}")
+    return n
+
+
+def opening_fen(variant, plies: int, seed: int | None, pair: int) -> str:
+    """The start of the ``pair``-th pair of games: ``plies`` uniformly random legal actions
+    from the variant's start, drawn from (``seed``, ``pair``) so that a match is repeatable;
+    a draw that ends the game or leaves no move is drawn again."""
+    import random
+
+    from engine.search import random_turn
+    rng = random.Random(f"fairyboard-opening/{seed or 0}/{pair}")
+    for _ in range(100):
+        game = new_game(variant)
+        for _ in range(plies):
+            turn = random_turn(game, rng)
+            if not turn:
+                break
+            for a in turn:
+                game.push(a)
+            if game.outcome() is not None:
+                break
+        if game.outcome() is None and game.legal_actions():
+            return game.fen()
+    return new_game(variant).fen()
 
 
 def _seconds(text: str) -> float:
@@ -76,6 +116,9 @@ def cmd_match(args) -> int:
             raise PlayerError(f"{spec} cannot play {variant.name}: {why}")
     from board_driver.referee.clock import TimeControl
     tc = TimeControl.parse(args.clock) if getattr(args, "clock", None) else None
+    openings = getattr(args, "openings", 0)
+    if openings and variant.family != "chess":
+        raise PlayerError(f"--openings: random openings are for chess-family variants, not {variant.family}")
     store = GameStore(data_dir())
     progress = not args.no_progress
     score = MatchScore()
@@ -92,16 +135,23 @@ def cmd_match(args) -> int:
         for g in range(args.games):
             white, black = (a, b) if g % 2 == 0 else (b, a)
             names = {"white": white.spec.text, "black": black.spec.text}
-            gid, journal = store.create(variant.name, _start_fen(variant), players=names,
+            fen = opening_fen(variant, openings, seed, g // 2) if openings else _start_fen(variant)
+            gid, journal = store.create(variant.name, fen, players=names,
                                         extra={"event": "match", "round": g + 1, "time": args.time,
                                                **({"clock": {"tc": tc.text, "mode": "auto"}} if tc else {})})
             try:
-                out, n = play_game(variant, white, black, seconds=args.time, journal=journal, tc=tc)
+                out, n = play_game(variant, white, black, seconds=args.time, journal=journal, tc=tc,
+                                   fen=fen if openings else None)
             finally:
                 journal.close()
             pa = points_for(out.result, 0 if g % 2 == 0 else 1)
             score.add(pa)
-            results.append(GameResult(g + 1, names["white"], names["black"], out.result, out.reason, n, gid, pa))
+            results.append(GameResult(g + 1, names["white"], names["black"], out.result, out.reason, n, gid, pa,
+                                      fen if openings else None))
+            if args.pgn:
+                from board_driver.pgn import pgn_of
+                with open(args.pgn, "a" if g else "w", encoding="utf-8") as fh:
+                    fh.write(pgn_of(store.load(gid)) + "\n")
             if not args.json:
                 print(f"game {g + 1}: {names['white']} - {names['black']}: {out.result} ({out.reason}), "
                       f"{n} actions, saved as {gid}")
@@ -120,7 +170,7 @@ def cmd_match(args) -> int:
     if args.json:
         print(json.dumps({
             "variant": variant.name, "a": specs[0].text, "b": specs[1].text, "games": [r.as_dict() for r in results],
-            "time": args.time, "wins": score.wins, "draws": score.draws, "losses": score.losses,
+            "time": args.time, "openings": openings, "seed": seed, "wins": score.wins, "draws": score.draws, "losses": score.losses,
             "score": round(score.fraction, 4), "elo": round(elo, 1), "margin": round(margin, 1),
             "nps": speeds, "score_line": score.line()}))
         return 0

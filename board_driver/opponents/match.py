@@ -24,11 +24,15 @@ class GameResult:
     actions: int
     game_id: str | None
     points_a: Fraction           # A's points in this game (A = the first game's white)
+    fen: str | None = None       # the start, when not the variant's (--openings)
 
     def as_dict(self) -> dict:
-        return {"game": self.index, "white": self.white, "black": self.black, "result": self.result,
-                "reason": self.reason, "actions": self.actions, "id": self.game_id,
-                "points_a": str(self.points_a)}
+        d = {"game": self.index, "white": self.white, "black": self.black, "result": self.result,
+             "reason": self.reason, "actions": self.actions, "id": self.game_id,
+             "points_a": str(self.points_a)}
+        if self.fen is not None:
+            d["fen"] = self.fen
+        return d
 
 
 @dataclass

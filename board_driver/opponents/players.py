@@ -12,6 +12,9 @@ the page)::
     fsf:SKILL        the same at its Skill Level SKILL (-20..20)
     uci:COMMAND      any UCI engine started with COMMAND (orthodox chess, or any variant
                      Fairy-Stockfish can express when the engine takes a VariantPath)
+    builtin-old[:LEVEL]  for measuring a change of the search: the built-in search from
+                     another copy of engine/search.py, the file named by $FAIRYBOARD_BUILTIN_OLD
+                     (e.g. ``git show main:engine/search.py > /tmp/old_search.py``)
 
 A player answers :meth:`Player.turn` with the actions of its whole turn, each legal after the
 ones before it (a csipgs action and its design phase, every move of a Cost Progressive turn).
@@ -42,7 +45,8 @@ from engine.search import Searcher, level_depth, random_turn
 FSF_DEFAULT = "/usr/games/fairy-stockfish"
 WASM_DIR = Path(__file__).resolve().parent / "fsf_wasm"   # the node launcher and its package.json
 WASM_PACKAGE = "fairy-stockfish-nnue.wasm"
-KINDS = ("builtin", "random", "fsf", "uci")
+KINDS = ("builtin", "random", "fsf", "uci", "builtin-old")
+OLD_SEARCH_ENV = "FAIRYBOARD_BUILTIN_OLD"
 
 
 class PlayerError(BoardDriverError, ValueError):
@@ -92,7 +96,7 @@ def parse_spec(text: str) -> EngineSpec:
         level = int(arg)
     except ValueError:
         raise PlayerError(f"engine spec {text!r}: the level {arg!r} is not a whole number") from None
-    if kind == "builtin" and not 1 <= level <= 20:
+    if kind in ("builtin", "builtin-old") and not 1 <= level <= 20:
         raise PlayerError(f"engine spec {text!r}: builtin levels are 1 to 20 (turns searched)")
     if kind == "fsf" and not -20 <= level <= 20:
         raise PlayerError(f"engine spec {text!r}: Fairy-Stockfish skill levels are -20 to 20")
@@ -148,12 +152,34 @@ class Player:
         self.close()
 
 
+def old_search_module():
+    """The module of ``builtin-old``: the copy of engine/search.py named by
+    $FAIRYBOARD_BUILTIN_OLD, loaded as a sibling of engine.search (PlayerError without it)."""
+    import importlib.util
+    import sys
+    path = os.environ.get(OLD_SEARCH_ENV)
+    if not path or not Path(path).is_file():
+        raise PlayerError(f"builtin-old needs ${OLD_SEARCH_ENV} naming a copy of engine/search.py "
+                          f"(e.g. git show main:engine/search.py > /tmp/old_search.py)")
+    name = "engine._search_old"
+    mod = sys.modules.get(name)
+    if mod is None or getattr(mod, "__file__", None) != str(Path(path).resolve()):
+        spec = importlib.util.spec_from_file_location(name, str(Path(path).resolve()))
+        if spec is None or spec.loader is None:
+            raise PlayerError(f"builtin-old: cannot load {path} as a Python module")
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[name] = mod
+        spec.loader.exec_module(mod)
+    return mod
+
+
 class BuiltinPlayer(Player):
     def __init__(self, spec: EngineSpec, *, clock=time.monotonic):
         self.spec = spec
-        self.depth = level_depth(spec.level)
+        mod = old_search_module() if spec.kind == "builtin-old" else None
+        self.depth = (mod.level_depth if mod else level_depth)(spec.level)
         self.clock = clock
-        self.searcher = Searcher()
+        self.searcher = mod.Searcher() if mod else Searcher()
         self.total_nodes = 0
         self.total_seconds = 0.0
 
@@ -527,7 +553,7 @@ def make_player(spec: EngineSpec | str, variant, *, fsf_path: str | None = None,
     """A player for ``variant`` (PlayerError when the engine cannot play it)."""
     if isinstance(spec, str):
         spec = parse_spec(spec)
-    if spec.kind == "builtin":
+    if spec.kind in ("builtin", "builtin-old"):
         return BuiltinPlayer(spec, clock=clock)
     if spec.kind == "random":
         return RandomPlayer(spec, seed=seed)
@@ -540,6 +566,12 @@ def can_play(spec: EngineSpec | str, variant) -> str | None:
     if isinstance(spec, str):
         spec = parse_spec(spec)
     if spec.kind in ("builtin", "random"):
+        return None
+    if spec.kind == "builtin-old":
+        try:
+            old_search_module()
+        except PlayerError as exc:
+            return str(exc)
         return None
     if variant.family != "chess":
         return f"UCI engines play chess-family variants; {variant.name!r} is {variant.family}"

@@ -21,6 +21,7 @@ from board_driver.opponents.match import MatchScore, play_game
 from board_driver.opponents.players import (
     EngineSpec,
     PlayerError,
+    can_play,
     find_fairy_stockfish,
     legacy_ini,
     make_player,
@@ -59,6 +60,41 @@ def test_elo_and_margin():
         perfect.add(Fraction(1))
     e, m = perfect.elo()
     assert math.isfinite(e) and e > 300 and math.isfinite(m)
+
+
+def test_elo_margin_against_hand_computed_values():
+    # 40 games, +20 =10 -10: mean score 0.625; per-game variance (20 * 0.375^2 + 10 * 0.125^2 +
+    # 10 * 0.625^2) / 40 = 0.171875, standard error sqrt(0.171875 / 40) = 0.065551; the 95%
+    # interval 0.625 -+ 1.96 * 0.065551 = 0.49652 .. 0.75348 is -2.42 .. +194.09 Elo, so
+    # Elo -400 log10(1 / 0.625 - 1) = 88.74, margin (194.09 + 2.42) / 2 = 98.25
+    s = MatchScore()
+    for p in [1] * 20 + [Fraction(1, 2)] * 10 + [0] * 10:
+        s.add(Fraction(p))
+    elo, margin = s.elo()
+    assert abs(elo - 88.74) < 0.01 and abs(margin - 98.25) < 0.01
+    assert s.line() == "score 20-10-10 elo 88.7 +- 98.3"
+    # all draws: no spread, no margin; the mirror image of a score is the negative Elo
+    d = MatchScore()
+    for _ in range(40):
+        d.add(Fraction(1, 2))
+    assert d.elo() == (0.0, 0.0)
+    m = MatchScore()
+    for p in [0] * 20 + [Fraction(1, 2)] * 10 + [1] * 10:
+        m.add(Fraction(p))
+    assert abs(m.elo()[0] + 88.74) < 0.01 and abs(m.elo()[1] - 98.25) < 0.01
+
+
+def test_match_openings_are_repeatable_random_starts():
+    from board_driver.cli.match_cmds import opening_fen
+    v = load_variant("orthodox")
+    a = [opening_fen(v, 4, 7, pair) for pair in range(6)]
+    assert a == [opening_fen(v, 4, 7, pair) for pair in range(6)]      # the same seed, the same starts
+    assert len(set(a)) > 3                                             # and they differ pair by pair
+    from engine.game import new_game
+    start = new_game(v).fen()
+    for fen in a:
+        assert fen != start and fen.split()[5] == "3"                  # four plies in: White's 3rd move
+    assert opening_fen(v, 4, 8, 0) != a[0] or opening_fen(v, 4, 8, 1) != a[1]
 
 
 FAMILIES = ["orthodox", "tomorrow-1", "courier", "csipgs", "chego", "cost-progressive"]
@@ -185,6 +221,16 @@ def test_match_command_scores_saves_and_exports(tmp_path):
               "--seed", "2"], tmp_path)
     data = json.loads(j.stdout)
     assert data["games"][0]["white"] == "random" and data["score_line"].startswith("score ")
+    pgn = tmp_path / "m.pgn"
+    j = _cli(["match", "--white", "builtin:1", "--black", "random", "--games", "2", "--time", "0.05", "--json",
+              "--seed", "3", "--openings", "2", "--pgn", str(pgn)], tmp_path)
+    data = json.loads(j.stdout)
+    fens = [g["fen"] for g in data["games"]]
+    assert fens[0] == fens[1] and data["openings"] == 2        # a pair: one start, the colours swapped
+    text = pgn.read_text()
+    games = [chess.pgn.read_game(io.StringIO(part)) for part in text.split("\n\n[Event")[:1]]
+    assert text.count("[Event ") == 2 and f'[FEN "{fens[0]}"]' in text
+    assert games[0].headers["White"] == "builtin:1"
 
 
 def test_match_command_says_what_is_wrong(tmp_path):
@@ -222,3 +268,23 @@ def test_play_refuses_an_engine_that_cannot_play_before_creating_a_game(tmp_path
     r = _cli(["play", "--black", "builtin:99", "--events", str(events)], tmp_path / "data")
     assert r.returncode == 2 and "builtin levels are 1 to 20" in r.stderr
     assert not list((tmp_path / "data").glob("games/*.jsonl"))
+
+
+def test_builtin_old_plays_a_saved_copy_of_the_search(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    import engine.search
+    from board_driver.opponents.players import OLD_SEARCH_ENV
+    v = load_variant("orthodox")
+    assert parse_spec("builtin-old:3").text == "builtin-old:3"
+    monkeypatch.delenv(OLD_SEARCH_ENV, raising=False)
+    assert "FAIRYBOARD_BUILTIN_OLD" in can_play("builtin-old", v)
+    old = tmp_path / "old_search.py"
+    old.write_text(Path(engine.search.__file__).read_text().replace("PRUNING = True", "PRUNING = False"))
+    monkeypatch.setenv(OLD_SEARCH_ENV, str(old))
+    assert can_play("builtin-old:2", v) is None
+    with make_player("builtin-old:2", v) as a, make_player("builtin:2", v) as b:
+        assert type(a.searcher).__module__ == "engine._search_old" and a.depth == 2
+        assert type(b.searcher).__module__ == "engine.search"
+        out, n = play_game(v, a, b, seconds=0.05, max_plies=6)
+    assert n == 6 and "illegal" not in out.reason

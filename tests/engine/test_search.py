@@ -157,3 +157,56 @@ def test_csipgs_buys_and_transfers():
     assert r.actions[0].kind in ("buy", "move")
     kinds = {a.kind for a in r.actions}
     assert "buy" in kinds
+
+
+# -- null-move pruning and late-move reductions ---------------------------------------------------------
+def test_pruning_keeps_the_answers_legal_and_the_game_as_found():
+    import engine.search as S
+    rng = random.Random(11)
+    for name in ("orthodox", "tomorrow-3", "courier"):
+        game = new_game(load_variant(name))
+        for _ in range(12):                  # a few plies in, each position searched deep enough to prune
+            fen = game.fen()
+            r = Searcher().choose(game, clock=TickClock(1e-6), seconds=100, depth=4)
+            assert game.fen() == fen
+            legal = {a.text for a in game.legal_actions()}
+            assert r.actions[0].text in legal
+            game.push(rng.choice(game.legal_actions()))
+            if game.outcome() is not None:
+                break
+        assert S.PRUNING
+
+
+def test_pruning_finds_the_same_mates_and_searches_fewer_nodes():
+    import engine.search as S
+    fen = "r1b2k1r/ppp1bppp/8/1B1Q4/5q2/2P5/PPP2PPP/R3R1K1 w - - 1 1"   # Qd8+ Bxd8 Re8#
+    assert _best(fen, depth=4) == "d5d8"
+    mate1 = "r1bqkbnr/pppp1ppp/2n5/4p3/2B1P3/5Q2/PPPP1PPP/RNB1K1NR w KQkq - 4 4"
+    assert _best(mate1, depth=4) == "f3f7"
+    mid = "r2q1rk1/pp2bppp/2n1pn2/3p4/3P4/2NBPN2/PP3PPP/R2Q1RK1 w - - 0 10"
+    nodes = {}
+    try:
+        for pruning in (False, True):
+            S.PRUNING = pruning
+            nodes[pruning] = _choose(new_game(load_variant("orthodox"), mid), seconds=1000, depth=4,
+                                     step=1e-7).nodes
+    finally:
+        S.PRUNING = True
+    assert nodes[True] * 3 < nodes[False] * 2, nodes
+
+
+def test_no_null_move_with_pawns_alone():
+    # zugzwang: with the royal and pawns only, passing would be better than any move, so the
+    # null move is not tried; a knight besides is enough for it
+    from engine.search import _ChessBackend, _PieceTables, Zobrist
+    v = load_variant("orthodox")
+    for fen, ok in (("3k4/8/3PK3/8/8/8/8/8 w - - 0 1", False), ("3k4/8/3PK3/8/8/8/8/6N1 w - - 0 1", True),
+                    ("3k4/8/3PK3/8/8/8/8/6n1 w - - 0 1", False)):
+        game = new_game(v, fen)
+        b = _ChessBackend(game, Zobrist(64), _PieceTables(v))
+        assert b.null_ok() is ok, fen
+        key = b.key
+        b.push_null()
+        assert b.side() == 1 and b.key != key
+        b.pop()
+        assert b.key == key and game.fen() == fen
