@@ -160,6 +160,7 @@ def test_csipgs_buys_and_transfers():
 
 
 # -- null-move pruning and late-move reductions ---------------------------------------------------------
+@pytest.mark.slow
 def test_pruning_keeps_the_answers_legal_and_the_game_as_found():
     import engine.search as S
     rng = random.Random(11)
