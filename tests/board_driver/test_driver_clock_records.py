@@ -14,28 +14,9 @@ import sys
 import chess.pgn
 import pytest
 
-from board_driver.cli import main
 from board_driver.journal import load_any
 
 CLI = [sys.executable, "-m", "board_driver.cli"]
-
-
-@pytest.fixture
-def data(tmp_path, monkeypatch):
-    d = tmp_path / "data"
-    monkeypatch.setenv("FAIRYBOARD_DATA", str(d))
-    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
-    return d
-
-
-@pytest.fixture
-def fb(capsys, monkeypatch):
-    def run(*args, stdin=""):
-        monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
-        code = main(list(args))
-        out, err = capsys.readouterr()
-        return code, out, err
-    return run
 
 
 def script(tmp_path, lines, name="game.jsonl"):

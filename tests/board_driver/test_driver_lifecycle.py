@@ -18,25 +18,6 @@ from board_driver.journal import GameStore, load_any
 CLI = [sys.executable, "-m", "board_driver.cli"]
 
 
-@pytest.fixture
-def data(tmp_path, monkeypatch):
-    d = tmp_path / "data"
-    monkeypatch.setenv("FAIRYBOARD_DATA", str(d))
-    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
-    return d
-
-
-@pytest.fixture
-def fb(capsys, monkeypatch):
-    """The CLI in this process: fb(*args, stdin="") -> (exit code, stdout, stderr)."""
-    def run(*args, stdin=""):
-        monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
-        code = main(list(args))
-        out, err = capsys.readouterr()
-        return code, out, err
-    return run
-
-
 def script(tmp_path, *steps, name="game.jsonl"):
     lines, t = [], 1000
     for step in steps:

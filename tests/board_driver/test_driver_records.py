@@ -27,14 +27,6 @@ from board_driver.settings import load_profile, load_settings
 CLI = [sys.executable, "-m", "board_driver.cli"]
 
 
-@pytest.fixture
-def data(tmp_path, monkeypatch):
-    d = tmp_path / "data"
-    monkeypatch.setenv("FAIRYBOARD_DATA", str(d))
-    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
-    return d
-
-
 def fb(capsys, *args):
     """The CLI in this process: exit code, stdout, stderr."""
     code = main(list(args))

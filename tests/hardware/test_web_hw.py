@@ -237,20 +237,7 @@ def test_a_service_stopping_ends_a_calibration_at_once(pico, service):
 
 
 def test_the_board_tab_shows_the_square_to_fill_and_takes_the_answers(pico, service):
-    import os
-    import shutil
-    webdriver = pytest.importorskip("selenium.webdriver")
-    chromium = shutil.which("chromium") or "/usr/bin/chromium"
-    chromedriver = shutil.which("chromedriver") or "/usr/bin/chromedriver"
-    if not (os.path.exists(chromium) and os.path.exists(chromedriver)):
-        pytest.skip("needs the distribution's chromium and chromedriver")
-    from selenium.webdriver.chrome.service import Service
-    os.environ.setdefault("SE_OFFLINE", "true")
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = chromium
-    for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=390,844"):
-        opts.add_argument(a)
-    d = webdriver.Chrome(service=Service(chromedriver), options=opts)
+    d = _chromium()
     page = service
     pico.closed = set()
 
