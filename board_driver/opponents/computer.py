@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import sys
 import threading
+from typing import Any
 
 from board_driver.opponents.players import Player, PlayerError, make_player, parse_spec
 from board_driver.referee.reconcile import Explanation
@@ -424,31 +425,48 @@ def check_players(names: dict, variant) -> None:
                 raise PlayerError(f"--{key} {name}: {why}")
 
 
-HINT_SECONDS = 0.5      # how long the engine thinks a hint (in the step: the board waits that long)
+HINT_SECONDS = 0.5      # how long the engine thinks a hint
 
 
 class Hinter:
     """The ``hint`` command's engine (:attr:`Session.hinter`): the best engine for the variant
-    (:func:`.analysis.best_engine`), started at the first hint and kept for the next."""
+    (:func:`.analysis.best_engine`), started at the first hint and kept for the next.
+
+    In the step (scripted and virtual-clock games) the command waits for the answer. In the
+    background (:meth:`think_in_background`: the real-time loop, as for the computer) the
+    command starts a search on a copy of the game in a worker thread and returns at once; the
+    session takes the answer up when it is done (:meth:`news`, :meth:`take`) and says, lights
+    and journals it then, unless the game moved on meanwhile (the answer is dropped)."""
 
     def __init__(self, variant, *, seconds: float = HINT_SECONDS, fsf_path: str | None = None,
-                 spec: str | None = None):
+                 spec: str | None = None, background: bool = False):
         self.variant = variant
         self.spec = spec            # None: the best engine for the variant
         self.seconds = seconds
         self.fsf_path = fsf_path
         self.player: Player | None = None
+        self.background = background
+        self._search: _HintSearch | None = None
+
+    def think_in_background(self) -> None:
+        self.background = True
+
+    def _player(self) -> Player:
+        from board_driver.opponents.analysis import best_engine
+        if self.player is None:
+            self.player = make_player(self.spec or best_engine(self.variant), self.variant, fsf_path=self.fsf_path)
+        return self.player
 
     def __call__(self, session):
         """(the action to light or None, the words, the journal record) for the side to move."""
-        from board_driver.opponents.analysis import best_engine, score_text
         g = session.game
-        if self.player is None:
-            self.player = make_player(self.spec or best_engine(self.variant), self.variant, fsf_path=self.fsf_path)
-        ev = self.player.evaluate(g.copy(), self.seconds)
+        return self.words(session, g, self._player().evaluate(g.copy(), self.seconds))
+
+    def words(self, session, g, ev):
+        from board_driver.opponents.analysis import score_text
         side = COLOR[g.turn]
         if not ev.best:
-            raise PlayerError(f"{self.player.spec} found no move")
+            raise PlayerError(f"{self._player().spec} found no move")
         silent = []
         for a in ev.best:
             if not a.silent:
@@ -462,13 +480,85 @@ class Hinter:
         else:
             words = f"{head} {', then '.join(silent + ([shown.text] if shown is not None else []))}."
         rec = {"type": "hint", "ply": len(g.history), "color": side, "actions": [a.text for a in ev.best],
-               "engine": self.player.spec.text, "cp": cp, "mate": mate}
+               "engine": self._player().spec.text, "cp": cp, "mate": mate}
         return shown, words, rec
 
+    # -- in the background ------------------------------------------------------------------------
+    @property
+    def thinking(self) -> bool:
+        return self._search is not None and not self._search.done.is_set()
+
+    def start(self, session) -> bool:
+        """Start looking for a hint in the position as it stands; False when one is already
+        being looked for in it."""
+        g = session.game
+        s = self._search
+        if s is not None and not s.done.is_set():
+            if s.history == g.history:
+                return False
+            s.thread.join()             # a stale one (the game moved on) ends within its time
+        self._search = _HintSearch(g, self._player(), self.seconds)
+        self._search.thread.start()
+        return True
+
+    def news(self) -> bool:
+        """True once when a search in the background has ended."""
+        s = self._search
+        if s is None or s.told or not s.done.is_set():
+            return False
+        s.told = True
+        return True
+
+    def deadline(self, now: int) -> int | None:
+        s = self._search
+        if s is None or s.told:
+            return None
+        return now if s.done.is_set() else now + POLL_MS
+
+    def take(self, session):
+        """The finished search's (action, words, record), or None when the game moved on
+        meanwhile. Its error (the engine failed) is raised as it would be in the step."""
+        s, self._search = self._search, None
+        if s is None:
+            return None
+        s.thread.join()
+        g = session.game
+        if g.history != s.history or g.turn != s.side:
+            return None
+        if s.error is not None:
+            raise s.error
+        return self.words(session, g, s.result)
+
     def close(self) -> None:
+        s = self._search
+        if s is not None:
+            s.thread.join(self.seconds + 10)
+            self._search = None
         if self.player is not None:
             self.player.close()
             self.player = None
+
+
+class _HintSearch:
+    """One hint search in a worker thread, on a copy of the game as it stood when it started."""
+
+    def __init__(self, game, player: Player, seconds: float):
+        self.history = list(game.history)
+        self.side = game.turn
+        self.result: Any = None             # the player's Evaluation
+        self.error: BaseException | None = None
+        self.done = threading.Event()
+        self.told = False
+        self.thread = threading.Thread(target=self._run, args=(player, game.copy(), seconds),
+                                       name="hint", daemon=True)
+
+    def _run(self, player: Player, game, seconds: float) -> None:
+        try:
+            self.result = player.evaluate(game, seconds)
+        except BaseException as exc:        # handed to the loop, which says it
+            self.error = exc
+        finally:
+            self.done.set()
 
 
 def attach(session, *, seconds: float = 1.0, fsf_path: str | None = None,
@@ -480,7 +570,7 @@ def attach(session, *, seconds: float = 1.0, fsf_path: str | None = None,
     is to run: a computer to move first does not hold up the loop)."""
     variant = getattr(session.game, "variant", None)
     if variant is not None and getattr(session, "hinter", None) is None:
-        session.hinter = Hinter(variant, fsf_path=fsf_path)
+        session.hinter = Hinter(variant, fsf_path=fsf_path, background=background)
     computer = Computer.for_players(session.players, variant, seconds=seconds, fsf_path=fsf_path,
                                     background=background)
     if computer is not None:

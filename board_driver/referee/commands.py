@@ -307,7 +307,9 @@ def _cmd_press(session, cmd, args) -> list[str]:
 
 def _cmd_hint(session, cmd, args) -> list[str]:
     """The best action for the side to move: said, lit on the LEDs like the computer's move
-    until the game moves on, and journaled as ``{"type": "hint", ...}``."""
+    until the game moves on, and journaled as ``{"type": "hint", ...}``. In the real-time loop
+    the engine looks for it in the background: the command answers at once and the hint is
+    said when it is found (:meth:`Session.take_hint`)."""
     g = session.game
     if session.outcome() is not None:
         raise CommandError("hint: the game is over")
@@ -318,13 +320,14 @@ def _cmd_hint(session, cmd, args) -> list[str]:
     if hinter is None:
         raise CommandError("hint: no engine is at hand in this game")
     try:
+        if getattr(hinter, "background", False):
+            if not hinter.start(session):
+                return [f"Still looking for a hint for {COLOR[g.turn]}."]
+            return [f"Looking for a hint for {COLOR[g.turn]}."]
         action, words, rec = hinter(session)
     except (BoardDriverError, ValueError) as exc:
         raise CommandError(f"hint: {exc}") from None
-    session.hint_shown = (len(g.history), action) if action is not None else None
-    if session.journal is not None:
-        session.journal.write(rec, sync=True)
-    session.invalidate()
+    session.show_hint(action, rec)
     return [words]
 
 

@@ -118,9 +118,11 @@ def run_realtime(session: Session, source: SensorSource, sink: LedSink, clock: C
     page's jobs: see :mod:`board_driver.web.bridge`). ``on_update(session)`` is called after
     every step (the page's snapshots). The session's computer thinks in the background here
     (:meth:`board_driver.opponents.computer.Computer.think_in_background`): a commit's LED frame goes out
-    at once, and frames and commands are read while it thinks."""
+    at once, and frames and commands are read while it thinks. So does the ``hint`` command's."""
     if session.computer is not None:
         session.computer.think_in_background()
+    if session.hinter is not None and hasattr(session.hinter, "think_in_background"):
+        session.hinter.think_in_background()    # the hint command's search too
     display = Display(sink)
     display.update(session)
     settle_memory()

@@ -19,9 +19,10 @@ game, :mod:`.commands` is the command language, :mod:`.texts` the text a player 
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable, Protocol
 
 from board_driver.devices import LedImage, RawFrame
+from board_driver.errors import BoardDriverError
 from board_driver.journal import GameStore, Journal, JournalError
 from board_driver.referee import commands, texts
 from board_driver.referee.clock import Clock, ClockState, format_clock
@@ -52,6 +53,26 @@ from engine.timeout import can_win
 __all__ = ["COLOR", "CommandError", "HELP", "NewGameRequest", "PROMOTION_ORDER", "Session"]
 
 HELP = "\n".join(commands.help_lines())
+
+
+class HintEngine(Protocol):
+    """What the ``hint`` command asks (:class:`board_driver.opponents.computer.Hinter`)."""
+
+    background: bool        # True: :meth:`start` it and take the answer up when :meth:`news` says so
+
+    def __call__(self, session: Session) -> tuple[Any, str, dict]:
+        """(the action to light or None, the words, the journal record), waited for."""
+
+    def start(self, session: Session) -> bool:
+        """Look for a hint in the background (False: one is already being looked for)."""
+
+    def news(self) -> bool: ...
+
+    def deadline(self, now: int) -> int | None: ...
+
+    def take(self, session: Session) -> tuple[Any, str, dict] | None: ...
+
+    def close(self) -> None: ...
 
 
 class Session:
@@ -85,9 +106,8 @@ class Session:
         self._mover = 0                     # the side that made the action being announced
         self.bases = Bases(game, self.marks)
         self.computer = None                # a .computer.Computer playing one side or both
-        # the ``hint`` command's engine: (session) -> (action to show or None, words, journal record);
-        # opponents.computer.attach sets it (the referee knows no engines)
-        self.hinter: Callable | None = None
+        # the ``hint`` command's engine (opponents.computer.attach sets it: the referee knows no engines)
+        self.hinter: HintEngine | None = None
         self.hint_shown: tuple[int, object] | None = None   # (history length, action) lit until the game moves on
         self._scene: SceneState | None = None
         self._last_status: tuple | None = None
@@ -138,6 +158,8 @@ class Session:
             self.update(self.now)
         elif c is not None and c.news():    # the computer's search in the background ended
             self.update(self.now)
+        elif self.take_hint():              # a hint found in the background
+            self.render()
         elif events:
             self.render()
         self.check_flag(self.now)
@@ -149,8 +171,10 @@ class Session:
         c = self.computer
         if c is not None and not polls and getattr(c, "polls", False):
             c = None
+        h = self.hinter if getattr(self.hinter, "background", False) else None
         ds = [d for d in (self.debouncer.deadline(), self.verdict.deadline, self.retry_at,
-                          c.deadline(self.now) if c is not None else None, self.flag_due()) if d is not None]
+                          c.deadline(self.now) if c is not None else None, self.flag_due(),
+                          h.deadline(self.now) if h is not None else None) if d is not None]
         return min(ds) if ds else None
 
     def read_board(self, frame: RawFrame) -> None:
@@ -631,6 +655,32 @@ class Session:
             hint = action if at == len(self.game.history) and self.outcome() is None else None
         self.leds, self.led_layers = render_scene(self.layout, self.settings.palette, self.scene_state(),
                                                   shown, recover, prompt_sq, computer=hint)
+
+    def show_hint(self, action, rec: dict) -> None:
+        """Light ``action`` (None: nothing to light) as the hint until the game moves on, and
+        journal the hint's record."""
+        self.hint_shown = (len(self.game.history), action) if action is not None else None
+        if self.journal is not None:
+            self.journal.write(rec, sync=True)
+        self.invalidate()
+
+    def take_hint(self) -> bool:
+        """Take up a hint the hinter found in the background (True when one was said): said as
+        a notice, lit and journaled; dropped when the game moved on meanwhile."""
+        h = self.hinter
+        if h is None or not getattr(h, "background", False) or not h.news():
+            return False
+        try:
+            got = h.take(self)
+        except (BoardDriverError, ValueError) as exc:
+            self.notices.append(f"hint: {exc}")
+            return True
+        if got is None or self.outcome() is not None:
+            return False
+        action, words, rec = got
+        self.show_hint(action, rec)
+        self.notices.append(words)
+        return True
 
     def drain_notices(self) -> list[str]:
         out, self.notices = self.notices, []

@@ -341,3 +341,75 @@ def test_the_page_while_the_computer_thinks_then_shows_its_move():
         assert st["computer"]["move"] == computer.hint().text and st["legal"] == [computer.hint().text]
     finally:
         s.close()
+
+
+class GatedHints(Player):
+    """An engine whose evaluations answer only once the gate is open."""
+
+    def __init__(self, inner: Player):
+        self.inner = inner
+        self.spec = inner.spec
+        self.gate = threading.Event()
+        self.asked: list[list[str]] = []
+
+    def evaluate(self, game, seconds):
+        self.asked.append([a.text for a in game.history])
+        assert self.gate.wait(10)
+        return self.inner.evaluate(game, seconds)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+SCHOLAR = "r1bqkb1r/pppp1ppp/2n2n2/4p2Q/2B1P3/8/PPPP1PPP/RNB1K1NR w KQkq - 4 4"
+
+
+def _hint_table(tmp_path):
+    from board_driver.opponents.computer import Hinter
+    t = Table("orthodox", fen=SCHOLAR, data=tmp_path)
+    s = t.session
+    s.hinter = Hinter(s.game.variant, spec="builtin:2")
+    gated = GatedHints(make_player("builtin:2", s.game.variant))
+    s.hinter.player = gated
+    return t, s, gated, Rig(s)
+
+
+def _hint_records(s) -> list[dict]:
+    import json
+    return [r for r in map(json.loads, s.journal.path.read_text().splitlines()) if r["type"] == "hint"]
+
+
+def test_a_hint_is_looked_for_in_the_background_and_lit_when_found(tmp_path):
+    t, s, gated, rig = _hint_table(tmp_path)
+    replies: list[str] = []
+    try:
+        rig.run((always, lambda r: replies.extend(s.command("hint", ms()))),
+                # the command answered at once; the board is read while the engine looks
+                (lambda r: bool(gated.asked), lambda r: r.move("b1", "b1")),
+                # the knight lifted is seen (its squares lit) and set back, then the engine answers
+                (lambda r: "target" in r.shown[-1]["layers"].values(), None),
+                (lambda r: not r.frames and "target" not in r.shown[-1]["layers"].values(),
+                 lambda r: gated.gate.set()),
+                (lambda r: any(n.startswith("Hint for white") for n in r.notices), None))
+    finally:
+        s.close()
+    assert replies == ["Looking for a hint for white."]
+    said = [n for n in rig.notices if n.startswith("Hint for white")]
+    assert len(said) == 1 and said[0].startswith("Hint for white (#1): Qxf7#: ")
+    assert rig.shown[-1]["layers"].get("h5") == "computer from"
+    assert [r["actions"] for r in _hint_records(s)] == [["h5f7"]]
+
+
+def test_a_hint_found_after_the_player_moved_is_dropped(tmp_path):
+    t, s, gated, rig = _hint_table(tmp_path)
+    try:
+        rig.run((always, lambda r: s.command("hint", ms())),
+                (lambda r: bool(gated.asked), lambda r: r.move("b1", "c3")),
+                (lambda r: len(s.game.history) == 1 and not r.frames, lambda r: gated.gate.set()),
+                (lambda r: gated.gate.is_set() and s.hinter.deadline(ms()) is None, None))
+    finally:
+        s.close()
+    assert [a.text for a in s.game.history] == ["b1c3"]      # the move was read while the engine looked
+    assert not [n for n in rig.notices if n.startswith("Hint for")]
+    assert _hint_records(s) == []
+    assert not {sq for sq, layer in rig.shown[-1]["layers"].items() if layer.startswith("computer")}
