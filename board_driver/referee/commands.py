@@ -163,7 +163,12 @@ def _cmd_silent(session, cmd, args) -> list[str]:
     if not action.silent:
         raise CommandError(f"{text!r} moves pieces: make that move on the board")
     _ready_for_silent(session, head)
+    mover = g.turn
     session.commit(Explanation(0, (action,)), len(session.events))
+    c = session.clock
+    if (session.clock_mode == "press" and c is not None and c.running == mover and g.turn != mover
+            and session.outcome() is None):
+        return press_clock(session)     # the action that ends the turn (Cost Progressive's end) presses it too
     return []
 
 

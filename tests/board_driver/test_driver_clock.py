@@ -176,6 +176,21 @@ def test_press_mode_switches_only_on_the_button():
     assert t.session.clock.state.remaining == (59_500, 60_000 - 1500 + 2000)
 
 
+def test_press_mode_the_end_of_a_cost_progressive_turn_presses_the_clock():
+    t = clocked("cost-progressive", "60+2", mode="press")
+    c = t.session.clock
+    play(t, (1000, "lift", "e2"), (1500, "place", "e4"))          # turn 1 ends by itself (1 point)
+    assert c.running == 0                                          # press mode: not switched by the board
+    play(t, (2000, "input", "press"), (3000, "lift", "a7"), (3500, "place", "a6"), (4000, "input", "press"))
+    assert c.running == 0 and c.state.remaining == (60_000, 60_000)
+    play(t, (5000, "lift", "d2"), (5500, "place", "d3"))          # 1 of White's 2 points
+    assert c.running == 0
+    play(t, (7000, "input", "end"))                                # ends the turn: one button, both jobs
+    assert t.session.game.turn == 1 and c.running == 1
+    assert c.state.remaining == (60_000 - 3000 + 2000, 60_000) and c.state.moves == (2, 1)
+    assert t.moves == ["e2e4", "a7a6", "d2d3", "end"]
+
+
 def test_pause_and_adjust():
     t = play(clocked(), (1000, "input", "clock pause"))
     assert t.session.clock.running is None and rem(t, 50_000) == (59_000, 60_000)
