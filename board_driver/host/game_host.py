@@ -198,6 +198,7 @@ class GameHost:
         self.resumed = False
         self.move_time = MOVE_TIME
         self.clock_spec: dict | None = None     # the time control new games get (the last one asked for)
+        self.pending_clock: tuple[dict | None] | None = None  # (--clock asked at a resume,): for the next new game
         self.broker = broker            # the profile's broker: (BrokerConfig): remote games go through it
         self.stopping: Callable[[], bool] = lambda: False   # the front end is stopping (a handshake gives up)
         self._link: Any = None          # the remote game's link (a RemoteLink), made by the handshake
@@ -231,6 +232,7 @@ class GameHost:
         if opening.resumed:
             self.say(f"Resumed game {session.game_id} ({session.variant_name}), "
                      f"{len(session.game.history)} actions so far.")
+            self._kept_clock(req, session)
         else:
             self.say(self._new_line(session))
         for line in dice_lines(session.variant_name):
@@ -320,6 +322,18 @@ class GameHost:
         remote = Remote(link, COLOR.index(r["side"]), session.game_id, log=self.say)
         session.attach_computer(remote)
 
+    def _kept_clock(self, req: GameRequest, session: Session) -> None:
+        """A resumed game keeps the time control it was started with: a different ``--clock``
+        is said to apply to the next new game, not silently dropped."""
+        if req.clock is None:
+            return
+        asked = (self.clock_spec or {}).get("tc")
+        has = session.clock.tc.text if session.clock is not None else None
+        if asked != has:
+            self.pending_clock = (self.clock_spec,)
+            self.note(f"--clock {req.clock}: game {session.game_id} keeps its own time control "
+                      f"({has or 'none'}); the next new game (`new`) gets {asked or 'none'}.")
+
     def _clock_request(self, req: GameRequest) -> dict | None:
         """The clock a new game gets: the one asked for, else the board profile's default."""
         default = getattr(self.profile, "clock", None) or {}
@@ -392,8 +406,11 @@ class GameHost:
     def _replace_clock(self, req: NewGameRequest, old: Session) -> dict | None:
         """A new game keeps the time control of the game it replaces (or the one asked for)."""
         tc = getattr(req, "clock", None)
+        pending, self.pending_clock = self.pending_clock, None
         if tc is not None:
             return clock_spec({"tc": tc, "mode": getattr(req, "clock_mode", None) or old.clock_mode})
+        if pending is not None:
+            return pending[0]           # asked for when a game was resumed (_kept_clock)
         if old.clock is not None:
             return {"tc": old.clock.tc.text, "mode": old.clock_mode}
         return self.clock_spec

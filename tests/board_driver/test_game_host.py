@@ -108,6 +108,27 @@ def test_a_new_game_from_a_position_is_set_up_on_the_simulated_board(tmp_path):
     host.close()
 
 
+def test_a_clock_asked_at_a_resume_is_said_to_wait_for_the_next_new_game(tmp_path):
+    host = host_of(tmp_path)
+    gid = host.open(GameRequest(new=True, clock="60+1")).game_id
+    host.close()
+    said: list[str] = []
+    again = host_of(tmp_path, said)
+    s = again.open(GameRequest(clock="300"))
+    assert s.game_id == gid and s.clock is not None and s.clock.tc.text == "60+1"     # the game's own
+    assert any(line.startswith("--clock 300: game ") and "keeps its own time control (60+1)" in line
+               and "gets 300" in line for line in said), said
+    req = NewGameRequest("orthodox")
+    req.reply = Future()
+    new = again.replace(req)
+    assert new is not None and new.clock is not None and new.clock.tc.text == "300"
+    req = NewGameRequest("orthodox")                      # and the one after keeps it
+    req.reply = Future()
+    newer = again.replace(req)
+    assert newer is not None and newer.clock is not None and newer.clock.tc.text == "300"
+    again.close()
+
+
 # -- through the real CLI ------------------------------------------------------------------------
 
 def _until(fn, timeout=30.0, what="it"):
