@@ -38,7 +38,8 @@ def register(sub) -> None:
     p.add_argument("--openings", type=_plies, default=0, metavar="K",
                    help="start each pair of games from K random plies (chosen from --seed, default 0; "
                         "both games of a pair start from the same position, the colours swapped), so "
-                        "that deterministic engines do not replay one game (chess family)")
+                        "that deterministic engines do not replay one game (chess family: the games start "
+                        "from the position; other families: the turns are the games' first actions)")
     p.add_argument("--pgn", metavar="FILE", help="also write every game's PGN to FILE")
     p.add_argument("--json", action="store_true", help="print one JSON object (games, score, elo) instead")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on standard error")
@@ -67,8 +68,8 @@ def _plies(text: str) -> int:
     return n
 
 
-def opening_fen(variant, plies: int, seed: int | None, pair: int) -> str:
-    """The start of the ``pair``-th pair of games: ``plies`` uniformly random legal actions
+def opening_turns(variant, plies: int, seed: int | None, pair: int) -> list[list]:
+    """The start of the ``pair``-th pair of games: ``plies`` uniformly random legal turns
     from the variant's start, drawn from (``seed``, ``pair``) so that a match is repeatable;
     a draw that ends the game or leaves no move is drawn again."""
     import random
@@ -77,17 +78,28 @@ def opening_fen(variant, plies: int, seed: int | None, pair: int) -> str:
     rng = random.Random(f"fairyboard-opening/{seed or 0}/{pair}")
     for _ in range(100):
         game = new_game(variant)
+        turns = []
         for _ in range(plies):
             turn = random_turn(game, rng)
             if not turn:
                 break
             for a in turn:
                 game.push(a)
+            turns.append(turn)
             if game.outcome() is not None:
                 break
         if game.outcome() is None and game.legal_actions():
-            return game.fen()
-    return new_game(variant).fen()
+            return turns
+    return []
+
+
+def opening_fen(variant, plies: int, seed: int | None, pair: int) -> str:
+    """The position after :func:`opening_turns` (chess family: a match's games start from it)."""
+    game = new_game(variant)
+    for turn in opening_turns(variant, plies, seed, pair):
+        for a in turn:
+            game.push(a)
+    return game.fen()
 
 
 def _seconds(text: str) -> float:
@@ -117,8 +129,7 @@ def cmd_match(args) -> int:
     from board_driver.referee.clock import TimeControl
     tc = TimeControl.parse(args.clock) if getattr(args, "clock", None) else None
     openings = getattr(args, "openings", 0)
-    if openings and variant.family != "chess":
-        raise PlayerError(f"--openings: random openings are for chess-family variants, not {variant.family}")
+    by_fen = variant.family == "chess"     # else the opening turns are played as the game's first actions
     store = GameStore(data_dir())
     progress = not args.no_progress
     score = MatchScore()
@@ -135,19 +146,21 @@ def cmd_match(args) -> int:
         for g in range(args.games):
             white, black = (a, b) if g % 2 == 0 else (b, a)
             names = {"white": white.spec.text, "black": black.spec.text}
-            fen = opening_fen(variant, openings, seed, g // 2) if openings else _start_fen(variant)
+            fen = opening_fen(variant, openings, seed, g // 2) if openings and by_fen else _start_fen(variant)
+            opening = [a.text for turn in opening_turns(variant, openings, seed, g // 2) for a in turn] \
+                if openings and not by_fen else None
             gid, journal = store.create(variant.name, fen, players=names,
                                         extra={"event": "match", "round": g + 1, "time": args.time,
                                                **({"clock": {"tc": tc.text, "mode": "auto"}} if tc else {})})
             try:
                 out, n = play_game(variant, white, black, seconds=args.time, journal=journal, tc=tc,
-                                   fen=fen if openings else None)
+                                   fen=fen if openings and by_fen else None, opening=opening)
             finally:
                 journal.close()
             pa = points_for(out.result, 0 if g % 2 == 0 else 1)
             score.add(pa)
             results.append(GameResult(g + 1, names["white"], names["black"], out.result, out.reason, n, gid, pa,
-                                      fen if openings else None))
+                                      fen if openings and by_fen else None, opening))
             if args.pgn:
                 from board_driver.pgn import pgn_of
                 with open(args.pgn, "a" if g else "w", encoding="utf-8") as fh:

@@ -24,7 +24,8 @@ class GameResult:
     actions: int
     game_id: str | None
     points_a: Fraction           # A's points in this game (A = the first game's white)
-    fen: str | None = None       # the start, when not the variant's (--openings)
+    fen: str | None = None       # the start, when not the variant's (--openings, chess family)
+    opening: list[str] | None = None    # the first actions, played for both (--openings, other families)
 
     def as_dict(self) -> dict:
         d = {"game": self.index, "white": self.white, "black": self.black, "result": self.result,
@@ -32,6 +33,8 @@ class GameResult:
              "points_a": str(self.points_a)}
         if self.fen is not None:
             d["fen"] = self.fen
+        if self.opening is not None:
+            d["opening"] = self.opening
         return d
 
 
@@ -95,12 +98,13 @@ def _elo(s: float) -> float:
 
 def play_game(variant, white, black, *, seconds: float, journal=None, fen: str | None = None,
               on_action: Callable | None = None, max_plies: int = MAX_PLIES, tc=None,
-              clock: Callable[[], int] | None = None):
+              clock: Callable[[], int] | None = None, opening: list[str] | None = None):
     """Play one game between two players (from the variant's start or ``fen``); returns
     (outcome, number of actions). Every action a player gives is checked against the rules
     (an illegal one loses the game). Under a time control ``tc`` (a TimeControl) each side's
     thinking is charged to its clock (``clock``: ms, default the monotonic wall clock), each
-    player thinks what its clock allows, and a flag fall ends the game on time."""
+    player thinks what its clock allows, and a flag fall ends the game on time. ``opening``:
+    action texts played (and journaled) first, for neither player."""
     from board_driver.opponents.computer import clock_budget
     from board_driver.referee.clock import Clock
     from engine.contract import Termination
@@ -108,6 +112,11 @@ def play_game(variant, white, black, *, seconds: float, journal=None, fen: str |
     game = new_game(variant, fen)
     players = (white, black)
     n = 0
+    for text in opening or ():
+        game.push(game.parse(text))
+        n += 1
+        if journal is not None:
+            journal.write({"type": "push", "ply": len(game.history), "action": text}, sync=False)
     if clock is None:
         import time
         clock = lambda: int(time.monotonic() * 1000)     # noqa: E731

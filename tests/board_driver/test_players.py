@@ -233,6 +233,23 @@ def test_match_command_scores_saves_and_exports(tmp_path):
     assert games[0].headers["White"] == "builtin:1"
 
 
+@pytest.mark.parametrize("variant", ["csipgs", "chego"])
+def test_match_openings_in_other_families_are_the_games_first_actions(tmp_path, variant):
+    from board_driver.journal import GameStore, load_any
+    j = _cli(["match", "--variant", variant, "--white", "builtin:1", "--black", "random", "--games", "4",
+              "--time", "0.02", "--json", "--seed", "3", "--openings", "3", "--no-progress"], tmp_path)
+    assert j.returncode == 0, j.stderr
+    games = json.loads(j.stdout)["games"]
+    openings = [g["opening"] for g in games]
+    assert openings[0] == openings[1] and openings[2] == openings[3]     # a pair: one start, colours swapped
+    assert openings[0] != openings[2] and all(len(o) >= 3 for o in openings)
+    assert all("fen" not in g for g in games)
+    store = GameStore(tmp_path)
+    for g, opening in zip(games, openings):
+        actions = load_any(store.path(g["id"])).actions
+        assert actions[:len(opening)] == opening and len(actions) == g["actions"]
+
+
 def test_match_command_says_what_is_wrong(tmp_path):
     r = _cli(["match", "--white", "builtin:99", "--black", "random"], tmp_path)
     assert r.returncode == 2 and "builtin levels are 1 to 20" in r.stderr
