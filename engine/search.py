@@ -891,7 +891,7 @@ class Searcher:
         if term is not None:
             return term
         if depth <= 0 and not in_turn:
-            return self._quiesce(alpha, beta, ply, 0)
+            return self._quiesce(alpha, beta, ply, 0, moves)   # the list made for the ending test
         key = b.key
         entry = self.tt.get(key)
         tt_id = None
@@ -1015,7 +1015,10 @@ class Searcher:
         rated = self._rate(rest, side)
         return [m for _, m in rated[:width]] + ends
 
-    def _quiesce(self, alpha: int, beta: int, ply: int, qply: int) -> int:
+    def _quiesce(self, alpha: int, beta: int, ply: int, qply: int, legal: list | None = None) -> int:
+        """Captures (and promotions) only, until the position is quiet. ``legal``: the side to
+        move's legal moves when the caller has them already (a leaf of the main search made
+        them to look for mate and stalemate): they are not generated a second time."""
         self._tick()
         b = self.b
         stand = b.evaluate()
@@ -1026,7 +1029,8 @@ class Searcher:
         if b.no_captures:
             return stand
         side = b.side()
-        moves = [m for m in b.moves() if b.is_noisy(m)]
+        noisy = b.is_noisy
+        moves = [m for m in (b.moves() if legal is None else legal) if noisy(m)]
         if not moves:
             return stand
         moves.sort(key=lambda m: -b.capture_score(m))
