@@ -734,7 +734,8 @@ class Remote:
             self.undo_to = to
         texts = ", ".join(a.text for a in popped) or "nothing left to take back here"
         head = f"{who} accepts your takeback" if asked_here else f"Taken back as {who} asked"
-        session.notices.append(f"{head}: {texts}." + (" Put the pieces back as the LEDs show." if session.recover else ""))
+        put = " Put the pieces back as the LEDs show." if session.recover else ""
+        session.notices.append(f"{head}: {texts}.{put}")
         return True
 
     def _requests_out(self, session) -> bool:
