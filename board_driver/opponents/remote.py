@@ -724,6 +724,7 @@ class Remote:
             session.notices.append(f"{head}: drawn by agreement, {g.outcome().result}.")
             return True
         to = req["to"]
+        names = list(reversed(self._texts_of(req)))     # the last first, as the takeback says them
         popped = take_back(session, len(g.history) - to, why="takeback", by=who) if len(g.history) > to else []
         self._sync(session)
         for k in [k for k in self.peer_actions if k >= to]:
@@ -732,10 +733,10 @@ class Remote:
         self.waiting_said = False
         if asked_here:
             self.undo_to = to
-        texts = ", ".join(a.text for a in popped) or "nothing left to take back here"
         head = f"{who} accepts your takeback" if asked_here else f"Taken back as {who} asked"
         put = " Put the pieces back as the LEDs show." if session.recover else ""
-        session.notices.append(f"{head}: {texts}.{put}")
+        unmade = "" if len(popped) == len(names) else f" ({len(names) - len(popped)} not yet made here)"
+        session.notices.append(f"{head}: {', '.join(names)}{unmade}.{put}")
         return True
 
     def _requests_out(self, session) -> bool:

@@ -228,3 +228,26 @@ def test_a_draw_offered_here_ends_the_game_once_the_peer_accepts_and_a_move_with
     rec = load_any(tmp_path / "games" / f"{session.game_id}.jsonl")
     assert (rec.result, rec.reason) == ("1/2-1/2", "agreement")
     host.close()
+
+
+def test_the_peer_s_takeback_of_a_move_not_yet_carried_out_here_unlights_it(tmp_path):
+    host, session, remote, link = open_remote(tmp_path, side=0)      # the peer plays White
+    g = session.game
+    msgs = record(g, ["e2e4"])
+    link.deliver("action", session.game_id, msgs[0])
+    remote.step(session)
+    assert remote.hint() is not None and remote.hint().text == "e2e4"  # shown, not yet carried out
+    link.deliver("ask", session.game_id, {"id": "takeback-1-1", "what": "takeback", "n": 1, "hash": msgs[0]["hash"],
+                                          "to": 0, "side": "white"})
+    remote.step(session)
+    assert session.notices[-1] == "b2 (white) asks to take back e2e4: say accept or decline."
+    session.command("accept")
+    assert remote.hint() is None and session.bases.only is AGREED
+    link.deliver("state", session.game_id, {"n": 0, "hash": position_hash(g), "have": 0})
+    remote.step(session)
+    assert g.history == [] and remote.hint() is None and 0 not in remote.peer_actions
+    assert "Taken back as b2 asked: e2e4 (1 not yet made here)." in session.notices
+    link.deliver("action", session.game_id, record(g, ["d2d4"])[0])   # the peer plays another move
+    remote.step(session)
+    assert remote.hint() is not None and remote.hint().text == "d2d4" and remote.fork is None
+    host.close()
