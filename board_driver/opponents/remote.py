@@ -22,7 +22,10 @@ Nothing lost, nothing forked:
   heard. The board's own journal is the record; the broker holds nothing that matters;
 * when the two positions differ at a ply both have, both boards stop (no action of the remote
   side is accepted), say so, and ``remote adopt`` on the board whose record is shorter takes
-  the longer record.
+  the longer record;
+* a takeback or a draw is asked of the peer's player (``takeback``, ``draw``; ``accept``,
+  ``decline``) and made on both boards only once accepted, on the record the request names
+  (see *takebacks and draw offers* below).
 """
 
 from __future__ import annotations
@@ -509,7 +512,6 @@ class Remote:
         self._state_sent = None
         return (f"Took {self.peer}'s record: {heard} actions ({len(popped)} of this board's taken back). "
                 f"Put the pieces as the LEDs show.")
-
 
     # -- takebacks and draw offers: asked of the other board's player -------------------------------
     #
