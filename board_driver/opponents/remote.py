@@ -731,6 +731,9 @@ class Remote:
         self._sync(session)
         for k in [k for k in self.peer_actions if k >= to]:
             del self.peer_actions[k]
+        for times in (self.received_at, self.shown_at, self.sent_at):   # those plies are played afresh
+            for k in [k for k in times if k >= to]:
+                del times[k]
         self.shown = None
         self.waiting_said = False
         if asked_here:
