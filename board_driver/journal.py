@@ -19,6 +19,9 @@ A game is one file ``<data>/games/<id>.jsonl``, one JSON object per line:
     ``computer`` holds it from the start);
 ``{"type": "resign", "color": "white"}``, ``{"type": "result", "result": "1-0", "reason": ...}``
     the end of the game (a takeback after it removes the result: ``{"type": "reopen"}``);
+``{"type": "draw", "by": "board-02"}``
+    a draw agreed (a draw offer accepted; ``by``: the board whose player accepted or offered it,
+    in a remote game); the result record follows, ``"reason": "agreement"``;
 ``{"type": "flag", "color": "white", "t": ms, "draw": false, "clk": [0, 41200]}``
     a flag fell (the result record follows, ``"reason": "time forfeit"``).
 
@@ -401,6 +404,8 @@ def record_from(path: Path, recs: list[dict], damage: str | None = None, *,
             color = r.get("color")
             rec.result = "1-0" if color == "black" else "0-1" if color == "white" else rec.result
             rec.reason = "resignation"
+        elif t == "draw":
+            rec.result, rec.reason = "1/2-1/2", "agreement"
         elif t == "flag":
             # a flag fell: the result record follows; a journal without it still ends on time
             color = r.get("color")

@@ -71,6 +71,7 @@ class Termination(TextEnum):
     THREEFOLD = "threefold repetition"
     REPETITION = "repetition"                   # a variant's n-fold repetition other than three
     RESIGNATION = "resignation"
+    AGREEMENT = "agreement"                     # a draw both players agreed to (a draw offer accepted)
     TIME_FORFEIT = "time forfeit"               # a flag fell (a win, or a draw: see engine.timeout)
     TERRITORY = "territory"                     # Chego: both players passed, points counted
     NO_ROYAL_IN_ARMY = "no royal piece in army"  # Army csipgs: an army was set up without one

@@ -64,7 +64,7 @@ def parse(prefix: str, topic: str) -> tuple[str, str, str | None] | None:
 
 def remote(prefix: str, board: str, peer: str, kind: str, game: str | None = None) -> str:
     """``PREFIX/BOARD/remote/PEER/invite`` (and ``accept``), or, for a game,
-    ``PREFIX/BOARD/remote/PEER/GAME/KIND`` (``action``, ``state``, ``resend``, ``ask``)."""
+    ``PREFIX/BOARD/remote/PEER/GAME/KIND`` (``action``, ``state``, ``resend``, ``ask``, ``answer``)."""
     if game is None:
         return f"{prefix}/{board}/remote/{peer}/{kind}"
     return f"{prefix}/{board}/remote/{peer}/{game}/{kind}"

@@ -461,6 +461,8 @@ def resume(store: GameStore, game_id: str, *, profile: BoardProfile, settings: D
                     clk = ClockState(_pair(r.get("clk"), clk.remaining), clk.moves)
             elif t == "resign":
                 game.resign(COLOR.index(r["color"]))
+            elif t == "draw":
+                game.resign(game.turn, Termination.AGREEMENT, draw=True)
             elif t == "reopen":
                 game.unresign()
             elif t == "event":

@@ -22,7 +22,10 @@ Nothing lost, nothing forked:
   heard. The board's own journal is the record; the broker holds nothing that matters;
 * when the two positions differ at a ply both have, both boards stop (no action of the remote
   side is accepted), say so, and ``remote adopt`` on the board whose record is shorter takes
-  the longer record.
+  the longer record;
+* a takeback or a draw is asked of the peer's player (``takeback``, ``draw``; ``accept``,
+  ``decline``) and made on both boards only once accepted, on the record the request names
+  (see *takebacks and draw offers* below).
 """
 
 from __future__ import annotations
@@ -32,9 +35,10 @@ import time
 from typing import Any
 
 from board_driver.opponents.computer import THINKING, describe_move, describe_silent
+from board_driver.referee.commands import CommandError, take_back, takeback_plies
 from board_driver.referee.reconcile import Explanation
 from board_driver.referee.texts import COLOR
-from engine.contract import ActionKind
+from engine.contract import ActionKind, Termination
 
 POLL_MS = 10            # how often the loop looks at the link when nothing arrived
 RESEND_EVERY = 1.0      # seconds between two requests for the same missing actions
@@ -50,6 +54,18 @@ class _Stopped:
 
 
 FORKED = _Stopped()
+
+
+class _Agreed(_Stopped):
+    """``bases.only`` while a takeback or draw accepted here waits for the asking board."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "AGREED"
+
+
+AGREED = _Agreed()
 
 
 def position_hash(game) -> str:
@@ -100,6 +116,7 @@ class Remote:
         self.received_at: dict[int, float] = {}     # seq -> wall time the peer's action arrived
         self.shown_at: dict[int, float] = {}        # seq -> wall time its LED frame was made
         self.sent_at: dict[int, float] = {}         # seq -> wall time this board first sent it
+        self._init_requests()
 
     # -- the session's hook (as Computer) -----------------------------------------------------------
     def plays(self, side: int) -> bool:
@@ -136,8 +153,12 @@ class Remote:
         g = session.game
         bases = session.bases
         self._sync(session)
-        changed = self._take(session)
+        changed = self._requests_in(session)
+        changed |= self._take(session)
         self._publish(session)
+        if self._requests_out(session):     # a request accepted here: nothing moves until it is carried out
+            self.shown = None
+            return self._only(session, AGREED) or changed
         if self.stopped:
             self.shown = None
             return self._only(session, FORKED) or changed
@@ -491,6 +512,308 @@ class Remote:
         self._state_sent = None
         return (f"Took {self.peer}'s record: {heard} actions ({len(popped)} of this board's taken back). "
                 f"Put the pieces as the LEDs show.")
+
+    # -- takebacks and draw offers: asked of the other board's player -------------------------------
+    #
+    # One request open per board, ``{"id", "what": "takeback" | "draw", "n", "hash", "to"}``, retained
+    # on ``.../GAME/ask`` (emptied once answered or withdrawn): ``n`` and ``hash`` name the record it
+    # applies to (its length and the position after it), ``to`` the record's length once a takeback
+    # is made. The other board answers on ``.../GAME/answer`` (retained, ``{"id", "accept", "why"}``).
+    # A request is answered only on the record it names: a board whose record has gone past it (its
+    # player moved meanwhile) declines it at once ("stale"), and the asker withdraws it when its own
+    # record moves on (its player moved: a draw offer lapses with the offerer's next move). The
+    # answering board, having accepted, accepts no action until the asking board has carried it out
+    # (its state shows the record taken back, or the agreed draw): only then does it do the same.
+    # So both boards take back the same actions, or end in the same draw, or nothing changes.
+
+    def _init_requests(self) -> None:
+        self.asking: dict | None = None     # this board's open request
+        self.asked: dict | None = None      # the peer's open request, not yet answered here
+        self.asked_said: str | None = None  # its id once the player was asked
+        self.agreed: dict | None = None     # the peer's request accepted here, not yet carried out there
+        self.agreed_said = False
+        self.answer_out: dict | None = None     # this board's answer (retained until the request is gone)
+        self.undo_to: int | None = None     # taken back to here: the peer's older record is no news
+        self._req_sent: dict[str, Any] = {"ask": (), "answer": ()}
+
+    def ask_takeback(self, session) -> str:
+        """The ``takeback`` command: ask the peer's player (the answer comes later)."""
+        self._sync(session)
+        g = session.game
+        self._can_ask(session, "takeback")
+        if not g.history:
+            raise CommandError("takeback: no action to take back")
+        n = len(self.texts)
+        to = n - takeback_plies(session)
+        self.asking = self._request("takeback", n, to)
+        return (f"Asked {self.peer} to take back {', '.join(self.texts[to:])}: waiting for the answer "
+                f"('decline' withdraws the request).")
+
+    def offer_draw(self, session) -> str:
+        """The ``draw`` command: offer the peer's player a draw (withdrawn by this side's next move)."""
+        self._sync(session)
+        self._can_ask(session, "draw")
+        n = len(self.texts)
+        self.asking = self._request("draw", n, n)
+        return f"Offered {self.peer} a draw: waiting for the answer (your next move withdraws it)."
+
+    def _can_ask(self, session, what: str) -> None:
+        if session.outcome() is not None:
+            raise CommandError(f"{what}: the game is over")
+        if self.stopped:
+            raise CommandError(f"{what}: the two boards disagree; first 'remote adopt' (see the notices)")
+        if self.asking is not None:
+            raise CommandError(f"{what}: {self.peer} has not answered your {self._what(self.asking)} yet "
+                               f"('decline' withdraws it)")
+        if self.agreed is not None:
+            raise CommandError(f"{what}: first {self.peer} carries out what you accepted")
+
+    def _request(self, what: str, n: int, to: int) -> dict:
+        return {"id": f"{what}-{n}-{int(time.time() * 1000)}", "what": what, "n": n, "hash": self.hashes[n],
+                "to": to, "side": COLOR[1 - self.side], "t": time.time()}
+
+    @staticmethod
+    def _what(req: dict) -> str:
+        return "draw offer" if req.get("what") == "draw" else "takeback request"
+
+    def answer(self, session, accept: bool) -> str:
+        """The ``accept`` / ``decline`` commands: the peer's open request; ``decline`` with none
+        open withdraws this board's own."""
+        self._sync(session)
+        req = self.asked
+        if req is None or self.asked_said != req["id"]:
+            if not accept and self.asking is not None:
+                what = self._what(self.asking)
+                self.asking = None
+                return f"Your {what} is withdrawn."
+            raise CommandError(f"{'accept' if accept else 'decline'}: {self.peer} has asked nothing")
+        self.asked = None
+        if not accept:
+            self.answer_out = {"id": req["id"], "accept": False, "why": "declined", "t": time.time()}
+            return f"Declined {self.peer}'s {self._what(req)}."
+        if self._fits(session, req) != "ok":
+            self.answer_out = {"id": req["id"], "accept": False, "why": "stale", "t": time.time()}
+            return f"{self.peer}'s {self._what(req)} no longer fits the game here: declined."
+        if self.asking is not None:     # one agreement at a time: this board's own request goes
+            session.notices.append(f"Your {self._what(self.asking)} is withdrawn.")
+            self.asking = None
+        self.agreed, self.agreed_said = req, False
+        self.answer_out = {"id": req["id"], "accept": True, "t": time.time()}
+        return f"Accepted {self.peer}'s {self._what(req)}: it is carried out on both boards."
+
+    def _fits(self, session, req: dict) -> str:
+        """The peer's request against this board's record: "ok", "wait" (this board has not yet
+        carried out all the actions it names) or "stale" (this board's record went past it, or
+        parted from it)."""
+        n, to = req["n"], req["to"]
+        mine = len(self.texts)
+        if session.outcome() is not None or self.stopped:
+            return "stale"
+        if mine > n:
+            return "stale"
+        if mine < n:
+            if req["what"] == "draw" or mine < to or self._heard() < n:
+                return "wait"                   # the peer's last actions are still to be carried out here
+            seen = self.peer_actions[n - 1].get("hash") if n > 0 else self.hashes[0]
+            return "ok" if seen == req["hash"] else "stale"
+        return "ok" if self.hashes[n] == req["hash"] else "stale"
+
+    def _requests_in(self, session) -> bool:
+        """What the peer asked and answered, taken in the order it arrived (before the rest of
+        its messages: an agreed takeback carried out here drops the older record behind it)."""
+        items = self._items + self.link.drain()
+        keep: list[tuple] = []
+        changed = False
+        for item in items:
+            kind, game, p, _ = item
+            if game is not None and game != self.game_id:
+                continue
+            if kind == "connected":
+                self._req_sent = {"ask": (), "answer": ()}      # said again: the broker may have forgotten
+            elif kind == "ask":
+                self._on_ask(session, p)
+                continue
+            elif kind == "answer":
+                if isinstance(p, dict) and self._on_answer(session, p):
+                    changed = True
+                    to = self.undo_to
+                    keep = [k for k in keep if not self._older(k, to)]
+                continue
+            elif kind == "state" and isinstance(p, dict):
+                if self.agreed is not None and self._carried_out_there(p):
+                    changed |= self._carry_out(session, self.agreed, asked_here=False)
+                    to = self.agreed["to"]
+                    self.agreed = None
+                    keep = [k for k in keep if not self._older(k, to)]
+                elif self.undo_to is not None and type(p.get("n")) is int and p["n"] <= self.undo_to:
+                    self.undo_to = None         # the peer has taken back too: its record is news again
+            elif kind == "action" and self._older(item, self.undo_to):
+                continue
+            keep.append(item)
+        self._items = keep
+        return changed
+
+    @staticmethod
+    def _older(item: tuple, to: int | None) -> bool:
+        """An action of the record taken back (a resignation is never one)."""
+        p = item[2]
+        return (to is not None and item[0] == "action" and isinstance(p, dict) and "resign" not in p
+                and type(p.get("seq")) is int and p["seq"] >= to)
+
+    def _on_ask(self, session, p) -> None:
+        if not isinstance(p, dict):             # emptied: answered, or withdrawn by the peer
+            asked = self.asked if self.asked is not None and self.asked_said == self.asked["id"] else None
+            gone = self.agreed if self.agreed is not None else asked
+            if gone is not None:
+                session.notices.append(f"{self.peer} withdrew its {self._what(gone)}.")
+            self.asked = self.agreed = None
+            self.asked_said = None
+            self.answer_out = None
+            return
+        if (not isinstance(p.get("id"), str) or p.get("what") not in ("takeback", "draw")
+                or type(p.get("n")) is not int or type(p.get("to")) is not int or not isinstance(p.get("hash"), str)
+                or not 0 <= p["to"] <= p["n"]):
+            return
+        if any(r is not None and r["id"] == p["id"] for r in (self.asked, self.agreed)):
+            return                              # heard again (a reconnection)
+        if self.answer_out is not None and self.answer_out["id"] == p["id"]:
+            return                              # answered already
+        self.asked, self.asked_said = p, None
+        self.agreed = None
+        self.answer_out = None
+
+    def _on_answer(self, session, p: dict) -> bool:
+        req = self.asking
+        if req is None or p.get("id") != req["id"]:
+            return False                        # an answer to a request withdrawn meanwhile
+        self.asking = None
+        if not p.get("accept"):
+            if p.get("why") == "stale":
+                session.notices.append(f"{self.peer} had moved on: your {self._what(req)} came too late "
+                                       f"and lapsed (ask again if you still want it).")
+            else:
+                session.notices.append(f"{self.peer} declines your {self._what(req)}.")
+            return False
+        if len(self.texts) != req["n"] or self.hashes[req["n"]] != req["hash"] or session.outcome() is not None:
+            return False                        # this board moved on meanwhile: withdrawn, the peer is told
+        return self._carry_out(session, req, asked_here=True)
+
+    def _carried_out_there(self, p: dict) -> bool:
+        """The peer's state shows the request accepted here carried out on its board."""
+        req = self.agreed
+        assert req is not None
+        if req["what"] == "draw":
+            return p.get("n") == req["n"] and p.get("hash") == req["hash"] and \
+                p.get("result") == ["1/2-1/2", str(Termination.AGREEMENT)]
+        to = req["to"]
+        return p.get("n") == to and to < len(self.hashes) and p.get("hash") == self.hashes[to]
+
+    def _carry_out(self, session, req: dict, *, asked_here: bool) -> bool:
+        """The agreed takeback or draw, on this board."""
+        g = session.game
+        who = self.peer
+        if req["what"] == "draw":
+            if session.outcome() is not None:
+                return False
+            g.resign(g.turn, Termination.AGREEMENT, draw=True)
+            session.invalidate()
+            if session.journal is not None:
+                session.journal.write({"type": "draw", "by": who}, sync=False)
+                session.journal_result()
+                session.journal.sync()
+            session.invalidate()
+            head = f"{who} accepts your draw offer" if asked_here else f"{who} and you agree to a draw"
+            session.notices.append(f"{head}: drawn by agreement, {g.outcome().result}.")
+            return True
+        to = req["to"]
+        names = list(reversed(self._texts_of(req)))     # the last first, as the takeback says them
+        popped = take_back(session, len(g.history) - to, why="takeback", by=who) if len(g.history) > to else []
+        self._sync(session)
+        for k in [k for k in self.peer_actions if k >= to]:
+            del self.peer_actions[k]
+        for times in (self.received_at, self.shown_at, self.sent_at):   # those plies are played afresh
+            for k in [k for k in times if k >= to]:
+                del times[k]
+        self.shown = None
+        self.waiting_said = False
+        if asked_here:
+            self.undo_to = to
+        head = f"{who} accepts your takeback" if asked_here else f"Taken back as {who} asked"
+        put = " Put the pieces back as the LEDs show." if session.recover else ""
+        unmade = "" if len(popped) == len(names) else f" ({len(names) - len(popped)} not yet made here)"
+        session.notices.append(f"{head}: {', '.join(names)}{unmade}.{put}")
+        return True
+
+    def _requests_out(self, session) -> bool:
+        """Requests against the game as it stands now, then said to the peer; True while this
+        board waits for the peer to carry out what it accepted."""
+        req = self.asking
+        if req is not None and (len(self.texts) != req["n"] or self.hashes[req["n"]] != req["hash"]
+                                or session.outcome() is not None or self.stopped):
+            self.asking = None
+            why = "a move was made" if session.outcome() is None else "the game is over"
+            session.notices.append(f"Your {self._what(req)} is withdrawn: {why}.")
+        req = self.asked
+        if req is not None:
+            fit = self._fits(session, req)
+            if fit == "stale":
+                self.asked = None
+                self.answer_out = {"id": req["id"], "accept": False, "why": "stale", "t": time.time()}
+                if session.outcome() is None:
+                    late = "after your move" if self.asked_said is None else "and then you moved"
+                    session.notices.append(f"{self.peer} asked for a {'draw' if req['what'] == 'draw' else 'takeback'} "
+                                           f"{late}: it lapsed.")
+            elif fit == "ok" and self.asked_said != req["id"]:
+                self.asked_said = req["id"]
+                side = f"{self.peer} ({COLOR[self.side]})"
+                if req["what"] == "draw":
+                    session.notices.append(f"{side} offers a draw: say accept or decline.")
+                else:
+                    session.notices.append(f"{side} asks to take back {', '.join(self._texts_of(req))}: "
+                                           f"say accept or decline.")
+        if self.agreed is not None and session.outcome() is not None:
+            self.agreed = None
+        self._say_requests()
+        if self.agreed is not None and not self.agreed_said:
+            self.agreed_said = True
+            session.notices.append(f"Waiting for {self.peer} to carry out the {self.agreed['what']}.")
+        return self.agreed is not None
+
+    def _texts_of(self, req: dict) -> list[str]:
+        """The actions a takeback request takes back, as this board has them."""
+        out = []
+        for seq in range(req["to"], req["n"]):
+            if seq < len(self.texts):
+                out.append(self.texts[seq])
+            elif seq in self.peer_actions:
+                out.append(str(self.peer_actions[seq].get("action")))
+        return out
+
+    def _say_requests(self) -> None:
+        """This board's request and answer, retained (emptied when there is none), each said
+        once a connection (``()``: not yet said on this one)."""
+        if not self.link.connected.is_set():
+            return
+        for kind, payload in (("ask", self.asking), ("answer", self.answer_out)):
+            key = payload["id"] if payload is not None else None
+            if self._req_sent[kind] != key and self.link.send(kind, payload, game=self.game_id, retain=True):
+                self._req_sent[kind] = key
+
+    def requests(self) -> dict:
+        """The open requests, for the page: ``{"peer", "asked", "asking"}``, ``asked`` what the
+        peer asks this board's player (null when nothing), ``asking`` what this board asked."""
+        def view(req, text):
+            return None if req is None else {"what": req["what"], "text": text}
+        asked = self.asked if self.asked is not None and self.asked_said == self.asked["id"] else None
+        side = f"{self.peer} ({COLOR[self.side]})"
+        return {
+            "peer": self.peer,
+            "asked": view(asked, None if asked is None else
+                          f"{side} offers a draw" if asked["what"] == "draw" else
+                          f"{side} asks to take back {', '.join(self._texts_of(asked))}"),
+            "asking": view(self.asking, None if self.asking is None else
+                           f"Waiting for {self.peer} to answer your {self._what(self.asking)}"),
+        }
 
 
 class Declined(Exception):

@@ -88,7 +88,7 @@ class Bases:
         h = g.history
         if k > 0:
             out = self.outcome()
-            if out is not None and out.termination is Termination.RESIGNATION:
+            if out is not None and out.termination in (Termination.RESIGNATION, Termination.AGREEMENT):
                 return None
         i = len(h)
         undone = []

@@ -175,28 +175,54 @@ def _cmd_silent(session, cmd, args) -> list[str]:
 def _cmd_takeback(session, cmd, args) -> list[str]:
     g = session.game
     out = session.outcome()
+    remote = _remote(session)
+    if remote is not None:                  # the other board's player is asked first
+        if args:
+            raise CommandError("takeback: say takeback (the other board is asked), then accept or decline there")
+        return [remote.ask_takeback(session)]
     if out is not None and out.termination is Termination.TIME_FORFEIT:
         raise CommandError("takeback: the game ended on time (a flag fell); start a new game")
-    if out is not None and out.termination is Termination.RESIGNATION:
-        g.unresign()                        # take back the resignation, not a move
+    if out is not None and out.termination in (Termination.RESIGNATION, Termination.AGREEMENT):
+        g.unresign()                        # take back the resignation (the agreed draw), not a move
         if session.journal is not None:
             session.journal.write({"type": "reopen"}, sync=True)
         session.invalidate()
         if session.clock is not None and not (session.clock_wait or session.clock_paused):
             session.clock.start(g.turn, session.now)
-        return ["The resignation is taken back: play on."]
+        what = "resignation" if out.termination is Termination.RESIGNATION else "draw"
+        return [f"The {what} is taken back: play on."]
     if not g.history:
         raise CommandError("takeback: no action to take back")
-    popped = []
+    popped = take_back(session, takeback_plies(session))
+    return ["Taken back: " + ", ".join(a.text for a in popped) + "."
+            + (" Put the pieces back as the LEDs show." if session.recover else "")]
+
+
+def takeback_plies(session) -> int:
+    """How many actions ``takeback`` takes back: the player's last action, with the actions of
+    the side played from elsewhere after it, and the ends of turns before it."""
+    g = session.game.copy()
     computer = getattr(session, "computer", None)
+    n = 0
     while g.history:
         a = g.pop()
-        popped.append(a)
-        session.marks.pop()
+        n += 1
         if computer is not None and computer.plays(g.turn) and not all(computer.plays(s) for s in (0, 1)):
             continue                        # the computer's action goes back with the player's before it
         if a.kind != ActionKind.END:
             break
+    return n
+
+
+def take_back(session, n: int, why: str = "takeback", **extra) -> list:
+    """Take the last ``n`` actions back: the journal's pops (``why`` and ``extra`` in each), both
+    clocks as they were before them, and the board to put right as the LEDs show. Returns
+    the actions taken back, the last first."""
+    g = session.game
+    popped = []
+    for _ in range(min(n, len(g.history))):
+        popped.append(g.pop())
+        session.marks.pop()
     if session.marks:
         session.marks[-1] = len(session.events)     # events before the takeback are no evidence now
     clks = session.takeback_clock(len(popped))     # both clocks as they were before the actions
@@ -204,7 +230,7 @@ def _cmd_takeback(session, cmd, args) -> list[str]:
         ply = len(g.history) + len(popped)
         for i, a in enumerate(popped):
             ply -= 1
-            rec = {"type": "pop", "ply": ply, "action": a.text, "why": "takeback"}
+            rec = {"type": "pop", "ply": ply, "action": a.text, "why": why, **extra}
             if clks:
                 rec["clk"] = clks[i]
             session.journal.write(rec, sync=False)
@@ -214,8 +240,44 @@ def _cmd_takeback(session, cmd, args) -> list[str]:
     session.choice = None
     if session.occupancy != g.occupancy():
         session.recover = True
-    return ["Taken back: " + ", ".join(a.text for a in popped) + "."
-            + (" Put the pieces back as the LEDs show." if session.recover else "")]
+    return popped
+
+
+def _remote(session):
+    """The side played on another board (opponents.remote.Remote), or None."""
+    remote = getattr(session, "computer", None)
+    return remote if remote is not None and hasattr(remote, "ask_takeback") else None
+
+
+def _cmd_draw(session, cmd, args) -> list[str]:
+    """draw: in a remote game an offer the other board's player answers; at one board (both
+    players there) the draw they agreed to."""
+    g = session.game
+    out = session.outcome()
+    if out is not None:
+        raise CommandError(f"draw: the game is over ({out.result}, {out.reason})")
+    remote = _remote(session)
+    if remote is not None:
+        return [remote.offer_draw(session)]
+    computer = getattr(session, "computer", None)
+    if computer is not None:
+        raise CommandError("draw: the computer takes no draw offers (resign, or play on)")
+    g.resign(g.turn, Termination.AGREEMENT, draw=True)
+    session.invalidate()
+    if session.journal is not None:
+        session.journal.write({"type": "draw"}, sync=False)
+        session.journal_result()
+        session.journal.sync()
+    session.invalidate()
+    return [f"Drawn by agreement: {g.outcome().result}."]
+
+
+def _cmd_answer(session, cmd, args) -> list[str]:
+    """accept / decline: the other board's takeback request or draw offer (a remote game)."""
+    remote = _remote(session)
+    if remote is None:
+        raise CommandError(f"{cmd}: nothing to answer (the other board of a remote game asks)")
+    return [remote.answer(session, cmd == "accept")]
 
 
 def _cmd_remote(session, cmd, args) -> list[str]:
@@ -350,11 +412,18 @@ COMMANDS: tuple[Command, ...] = (
     Command("invent", "invent ...", "invent a piece (csipgs)", _cmd_silent, silent=True),
     Command("setup", "setup ARMY", "record an army (Army csipgs: royal-WF@e1,BR@d1,...), then set it up",
             _cmd_silent, button=False, silent=True),
-    Command("takeback", "takeback", "take back the last action, then restore the board as the LEDs show",
+    Command("takeback", "takeback", "take back the last action, then restore the board as the LEDs show "
+            "(a remote game: asks the other board's player first)",
             _cmd_takeback, aliases=("undo",)),
     Command("hint", "hint", "the engine's best move for the side to move, said and lit on the LEDs",
             _cmd_hint),
     Command("resign", "resign", "the side to move resigns (resign white|black)", _cmd_resign),
+    Command("draw", "draw", "offer a draw (a remote game: the other board's player answers; at one board: "
+            "agreed)", _cmd_draw),
+    Command("accept", "accept", "a remote game: accept the other board's takeback request or draw offer",
+            _cmd_answer),
+    Command("decline", "decline", "a remote game: decline the other board's request (or withdraw your own)",
+            _cmd_answer),
     Command("remote", "remote adopt", "a remote game whose boards disagree: go on from the other board's "
             "longer record", _cmd_remote, button=False),
     Command("new", "new [VARIANT]", "start a new game", _cmd_new),

@@ -111,6 +111,13 @@ def computer_move(session) -> dict | None:
     return {"move": hint.text, "text": text}
 
 
+def remote_requests(session) -> dict | None:
+    """A remote game's open takeback request or draw offer, either way (docs/remote.md), else None."""
+    comp = getattr(session, "computer", None)
+    requests = getattr(comp, "requests", None)
+    return requests() if callable(requests) else None
+
+
 def dice_of(variant_name: str) -> list[int] | None:
     """Random Variant Chess: the three dice of a ``random-A-B-C`` game, else None."""
     parts = variant_name.split("-")
@@ -240,6 +247,7 @@ def snapshot(session, *, sim: bool, version: int, notices: list[dict], extra: di
         "sim": sim,
         "dice": dice_of(session.variant_name),
         "computer": computer_move(session),
+        "remote": remote_requests(session),
         "army": army_rules(g),
     })
     if extra:

@@ -204,3 +204,21 @@ def test_resign_and_take_the_resignation_back():
     assert t.session.outcome() is None and t.moves == ["e2e4"]
     t.move("e7", "e5")
     assert t.moves == ["e2e4", "e7e5"]
+
+
+def test_a_draw_agreed_at_the_board_ends_the_game_and_is_resumed_drawn(tmp_path):
+    from board_driver.host import lifecycle
+    from board_driver.journal import load_any
+    t = Table(data=tmp_path)
+    t.move("e2", "e4")
+    assert t.say("draw") == ["Drawn by agreement: 1/2-1/2."]
+    out = t.session.outcome()
+    assert (out.result, out.reason) == ("1/2-1/2", "agreement")
+    gid = t.session.game_id
+    rec = load_any(t.store.path(gid))
+    assert (rec.result, rec.reason) == ("1/2-1/2", "agreement")
+    t.session.close()
+    again = lifecycle.resume(t.store, gid, profile=t.profile, settings=t.settings)
+    assert (again.outcome().result, again.outcome().reason) == ("1/2-1/2", "agreement")
+    assert again.command("takeback") == ["The draw is taken back: play on."] and again.outcome() is None
+    again.close()

@@ -127,6 +127,8 @@ def main() -> int:
             return
         if remote is None or remote.stopped or later():
             return
+        if getattr(remote, "agreed", None) is not None:     # told to wait for the other board
+            return
         if session.recover:                 # the player puts the pieces as the LEDs show
             board().setup(session.layout.closed_sensors(g.occupancy()), monotonic_ms())
             return
@@ -170,6 +172,8 @@ def main() -> int:
             session.commit(Explanation(0, (a,)), len(session.events))
             session.update(monotonic_ms())
         else:
+            if a.kind is ActionKind.DROP and a.piece:   # which reserve piece: the board cannot see it
+                session.command(f"choose {a.piece}", monotonic_ms())
             carry(session, a, note=n)
         st["acted"], st["at"] = key, time.monotonic()
 
