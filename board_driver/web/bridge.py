@@ -31,6 +31,7 @@ from typing import Any, Callable
 from board_driver.devices import SLOW, LedImage, RawFrame
 from board_driver.errors import BoardDriverError
 from board_driver.referee.session import NewGameRequest
+from board_driver.web.live_eval import LiveEval
 from board_driver.web.state import NOTICE_KEEP, snapshot
 from engine.contract import TextEnum
 
@@ -428,6 +429,7 @@ class WebBridge:
         self.run = f"{int(time.time() * 1000):x}-{secrets.token_hex(3)}"
         self.published_at: float | None = None      # monotonic time of the last publish
         self._link: dict = {}
+        self.live = LiveEval(on_result=self.refresh)       # the live evaluation (off until switched on)
 
     # -- web thread ---------------------------------------------------------------------------
     def call(self, fn: Callable[[Any], Any], *, changes: bool = True) -> concurrent.futures.Future:
@@ -480,6 +482,12 @@ class WebBridge:
         self.layout = session.layout
         self._dirty = True
 
+    def refresh(self) -> None:
+        """Something the snapshot shows changed outside the loop (the live evaluation's figures):
+        the loop publishes at its next step, woken at once on the simulated board. Any thread."""
+        self._dirty = True
+        self.wake.set()
+
     def notice(self, line: str) -> None:
         self._notice_n += 1
         self._notices.append({"n": self._notice_n, "text": line})
@@ -490,6 +498,7 @@ class WebBridge:
         """Called by the loop after every step: expire pairings, publish when anything changed."""
         self._expire()
         self._link = self._read_link()
+        self.live.follow(session)
         key = (id(session), session.leds, id(session.verdict), session.occupancy, len(session.game.history),
                session.recover, self._link.get("state"), self._link.get("up"))
         if key == self._key and not self._dirty:
@@ -503,7 +512,8 @@ class WebBridge:
         if key is None:
             self._link = self._read_link()
         snap = snapshot(session, sim=self.sim, version=self._version, notices=list(self._notices),
-                        extra={"run": self.run, "link": self._link, **self.extra})
+                        extra={"run": self.run, "link": self._link, "eval": self.live.snapshot(),
+                               **self.extra})
         with self._lock:
             self._snapshot = snap
             listeners = list(self._listeners)

@@ -25,6 +25,9 @@ from board_driver.errors import BoardDriverError
 from board_driver.journal import GameStore, JournalError
 from board_driver.referee.session import CommandError, NewGameRequest
 from board_driver.sim.board import SimulatorError
+from board_driver.web.analyses import SECONDS as ANALYSE_SECONDS
+from board_driver.web.analyses import BusyError as AnalysisBusy
+from board_driver.web.analyses import GameAnalyses
 from board_driver.web.bridge import LoginLimiter, PairingBusy, PairingState, WebBridge, client_key
 from engine.errors import EngineError
 
@@ -236,6 +239,9 @@ class WebServer:
         self._error: BaseException | None = None
         self._sockets: set[web.WebSocketResponse] = set()
         self.logins = LoginLimiter()      # wrong passwords: growing delays per client and in total
+        # saved games judged for the evaluation graph (one at a time, on a thread of its own)
+        self.analyses = GameAnalyses(store, on_change=lambda status: self._send({"type": "analysis",
+                                                                                   "analysis": status}))
         self.app = self._make_app()
 
     # -- life cycle -----------------------------------------------------------------------------
@@ -260,6 +266,9 @@ class WebServer:
         r.add_get("/api/games", self.games)
         r.add_get("/api/games/{id}", self.game)
         r.add_get("/api/games/{id}/pgn", self.pgn)
+        r.add_post("/api/games/{id}/analyse", self.analyse)
+        r.add_get("/api/games/{id}/analysis", self.analysis)
+        r.add_post("/api/eval", self.live_eval)
         r.add_post("/api/pair", self.pair)
         r.add_get("/api/pair/{id}", self.pair_status)
         r.add_post("/api/login", self.login)
@@ -303,6 +312,8 @@ class WebServer:
 
     def stop(self) -> None:
         self.bridge.remove_listener(self._push)
+        self.analyses.stop()
+        self.bridge.live.close()
         if self.loop is not None and self.loop.is_running():
             async def close_all():
                 for ws in list(self._sockets):
@@ -749,6 +760,49 @@ class WebServer:
         text = await loop.run_in_executor(None, make)
         return web.Response(text=text, content_type="application/x-chess-pgn",
                             headers={"Content-Disposition": f'attachment; filename="{gid}.pgn"'})
+
+    async def analyse(self, request: web.Request) -> web.Response:
+        self._require(request)
+        gid = self._gid(request)
+        body = await self._body(request)
+        if not isinstance(body, dict):
+            raise ApiError(400, 'send {} or {"seconds": S}')
+        seconds = body.get("seconds", ANALYSE_SECONDS)
+        if not isinstance(seconds, (int, float)) or isinstance(seconds, bool) or not 0.05 <= seconds <= 5:
+            raise ApiError(400, "seconds: the engine's time a position, 0.05 to 5")
+        loop = asyncio.get_running_loop()
+        try:
+            status = await loop.run_in_executor(None, self.analyses.start, gid, float(seconds))
+        except AnalysisBusy as exc:
+            raise ApiError(409, str(exc)) from None
+        except (JournalError, EngineError, KeyError) as exc:
+            raise ApiError(422, f"game {gid}: cannot be analysed: {exc}") from None
+        return _json({"ok": True, "analysis": status}, status=202 if status["state"] == "running" else 200)
+
+    async def analysis(self, request: web.Request) -> web.Response:
+        gid = self._gid(request)
+        loop = asyncio.get_running_loop()
+        return _json(await loop.run_in_executor(None, self.analyses.status, gid))
+
+    async def live_eval(self, request: web.Request) -> web.Response:
+        self._require(request)
+        body = await self._body(request)
+        on = body.get("on") if isinstance(body, dict) else None
+        if not isinstance(on, bool):
+            raise ApiError(400, 'send {"on": true} or {"on": false} (and "seconds": S, optional)')
+        seconds = body.get("seconds")
+        if seconds is not None and (not isinstance(seconds, (int, float)) or isinstance(seconds, bool)
+                                    or not 0.1 <= seconds <= 30):
+            raise ApiError(400, "seconds: the engine's time a position, 0.1 to 30")
+        live = self.bridge.live
+        live.switch(on, None if seconds is None else float(seconds))
+        self.bridge.notice("Live evaluation on." if on else "Live evaluation off.")
+
+        def publish(session) -> dict:
+            live.follow(session)            # the position now goes to the engine at once
+            return self.bridge.publish(session)
+        state = await self._ask(publish)
+        return _json({"ok": True, "on": live.on, "seconds": live.seconds, "eval": state.get("eval"), "state": state})
 
     def _gid(self, request: web.Request) -> str:
         gid = request.match_info["id"]

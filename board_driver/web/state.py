@@ -118,6 +118,30 @@ def remote_requests(session) -> dict | None:
     return requests() if callable(requests) else None
 
 
+HINT_MEANINGS = {"computer from": "the hint's move: lift this piece",
+                 "computer to": "the hint's move: put the piece here"}
+
+
+def hint_move(session) -> dict | None:
+    """The hint shown on the board (the ``hint`` command's, lit like the computer's move until
+    the game moves on): its action, what to do in words and the ply it is for; None when no
+    hint is shown now."""
+    shown = getattr(session, "hint_shown", None)
+    if shown is None or session.recover or session.outcome() is not None:
+        return None
+    at, action = shown
+    g = session.game
+    if action is None or at != len(g.history):
+        return None
+    from board_driver.opponents.computer import describe_move
+    from board_driver.referee.texts import COLOR
+    try:
+        text = describe_move(session, action, head=f"Hint for {COLOR[g.turn]}:")
+    except (EngineError, ValueError, KeyError):
+        text = action.text
+    return {"move": action.text, "text": text, "ply": at}
+
+
 def dice_of(variant_name: str) -> list[int] | None:
     """Random Variant Chess: the three dice of a ``random-A-B-C`` game, else None."""
     parts = variant_name.split("-")
@@ -221,6 +245,11 @@ def snapshot(session, *, sim: bool, version: int, notices: list[dict], extra: di
     sans = sans_of(session)
     from board_driver.pgn import fullmove, movetext
     start = fullmove(getattr(g, "start_fen", None))
+    computer = computer_move(session)
+    hint = hint_move(session) if computer is None else None
+    if hint is not None:            # the hint is lit in the computer's colours: its legend says so
+        for led in leds.values():
+            led["meaning"] = HINT_MEANINGS.get(led["layer"] or "", led["meaning"])
     out = dict(report)
     out.update({
         "san": [t for _, _, t in sans],
@@ -246,7 +275,8 @@ def snapshot(session, *, sim: bool, version: int, notices: list[dict], extra: di
         "notices": notices[-NOTICE_KEEP:],
         "sim": sim,
         "dice": dice_of(session.variant_name),
-        "computer": computer_move(session),
+        "computer": computer,
+        "hint": hint,
         "remote": remote_requests(session),
         "army": army_rules(g),
     })

@@ -112,6 +112,7 @@ function connect() {
     const msg = JSON.parse(ev.data);
     if (msg.type === 'state') render(msg.state);
     else if (msg.type === 'calibrate') renderCalib(msg.calibrate);
+    else if (msg.type === 'analysis') showAnalysis(msg.analysis);
   };
   socket.onclose = () => {
     $('#conn').className = 'conn off';
@@ -145,6 +146,8 @@ function render(s) {
   renderStatus(s);
   renderDice(s);
   renderPrompt(s);
+  renderHint(s);
+  renderEval(s);
   // The physical board: the game's pieces where they stand; a piece set down where the game has
   // none yet is the lifted piece when one was lifted (a move under way), else unknown ('*').
   const shown = {};
@@ -399,6 +402,107 @@ function renderPrompt(s) {
   for (const b of el.querySelectorAll('button.option')) b.onclick = () => command(`choose ${b.dataset.choice}`);
 }
 
+// -- the engine's help: the hint (the hint command's words; its move lit on the board like the
+// computer's) and the live evaluation (docs/web.md, hint and eval) ------------------------------
+let hintAsked = null;       // {game, ply, n}: the Hint button was pressed (the answer may come later)
+
+function thisGameNotices(s) {
+  const start = s.notices.map((n) => n.text.startsWith(`New game ${s.game}:`)).lastIndexOf(true);
+  return s.notices.slice(Math.max(start, 0));
+}
+
+function renderHint(s) {
+  const el = $('#hint');
+  const ply = s.moves.length;
+  if (hintAsked && (hintAsked.game !== s.game || hintAsked.ply !== ply || s.result)) hintAsked = null;
+  $('#btn-hint').disabled = !!s.result || !!s.computer;
+  const notices = thisGameNotices(s);
+  let text = null;
+  let kind = 'hint';
+  if (s.hint) {
+    // the board's words (with the engine's score) when it said them, else the move in words
+    const said = notices.filter((n) => n.text.startsWith('Hint for ')).pop();
+    text = said && (!hintAsked || said.n > hintAsked.n) ? said.text : s.hint.text;
+  } else if (hintAsked) {
+    const refused = notices.filter((n) => n.n > hintAsked.n && /^hint[:]/i.test(n.text)).pop();
+    if (refused) { text = refused.text; kind = 'hint refused'; } else { text = 'Asking the engine for a hint…'; kind = 'hint asking'; }
+  }
+  el.hidden = !text;
+  el.textContent = text || '';
+  el.className = kind;
+  el.dataset.move = s.hint ? s.hint.move : '';
+}
+
+async function askHint() {
+  const s = state;
+  if (!s) return;
+  const last = s.notices.length ? s.notices[s.notices.length - 1].n : 0;
+  hintAsked = { game: s.game, ply: s.moves.length, n: last };
+  renderHint(s);
+  try {
+    const r = await api('/api/command', { text: 'hint' });
+    if (r.state) render(r.state);
+    else renderHint(state);
+  } catch (e) {
+    hintAsked = null;
+    renderHint(state);
+    if (e.status === 401) { say('Pair this phone with the board first (the Pair button).', 'error'); showPair(true); } else say(e.message, 'error');
+  }
+}
+
+// A score as the board says it: +0.35 (White better by a third of a pawn), #3 (White mates in 3
+// plies), #-2 (Black mates in 2)
+function scoreText(cp, mate) {
+  if (mate === 0) return 'mate';
+  if (mate !== null && mate !== undefined) return `#${mate}`;
+  const v = (cp / 100).toFixed(2);
+  return cp > 0 ? `+${v}` : cp < 0 ? `−${v.slice(1)}` : '0.00';
+}
+// White's share of the bar (50 = level): a logistic curve of the centipawns, a mate all the way
+function whiteShare(cp, mate) {
+  if (mate !== null && mate !== undefined) return mate > 0 || (mate === 0 && cp > 0) ? 100 : 0;
+  return 100 / (1 + Math.exp(-cp / 250));
+}
+
+let evalShown = null;       // the last figures shown (kept, dimmed, while the next position is judged)
+function renderEval(s) {
+  const e = s.eval;
+  const btn = $('#btn-eval');
+  btn.textContent = e ? 'Evaluation on' : 'Evaluation off';
+  btn.setAttribute('aria-pressed', String(!!e));
+  btn.classList.toggle('active', !!e);
+  const box = $('#evalbox');
+  box.hidden = !e;
+  if (!e) { evalShown = null; return; }
+  if (evalShown && evalShown.game !== s.game) evalShown = null;
+  if (e.state === 'done') evalShown = { ...e, game: s.game };
+  let text;
+  if (e.state === 'done') {
+    text = `${scoreText(e.cp, e.mate)}` + (e.depth ? ` · depth ${e.depth}` : '') + (e.engine ? ` · ${e.engine}` : '');
+  } else if (e.state === 'thinking') {
+    text = evalShown ? `${scoreText(evalShown.cp, evalShown.mate)} · thinking…` : 'Thinking…';
+  } else if (e.state === 'over') text = 'The game is over.';
+  else text = `No evaluation: ${e.error || 'the engine failed'}`;
+  $('#evaltext').textContent = text;
+  const shown = e.state === 'done' ? e : evalShown;
+  const share = shown ? whiteShare(shown.cp, shown.mate) : 50;
+  $('#evalbar .evalwhite').style.width = `${share.toFixed(1)}%`;
+  $('#evalbar').setAttribute('aria-valuenow', share.toFixed(0));
+  box.dataset.state = e.state;
+  box.dataset.ply = e.ply;
+  box.classList.toggle('stale', e.state !== 'done');
+}
+
+async function switchEval() {
+  const on = !(state && state.eval);
+  try {
+    const r = await api('/api/eval', { on });
+    if (r.state) render(r.state);
+  } catch (e) {
+    if (e.status === 401) { say('Pair this phone with the board first (the Pair button).', 'error'); showPair(true); } else say(e.message, 'error');
+  }
+}
+
 function optionLabel(s, label) {
   // e7e8q -> "queen (e7e8q)"; N@e4 -> "knight (N@e4)"
   let letter = null;
@@ -558,8 +662,7 @@ function renderLegend(s) {
 
 function renderNotices(s) {
   // this game's notices only: from the notice that started it, when it is among them
-  const start = s.notices.map((n) => n.text.startsWith(`New game ${s.game}:`)).lastIndexOf(true);
-  $('#notices').innerHTML = s.notices.slice(Math.max(start, 0)).slice(-12).reverse().map((n) => `<li>${esc(n.text)}</li>`).join('');
+  $('#notices').innerHTML = thisGameNotices(s).slice(-12).reverse().map((n) => `<li>${esc(n.text)}</li>`).join('');
   // the moves by their names (SAN) with move numbers; an older server sends only engine notation
   $('#moves').textContent = (s.movetext ?? s.moves.join(' ')) || '(no moves yet)';
 }
@@ -812,8 +915,85 @@ async function openGame(id) {
   if (!viewer) viewer = { board: createBoard($('#viewboard'), {}) };
   viewer.detail = d;
   viewer.index = d.positions.length - 1;
+  viewer.analysis = null;
   $('#viewer').hidden = false;
+  showAnalysis({ id, state: 'none', turns: [], swings: [] });
   showPosition();
+  api(`/api/games/${encodeURIComponent(id)}/analysis`).then(showAnalysis).catch(() => {});
+}
+
+// -- the evaluation graph of a saved game (POST /api/games/ID/analyse, GET .../analysis) -----------
+const GRAPH_CLAMP = 1000;     // centipawns drawn at most (a mate is drawn at the edge)
+let analysisPoll = null;
+
+async function startAnalysis() {
+  if (!viewer || !viewer.detail) return;
+  const id = viewer.detail.id;
+  try {
+    const r = await api(`/api/games/${encodeURIComponent(id)}/analyse`, {});
+    showAnalysis(r.analysis);
+  } catch (e) {
+    if (e.status === 401) { say('Pair this phone with the board first (the Pair button).', 'error'); showPair(true); } else say(e.message, 'error');
+  }
+}
+
+function showAnalysis(a) {
+  if (!a || !viewer || !viewer.detail || a.id !== viewer.detail.id) return;
+  viewer.analysis = a;
+  const btn = $('#btn-analyse');
+  const note = $('#analysis-note');
+  btn.hidden = a.state === 'running' || a.state === 'done';
+  btn.textContent = a.state === 'failed' ? 'Analyse again' : 'Analyse';
+  note.textContent = a.state === 'running' ? `Analysing with ${a.engine}: ${a.done} of ${a.total} moves…`
+    : a.state === 'done' ? `Judged by ${a.engine}, ${a.seconds} s a position; big swings (150 centipawns or more lost, a mate appearing) marked red.`
+      : a.state === 'failed' ? `The analysis failed: ${a.error}` : '';
+  note.dataset.state = a.state;
+  clearTimeout(analysisPoll);
+  if (a.state === 'running') {
+    analysisPoll = setTimeout(() => {
+      api(`/api/games/${encodeURIComponent(a.id)}/analysis`).then(showAnalysis).catch(() => {});
+    }, 1000);
+  }
+  drawGraph();
+}
+
+// White's point of view, clamped: up is White better
+function graphPoints(a) {
+  const pts = [{ ply: 0, cp: a.start_cp, mate: null, mark: '', san: 'start' }];
+  for (const t of a.turns) pts.push(t);
+  return pts.filter((p) => p.cp !== null && p.cp !== undefined);
+}
+
+function drawGraph() {
+  const el = $('#evalgraph');
+  const a = viewer && viewer.analysis;
+  if (!a || !a.turns.length) { el.hidden = true; el.innerHTML = ''; $('#swings').hidden = true; return; }
+  const W = 320, H = 120, P = 8;
+  const last = viewer.detail.positions.length - 1;
+  const x = (ply) => P + (W - 2 * P) * (last ? ply / last : 0);
+  const y = (cp) => H / 2 - (Math.max(-GRAPH_CLAMP, Math.min(GRAPH_CLAMP, cp)) / GRAPH_CLAMP) * (H / 2 - P);
+  const pts = graphPoints(a);
+  const line = pts.map((p) => `${x(p.ply).toFixed(1)},${y(p.cp).toFixed(1)}`).join(' ');
+  const area = `M${x(pts[0].ply).toFixed(1)},${y(0)} L${line.replace(/ /g, ' L')} L${x(pts[pts.length - 1].ply).toFixed(1)},${y(0)} Z`;
+  const at = viewer.index;
+  const label = (p) => `${p.ply ? (viewer.detail.positions[p.ply] || {}).label || p.san : 'start'}${p.mark || ''}: ${scoreText(p.cp, p.mate)}`;
+  el.innerHTML = `<svg viewBox="0 0 ${W} ${H}" role="img" aria-label="evaluation after each move, White up">` +
+    `<rect class="g-white" x="0" y="0" width="${W}" height="${H / 2}"/><rect class="g-black" x="0" y="${H / 2}" width="${W}" height="${H / 2}"/>` +
+    `<path class="g-area" d="${area}"/><line class="g-zero" x1="0" x2="${W}" y1="${y(0)}" y2="${y(0)}"/>` +
+    `<polyline class="g-line" points="${line}"/>` +
+    `<line class="g-cursor" x1="${x(at)}" x2="${x(at)}" y1="0" y2="${H}"/>` +
+    pts.map((p) => `<g class="pt${p.mark ? ' swing' : ''}${p.ply === at ? ' current' : ''}" data-ply="${p.ply}" data-mark="${esc(p.mark || '')}">` +
+      `<title>${esc(label(p))}</title><circle class="hit" cx="${x(p.ply).toFixed(1)}" cy="${y(p.cp).toFixed(1)}" r="7"/>` +
+      `<circle class="dot" cx="${x(p.ply).toFixed(1)}" cy="${y(p.cp).toFixed(1)}" r="${p.mark ? 4.5 : 2.2}"/></g>`).join('') +
+    '</svg>';
+  el.hidden = false;
+  for (const g of el.querySelectorAll('g.pt')) g.onclick = () => { viewer.index = Number(g.dataset.ply); showPosition(); };
+  const swings = a.turns.filter((t) => t.mark);
+  $('#swings').hidden = a.state !== 'done';
+  $('#swings').innerHTML = swings.length
+    ? 'Big swings: ' + swings.map((t) => `<button type="button" class="swing" data-ply="${t.ply}">${esc(label(t))}</button>`).join(' ')
+    : 'No big swings.';
+  for (const b of document.querySelectorAll('#swings button[data-ply]')) b.onclick = () => { viewer.index = Number(b.dataset.ply); showPosition(); };
 }
 
 // A saved game is drawn with its own pieces (its catalog, not the game being played), its moves
@@ -834,6 +1014,11 @@ function showPosition() {
     `<button type="button" class="vm${i + 1 === viewer.index ? ' current' : ''}" data-index="${i + 1}">${esc(q.label || q.san || q.move)}</button>`).join(' ') +
     (d.error ? ` <small class="bad">${esc(d.error)}</small>` : '');
   for (const b of document.querySelectorAll('#viewmoves button[data-index]')) b.onclick = () => { viewer.index = Number(b.dataset.index); showPosition(); };
+  // the engine's score of the position shown, once the game is analysed
+  const a = viewer.analysis;
+  const t = a && (viewer.index === 0 ? { cp: a.start_cp, mate: null } : a.turns.find((x) => x.ply === viewer.index));
+  if (t && t.cp !== null && t.cp !== undefined) $('#viewpos').textContent += ` (${scoreText(t.cp, t.mate)}${t.mark || ''})`;
+  drawGraph();
 }
 
 function showTab(name) {
@@ -853,6 +1038,9 @@ $('#btn-clock-pause').onclick = () => command('clock pause');
 $('#btn-end').onclick = () => command('end');
 $('#btn-takeback').onclick = () => command('takeback');
 $('#btn-resign').onclick = () => askResign();
+$('#btn-hint').onclick = () => askHint();
+$('#btn-eval').onclick = () => switchEval();
+$('#btn-analyse').onclick = () => startAnalysis();
 $('#btn-letters').onclick = () => { letters = !letters; $('#btn-letters').classList.toggle('active', letters); if (state) render(state); };
 $('#btn-flip').onclick = () => board.flip();
 $('#btn-alerts').onclick = () => {
