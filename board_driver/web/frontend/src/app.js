@@ -478,7 +478,7 @@ function renderEval(s) {
   if (e.state === 'done') evalShown = { ...e, game: s.game };
   let text;
   if (e.state === 'done') {
-    text = `${scoreText(e.cp, e.mate)}` + (e.depth ? ` · depth ${e.depth}` : '') + (e.engine ? ` · ${e.engine}` : '');
+    text = `${scoreText(e.cp, e.mate)}` + (e.depth && e.mate === null ? ` · depth ${e.depth}` : '') + (e.engine ? ` · ${e.engine}` : '');
   } else if (e.state === 'thinking') {
     text = evalShown ? `${scoreText(evalShown.cp, evalShown.mate)} · thinking…` : 'Thinking…';
   } else if (e.state === 'over') text = 'The game is over.';
@@ -917,9 +917,10 @@ async function openGame(id) {
   viewer.index = d.positions.length - 1;
   viewer.analysis = null;
   $('#viewer').hidden = false;
-  showAnalysis({ id, state: 'none', turns: [], swings: [] });
+  showAnalysis({ id, state: 'loading', turns: [], swings: [] });     // no Analyse button until it is known
   showPosition();
-  api(`/api/games/${encodeURIComponent(id)}/analysis`).then(showAnalysis).catch(() => {});
+  api(`/api/games/${encodeURIComponent(id)}/analysis`).then(showAnalysis)
+    .catch(() => showAnalysis({ id, state: 'none', turns: [], swings: [] }));
 }
 
 // -- the evaluation graph of a saved game (POST /api/games/ID/analyse, GET .../analysis) -----------
@@ -942,7 +943,7 @@ function showAnalysis(a) {
   viewer.analysis = a;
   const btn = $('#btn-analyse');
   const note = $('#analysis-note');
-  btn.hidden = a.state === 'running' || a.state === 'done';
+  btn.hidden = a.state === 'running' || a.state === 'done' || a.state === 'loading';
   btn.textContent = a.state === 'failed' ? 'Analyse again' : 'Analyse';
   note.textContent = a.state === 'running' ? `Analysing with ${a.engine}: ${a.done} of ${a.total} moves…`
     : a.state === 'done' ? `Judged by ${a.engine}, ${a.seconds} s a position; big swings (150 centipawns or more lost, a mate appearing) marked red.`
@@ -968,7 +969,7 @@ function drawGraph() {
   const el = $('#evalgraph');
   const a = viewer && viewer.analysis;
   if (!a || !a.turns.length) { el.hidden = true; el.innerHTML = ''; $('#swings').hidden = true; return; }
-  const W = 320, H = 120, P = 8;
+  const W = 320, H = 120, P = 10;
   const last = viewer.detail.positions.length - 1;
   const x = (ply) => P + (W - 2 * P) * (last ? ply / last : 0);
   const y = (cp) => H / 2 - (Math.max(-GRAPH_CLAMP, Math.min(GRAPH_CLAMP, cp)) / GRAPH_CLAMP) * (H / 2 - P);
