@@ -272,6 +272,7 @@ def cmd_serve(args) -> int:
             front.bridge.link = host.link                     # the link's state in every snapshot
             wrap, on_update = front.wrap, front.bridge.on_update
             host.say = front.speaker(say)
+            front.remote_on(host.invitations, announce=club is None)   # boards online, invitations
         if isinstance(seat, HardwareSeat):
             deadline = time.monotonic() + 5
             while seat.first is None and time.monotonic() < deadline and not stop.is_set():

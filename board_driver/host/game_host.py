@@ -202,6 +202,8 @@ class GameHost:
         self.broker = broker            # the profile's broker: (BrokerConfig): remote games go through it
         self.stopping: Callable[[], bool] = lambda: False   # the front end is stopping (a handshake gives up)
         self._link: Any = None          # the remote game's link (a RemoteLink), made by the handshake
+        from board_driver.host.invitations import Invitations
+        self.invitations = Invitations(self)    # the page's boards online, invitations, accept, decline
 
     # -- opening ------------------------------------------------------------------------------
     def open(self, req: GameRequest) -> Session:
@@ -242,9 +244,12 @@ class GameHost:
     # -- a remote game (docs/remote.md) -----------------------------------------------------------
     def _remote_request(self, req: GameRequest) -> tuple[str, int] | None:
         """(the peer's board name, the side it plays) when a player is ``remote:BOARD``."""
+        return self._remote_of(req.white, req.black)
+
+    def _remote_of(self, white: str | None, black: str | None) -> tuple[str, int] | None:
         from board_driver.opponents.remote import parse_spec
         found: list[tuple[str, int]] = []
-        for i, v in enumerate((req.white, req.black)):
+        for i, v in enumerate((white, black)):
             peer = parse_spec(v or "")
             if peer:
                 found.append((peer, i))
@@ -371,7 +376,19 @@ class GameHost:
         told the new game (``{"new_game": variant, "game": id}``) or the error."""
         old = self.session
         assert old is not None, "open a game first"
+        from board_driver.host.invitations import RemoteStart
+        if isinstance(req, RemoteStart):
+            return self._open_agreed(req, old)
         try:
+            remote = self._remote_of(*((req.players or {}).get(c) for c in COLOR))
+            if remote is not None:       # a remote game: invited now, opened once the peer agrees
+                from board_driver.config import load_variant
+                answer = self.invitations.invite(remote[0], remote[1], variant=load_variant(req.variant).name,
+                                                 fen=req.fen,
+                                                 clock=self._replace_clock(req, old), players=req.players or {})
+                if req.reply is not None and not req.reply.done():
+                    req.reply.set_result(answer)
+                return None
             if req.players:
                 from board_driver.config import load_variant
                 check_players(req.players, load_variant(req.variant))
@@ -403,6 +420,32 @@ class GameHost:
                                   "game": session.game_id})
         return session
 
+    def _open_agreed(self, req, old: Session) -> Session | None:
+        """The remote game both boards agreed on (:class:`.invitations.RemoteStart`), in place of
+        the game in progress (left unfinished when it is)."""
+        agreed = req.agreed
+        try:
+            opening = replace_game(old, self.store, agreed["variant"], profile=self.profile, settings=self.settings,
+                                   occupancy=self.seat.new_occupancy(), players=dict(agreed["players"]),
+                                   now=self.clock(), fen=agreed.get("fen"), clock=agreed.get("clock"),
+                                   game_id=agreed["game"],
+                                   header={"remote": {"peer": req.peer, "side": COLOR[req.side],
+                                                      "me": self.broker.name}})
+        except (LifecycleError, BoardDriverError, ValueError) as exc:
+            req.link.close()
+            self.say(f"error: {exc}")
+            return None
+        for line in opening.notes:
+            self.note(line)
+        self.clock_spec = agreed.get("clock")
+        self._link = req.link
+        session = opening.session
+        self.invitations.outgoing = None
+        self._start(session, False)
+        self.say(self._new_line(session))
+        self.invitations.changed()
+        return session
+
     def _replace_clock(self, req: NewGameRequest, old: Session) -> dict | None:
         """A new game keeps the time control of the game it replaces (or the one asked for)."""
         tc = getattr(req, "clock", None)
@@ -425,6 +468,7 @@ class GameHost:
         end put its own layer on the devices (the page's pairing overlay); ``on_session`` is told
         of each session before its loop starts."""
         assert self.session is not None, "open a game first"
+        self.invitations.commands = commands        # the handshake's words and its game go through the loop
         while True:
             session = self.session
             source, sink = self.seat.devices()
@@ -444,6 +488,7 @@ class GameHost:
         return self.seat.link()
 
     def close(self) -> None:
+        self.invitations.close()
         if self.session is not None:
             self.session.close()
         self.seat.close()

@@ -380,11 +380,13 @@ def _resume_id(store: GameStore, gid: str, *, profile, settings, variant, player
 
 def replace_game(session, store: GameStore, variant: str, *, profile: BoardProfile, settings: DriverSettings,
                  occupancy=None, players: dict[str, str] | None = None, now: int = 0, fen: str | None = None,
-                 computer: dict | None = None, clock: dict | None = None) -> Opening:
+                 computer: dict | None = None, clock: dict | None = None, game_id: str | None = None,
+                 header: dict | None = None) -> Opening:
     """A new game in place of the one in progress (the ``new`` command, a button, the page):
     the variant and the start position are checked first (a bad name or FEN is a
     LifecycleError and the game goes on); then the game in progress is left (abandoned if
-    unfinished) and a new one starts, with ``players`` (else the same players)."""
+    unfinished) and a new one starts, with ``players`` (else the same players). ``game_id`` and
+    ``header``: a remote game's, as both boards agreed on it."""
     try:
         v = load_variant(variant)
         start_occ = playable_start(v, fen).occupancy()
@@ -404,7 +406,8 @@ def replace_game(session, store: GameStore, variant: str, *, profile: BoardProfi
         notes.append(f"left game {gid} ({session.variant_name}, {len(session.game.history)} actions) unfinished: "
                      f"fairyboard play --resume {gid} continues it")
     s = start(store, v.name, profile=profile, settings=settings, occupancy=occupancy, fen=fen,
-              players=players or session.players, now=now, cls=type(session), computer=computer, clock=clock)
+              players=players or session.players, now=now, cls=type(session), computer=computer, clock=clock,
+              game_id=game_id, header=header)
     return Opening(s, False, left, notes)
 
 

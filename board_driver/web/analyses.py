@@ -162,9 +162,9 @@ def big_swing(turn: dict) -> bool:
 
 
 def _public(run: dict) -> dict:
-    out = {k: run.get(k) for k in ("id", "state", "engine", "seconds", "actions", "total", "done", "start_cp",
-                                   "turns", "error")}
-    out["turns"] = list(out["turns"] or [])
+    out: dict[str, Any] = {k: run.get(k) for k in ("id", "state", "engine", "seconds", "actions", "total", "done",
+                                                    "start_cp", "turns", "error")}
+    out["turns"] = list(run.get("turns") or [])
     out["swings"] = [t["ply"] for t in out["turns"] if big_swing(t)]
     return out
 

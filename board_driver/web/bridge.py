@@ -406,6 +406,7 @@ class WebBridge:
     sim: bool = False
     extra: dict = field(default_factory=dict)          # fixed fields added to every snapshot
     link: Callable[[], dict] | None = None             # the board's link (GameHost.link), read every step
+    remote: Callable[[], dict | None] | None = None    # boards online, invitations (Invitations.status)
 
     def __post_init__(self) -> None:
         self.wake = threading.Event()
@@ -513,7 +514,7 @@ class WebBridge:
             self._link = self._read_link()
         snap = snapshot(session, sim=self.sim, version=self._version, notices=list(self._notices),
                         extra={"run": self.run, "link": self._link, "eval": self.live.snapshot(),
-                               **self.extra})
+                               "remote": self._read_remote(), **self.extra})
         with self._lock:
             self._snapshot = snap
             listeners = list(self._listeners)
@@ -521,6 +522,14 @@ class WebBridge:
         for fn in listeners:
             fn(snap)
         return snap
+
+    def _read_remote(self) -> dict | None:
+        if self.remote is None:
+            return None
+        try:
+            return self.remote()
+        except Exception:                 # the broker's trouble is not a reason to stop the page
+            return None
 
     def _read_link(self) -> dict:
         """The board's link now: ``{"state", "up", ...}`` (a board without a link is always up)."""

@@ -230,6 +230,7 @@ class WebServer:
         self.info = info or {"computer": computer_specs()}
         self.hardware = hardware          # () -> dict: the board's devices and link health
         self.tools = tools                # the selftest and the calibration (web/tools.py)
+        self.remote: Any = None           # boards online and invitations (host/invitations.py), when set
         self.calibration: WebPrompter | None = None     # the prompter of the calibration begun last
         self.last_selftest: dict | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -269,6 +270,11 @@ class WebServer:
         r.add_post("/api/games/{id}/analyse", self.analyse)
         r.add_get("/api/games/{id}/analysis", self.analysis)
         r.add_post("/api/eval", self.live_eval)
+        r.add_get("/api/remote/boards", self.remote_boards)
+        r.add_post("/api/remote/invite", self.remote_invite)
+        r.add_post("/api/remote/accept", self.remote_answer)
+        r.add_post("/api/remote/decline", self.remote_answer)
+        r.add_post("/api/remote/cancel", self.remote_answer)
         r.add_post("/api/pair", self.pair)
         r.add_get("/api/pair/{id}", self.pair_status)
         r.add_post("/api/login", self.login)
@@ -485,9 +491,10 @@ class WebServer:
     async def _fresh(self) -> dict:
         return await self._ask(lambda s: self.bridge.publish(s))
 
-    async def new_game(self, request: web.Request) -> web.Response:
+    async def new_game(self, request: web.Request, body: Any = None) -> web.Response:
         self._require(request)
-        body = await self._body(request)
+        if body is None:
+            body = await self._body(request)
         if not isinstance(body, dict):
             raise ApiError(400, 'send {"variant": NAME, "white": NAME, "black": NAME}')
         variant = body.get("variant") or "orthodox"
@@ -520,7 +527,58 @@ class WebServer:
         def run(session):
             raise NewGameRequest(variant, players=players, fen=fen, clock=clock, clock_mode=mode)
         started = await self._ask(run)
+        if "invited" in started:            # a remote:PEER player: invited; the game opens once PEER accepts
+            return _json({"ok": True, **started}, status=202)
         return _json({"ok": True, "variant": started["variant"], "game": started["game"], "players": players})
+
+    # -- remote games: the boards online, invitations (docs/remote.md) --------------------------------
+    def _remote(self):
+        if self.remote is None or self.remote.broker is None:
+            raise ApiError(409, "no broker configured: this board's profile has no broker: section "
+                                "(docs/club.md, docs/remote.md)")
+        return self.remote
+
+    async def remote_boards(self, request: web.Request) -> web.Response:
+        return _json(self._remote().boards())
+
+    async def remote_invite(self, request: web.Request) -> web.Response:
+        """``{"board": PEER, "side": "white" | "black", ...}``: the New game of ``POST /api/new`` with
+        ``remote:PEER`` for the other side."""
+        self._require(request)
+        self._remote()
+        body = await self._body(request)
+        if not isinstance(body, dict) or not isinstance(body.get("board"), str) or not body["board"].strip():
+            raise ApiError(400, 'send {"board": NAME} (and "side": "white" or "black", the side this board plays)')
+        side = body.get("side", "white")
+        if side not in ("white", "black"):
+            raise ApiError(400, 'side: "white" or "black" (the side this board\'s player plays)')
+        other = "black" if side == "white" else "white"
+        name = body.get("name", side.capitalize())
+        extra = {k: body[k] for k in ("variant", "fen", "clock", "clock_mode") if k in body}
+        request_body = {**extra, side: name, other: f"remote:{body['board'].strip()}"}
+        return await self.new_game(request, body=request_body)
+
+    async def remote_answer(self, request: web.Request) -> web.Response:
+        self._require(request)
+        remote = self._remote()
+        what = request.path.rsplit("/", 1)[1]
+        body = await self._body(request)
+        peer = body.get("board") if isinstance(body, dict) else None
+        if what != "cancel" and (not isinstance(peer, str) or not peer.strip()):
+            raise ApiError(400, 'send {"board": NAME}: the board whose invitation this answers')
+        peer = str(peer or "")
+        loop = asyncio.get_running_loop()
+        try:
+            if what == "cancel":
+                out = await loop.run_in_executor(None, remote.cancel)
+            else:
+                out = await loop.run_in_executor(None, getattr(remote, what), peer.strip())
+        except LookupError as exc:
+            raise ApiError(404, str(exc).strip("'\"")) from None
+        except BoardDriverError as exc:
+            raise ApiError(409, str(exc)) from None
+        await self._fresh()
+        return _json({"ok": True, **out}, status=202 if what == "accept" else 200)
 
     async def sim(self, request: web.Request) -> web.Response:
         if not self.bridge.sim:

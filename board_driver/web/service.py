@@ -155,6 +155,14 @@ class WebFront:
         self.bridge.on_update(session)
         return WebSource(source, self.bridge, wakeable=self.sim), overlay
 
+    def remote_on(self, invitations, *, announce: bool) -> None:
+        """The remote games' part of the page (board_driver/host/invitations.py): the boards
+        online, the invitations to this board, accept and decline; read from the broker only
+        when the profile has one."""
+        invitations.start(announce=announce, on_change=self.bridge.refresh)
+        self.server.remote = invitations
+        self.bridge.remote = invitations.status
+
     def stop(self) -> None:
         self.server.stop()
 
@@ -185,6 +193,7 @@ def play_web(args, store, settings, profile, board_name: str, broker=None) -> in
     front.server.tools = SimTools(profile, lambda: front.bridge.board)
     front.bridge.link = host.link
     host.say = front.speaker(say)
+    front.remote_on(host.invitations, announce=True)     # no club publisher here: the lobby says it is online
     try:
         host.open(GameRequest.from_args(args))
         host.run(commands=commands, stop=stop.is_set, on_update=front.bridge.on_update,

@@ -136,3 +136,13 @@ def test_an_analysis_under_way_is_pushed_on_the_websocket(server, token):
     seen = asyncio.run(listen())
     assert seen and seen[-1]["state"] == "done" and seen[-1]["id"] == gid and len(seen[-1]["turns"]) == 4
     assert [s["done"] for s in seen] == sorted(s["done"] for s in seen)
+
+
+def test_a_board_without_a_broker_says_so(server, token):
+    status, body = server.get("/api/remote/boards")
+    assert status == 409 and body["error"].startswith("no broker configured"), body
+    assert server.wait_state()["remote"] is None
+    status, body = server.post("/api/remote/invite", {"board": "b1"}, token=token)
+    assert status == 409 and "no broker configured" in body["error"]
+    status, body = server.post("/api/new", {"white": "remote:b1"}, token=token)
+    assert status == 400 and "broker" in body["error"], body

@@ -129,6 +129,21 @@ class Server:
             time.sleep(0.05)
         raise AssertionError(f"no new {variant} game: {st}")
 
+    def output(self) -> list[str]:
+        """Every line the server has printed so far (its console), read without waiting."""
+        out = self.proc.stdout
+        if out is None or out.closed:
+            return list(self.lines)
+        os.set_blocking(out.fileno(), False)
+        try:
+            data = out.read() or b""        # what is buffered and what the pipe holds now
+        finally:
+            os.set_blocking(out.fileno(), True)
+        text = getattr(self, "_partial", "") + data.decode(errors="replace")
+        *done, self._partial = text.split("\n")
+        self.lines += [line + "\n" for line in done]
+        return list(self.lines)
+
     def stop(self) -> str:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGINT)

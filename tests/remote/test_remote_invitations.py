@@ -1,0 +1,121 @@
+"""Remote games asked for on the page (docs/remote.md, docs/web.md): two boards' pages
+(``play --web`` on simulated boards whose profiles name the same real mosquitto, with the
+club's ACL), the boards online listed, an invitation sent from one page, shown on the other
+board's page and said on its console, accepted there (both boards then play one game) or
+declined (the inviting board is told). (A board without a broker: test_web_help.py.)"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from clubtools import MOSQUITTO, Broker
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "board_driver"))
+from webtools import Server  # noqa: E402
+
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(MOSQUITTO is None, reason="needs mosquitto")]
+
+SIM = (Path(__file__).resolve().parents[2] / "configs" / "boards" / "sim.yaml").read_text()
+
+
+def until(fn, timeout=15.0, what="it"):
+    end = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < end:
+        last = fn()
+        if last:
+            return last
+        time.sleep(0.1)
+    raise AssertionError(f"{what}: not seen in {timeout} s (last: {last!r})")
+
+
+def page_board(tmp_path, broker, name) -> Server:
+    profile = tmp_path / f"{name}.yaml"
+    profile.write_text(SIM + f"broker:\n  host: 127.0.0.1\n  port: {broker.port}\n  name: {name}\n"
+                             f"  password: pw-{name}\n  keepalive: 3\n")
+    return Server(tmp_path / name, "--board", str(profile), "--variant", "orthodox", "--new")
+
+
+@pytest.fixture(scope="module")
+def boards(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("invitations")
+    broker = Broker(tmp / "broker", {"b1": "pw-b1", "b2": "pw-b2", "b3": "pw-b3"}).start()
+    b1 = page_board(tmp, broker, "b1")
+    b2 = page_board(tmp, broker, "b2")
+    yield broker, b1, b2
+    for b in (b1, b2):
+        b.stop()
+    broker.stop()
+
+
+@pytest.fixture(scope="module")
+def tokens(boards):
+    _, b1, b2 = boards
+    return b1.pair(), b2.pair()
+
+
+def notices(server) -> list[str]:
+    return [n["text"] for n in server.wait_state()["notices"]]
+
+
+def test_the_boards_online_are_listed(boards):
+    _, b1, b2 = boards
+    listed = until(lambda: (r := b2.get("/api/remote/boards")[1]).get("boards") and r, what="the boards online")
+    assert listed["me"] == "b2" and listed["connected"] is True
+    assert {"board": "b1", "online": True} == {k: v for k, v in listed["boards"][0].items() if k != "t"}
+    assert "b2" not in [b["board"] for b in listed["boards"]]          # not itself
+    assert b2.wait_state()["remote"] == {"me": "b2", "connected": True, "invitations": [], "outgoing": None}
+
+
+def test_an_invitation_shown_on_the_other_board_and_accepted(boards, tokens):
+    _, b1, b2 = boards
+    t1, t2 = tokens
+    assert b1.post("/api/remote/invite", {"board": "b2"})[0] == 401
+    status, body = b1.post("/api/remote/invite", {"board": "b2", "side": "white", "variant": "courier",
+                                                   "clock": "300+3"}, token=t1)
+    assert status == 202 and body["invited"] == "b2" and body["you_play"] == "white", body
+    before = b1.wait_state()["game"]
+    out = until(lambda: b1.wait_state()["remote"]["outgoing"], what="the invitation on b1's page")
+    assert out["to"] == "b2" and out["state"] == "waiting" and out["variant"] == "courier"
+    until(lambda: any("waiting for b2 to accept" in n for n in notices(b1)), what="b1 says it waits")
+    # on b2's page and console
+    inv = until(lambda: b2.wait_state()["remote"]["invitations"], what="the invitation on b2's page: " + "".join(b2.output()[-20:]))
+    assert inv == [{"from": "b1", "game": body["game"], "variant": "courier", "you_play": "black",
+                    "players": {"white": "b1", "black": "b2"}, "clock": "300+3", "fen": None}], inv
+    said = "b1 invites this board to play courier (you play black, 300+3): accept or decline it on the page."
+    until(lambda: said in notices(b2), what="the invitation among b2's notices")
+    until(lambda: any(said in line for line in b2.output()), what="the invitation on b2's console: " + "".join(b2.output()))
+    assert b1.wait_state()["game"] == before                # b1's game goes on meanwhile
+    assert b2.post("/api/remote/accept", {"board": "b3"}, token=t2)[0] == 404
+    status, ans = b2.post("/api/remote/accept", {"board": "b1"}, token=t2)
+    assert status == 202 and ans["accepted"] == "b1" and ans["game"] == body["game"], ans
+    s1 = until(lambda: (s := b1.wait_state())["game"] == body["game"] and s, what="b1 on the agreed game")
+    s2 = until(lambda: (s := b2.wait_state())["game"] == body["game"] and s, what="b2 on the agreed game")
+    for s in (s1, s2):
+        assert s["variant"] == "courier" and s["players"] == {"white": "b1", "black": "b2"}
+        assert s["clocks"]["tc"] == "300+3"
+    assert s2["remote"]["invitations"] == [] and s1["remote"]["outgoing"] is None
+    # one game: a move on b1's board is b1's; b2 is shown it to carry out
+    b1.move("b1", "c3")
+    shown = until(lambda: b2.wait_state()["computer"], what="b1's move shown on b2")
+    assert shown["move"] == "b1c3" and "b1" in shown["text"]
+
+
+def test_an_invitation_declined_is_said_on_the_inviting_board(boards, tokens):
+    _, b1, b2 = boards
+    t1, t2 = tokens
+    status, body = b2.post("/api/new", {"variant": "orthodox", "white": "remote:b1", "black": "Bea"}, token=t2)
+    assert status == 202 and body["invited"] == "b1" and body["you_play"] == "black", body
+    until(lambda: b1.wait_state()["remote"]["invitations"], what="the invitation on b1's page")
+    status, ans = b1.post("/api/remote/decline", {"board": "b2"}, token=t1)
+    assert status == 200 and ans["declined"] == "b2" and ans["game"] == body["game"]
+    assert b1.wait_state()["remote"]["invitations"] == []
+    out = until(lambda: (o := b2.wait_state()["remote"]["outgoing"]) and o["state"] != "waiting" and o,
+                what="the decline on b2")
+    assert out["state"] == "declined" and "b1 declined the game" in out["error"]
+    until(lambda: any("b1 declined the game" in n for n in notices(b2)), what="b2 says it")
+    assert b2.wait_state()["game"] != body["game"]          # no game opened
+    assert b2.post("/api/remote/cancel", {}, token=t2)[0] == 409        # nothing waits now
