@@ -404,6 +404,8 @@ class GameHost:
             return None
         for line in opening.notes:
             self.note(line)
+        if not self.invitations.busy():
+            self.invitations.outgoing = None        # an invitation's answer is old news under a new game
         session = opening.session
         try:
             self._start(session, False)

@@ -104,8 +104,11 @@ def computer_move(session) -> dict | None:
     if hint is None:
         return None
     from board_driver.opponents.computer import describe_move
+    from board_driver.referee.texts import COLOR
+    peer = getattr(comp, "peer", None)        # a remote opponent: named by its board, as its notice names it
+    head = f"{peer} ({COLOR[session.game.turn]}) plays" if isinstance(peer, str) else None
     try:
-        text = describe_move(session, hint)
+        text = describe_move(session, hint, head=head)
     except (EngineError, ValueError, KeyError):
         text = hint.text
     return {"move": hint.text, "text": text}

@@ -129,3 +129,14 @@ def test_a_saved_games_graph_marks_the_blunder_and_a_tap_shows_its_position(serv
          timeout=5, what="the graph of the saved analysis")
     assert js(browser, "return document.querySelector('#btn-analyse').hidden")
     click(browser, "nav button[data-tab='play']")
+
+
+def test_a_board_without_a_broker_says_so_on_the_new_game_tab(server, browser):
+    click(browser, "nav button[data-tab='new']")
+    note = wait(browser, lambda: "No remote games" in (t := text_of(browser, "#remote-note")) and t,
+                what="the note on remote games")
+    assert "no broker configured" in note, note
+    assert js(browser, "return document.querySelector('#remote-side-row').hidden")
+    assert js(browser, "return document.querySelectorAll('#remote-boards button').length") == 0
+    assert js(browser, "return document.querySelector('#remote-box').hidden")          # nothing on the Game tab
+    click(browser, "nav button[data-tab='play']")

@@ -101,7 +101,7 @@ def test_an_invitation_shown_on_the_other_board_and_accepted(boards, tokens):
     # one game: a move on b1's board is b1's; b2 is shown it to carry out
     b1.move("b1", "c3")
     shown = until(lambda: b2.wait_state()["computer"], what="b1's move shown on b2")
-    assert shown["move"] == "b1c3" and "b1" in shown["text"]
+    assert shown["move"] == "b1c3" and shown["text"].startswith("b1 (white) plays Nc3: "), shown
 
 
 def test_an_invitation_declined_is_said_on_the_inviting_board(boards, tokens):
@@ -119,3 +119,64 @@ def test_an_invitation_declined_is_said_on_the_inviting_board(boards, tokens):
     until(lambda: any("b1 declined the game" in n for n in notices(b2)), what="b2 says it")
     assert b2.wait_state()["game"] != body["game"]          # no game opened
     assert b2.post("/api/remote/cancel", {}, token=t2)[0] == 409        # nothing waits now
+
+
+# -- the page in a real Chromium: one browser on each board's page -----------------------------------
+
+@pytest.fixture(scope="module")
+def pages(boards, tokens):
+    pytest.importorskip("selenium.webdriver")
+    from test_web_page import CHROMEDRIVER, CHROMIUM, open_browser
+    if not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()):
+        pytest.skip("needs the distribution's chromium and chromedriver")
+    _, b1, b2 = boards
+    out = []
+    for server, token in zip((b1, b2), tokens):
+        d = open_browser(server.url)
+        d.add_cookie({"name": "fairyboard_token", "value": token, "path": "/"})
+        d.refresh()
+        out.append(d)
+    yield out
+    for d in out:
+        d.quit()
+
+
+def test_on_the_page_a_board_is_invited_and_the_invitation_accepted_or_declined(boards, tokens, pages):
+    from test_web_page import click, js, text_of, wait
+    from test_web_page_help import both_themes
+    _, b1, b2 = boards
+    d1, d2 = pages
+    # b1's page: the boards online, b2 invited to a game in which b1's player plays Black
+    click(d1, "nav button[data-tab='new']")
+    wait(d1, lambda: js(d1, "return !!document.querySelector(\"#remote-boards li[data-board='b2'] button.invite\")"),
+         what="b2 listed online with an Invite button")
+    assert "This board is b1" in text_of(d1, "#remote-note")
+    for sel, value in (("#nv-variant", "orthodox"), ("#nv-clock", "-"), ("#remote-side", "black")):
+        js(d1, "const e = document.querySelector(arguments[0]); e.value = arguments[1];"
+               "e.dispatchEvent(new Event('change'));", sel, value)
+    both_themes(d1, "remote-boards", "#remote-panel", [(0xFF, 0xFF, 0xFF), (0x1E, 0x23, 0x26)])
+    click(d1, "#remote-boards li[data-board='b2'] button.invite")
+    wait(d1, lambda: "Invited b2" in text_of(d1, "#remote-box"), what="the invitation waiting on b1's page")
+    assert js(d1, "return document.querySelector('#remote-box .outgoing').dataset.state") == "waiting"
+    # b2's page: the invitation with Accept and Decline
+    box = "#remote-box .invite[data-from='b1']"
+    words = wait(d2, lambda: js(d2, "const e = document.querySelector(arguments[0]); return e && e.textContent", box),
+                 what="the invitation on b2's page")
+    assert "b1 invites this board to play Chess: you play white." in words, words
+    both_themes(d2, "remote-invitation", box, [(0xF1, 0xE6, 0xFF), (0x2A, 0x1F, 0x3D)])
+    click(d2, f"{box} button.accept")
+    game = b1.wait_state()["remote"]["outgoing"]["game"]
+    wait(d2, lambda: js(d2, "return document.querySelector('#players').textContent") == "b2 – b1",
+         what="the agreed game on b2's page")
+    assert until(lambda: b1.wait_state()["game"] == game) and b2.wait_state()["game"] == game
+    wait(d1, lambda: js(d1, "return document.querySelector('#players').textContent") == "b2 – b1"
+         and js(d1, "return document.querySelector('#remote-box').hidden"), what="the agreed game on b1's page")
+    # and one declined: b2 invites b1; b1's page declines it; b2's page says so
+    status, body = b2.post("/api/remote/invite", {"board": "b1", "side": "white"}, token=tokens[1])
+    assert status == 202, body
+    wait(d1, lambda: js(d1, "return !!document.querySelector(\"#remote-box .invite[data-from='b2'] button.decline\")"),
+         what="b2's invitation on b1's page")
+    click(d1, "#remote-box .invite[data-from='b2'] button.decline")
+    wait(d1, lambda: js(d1, "return document.querySelector('#remote-box').hidden"), what="the invitation gone")
+    wait(d2, lambda: "b1 declined the game" in text_of(d2, "#remote-box"), what="the decline on b2's page")
+    assert b1.wait_state()["game"] == game                          # b1 plays on

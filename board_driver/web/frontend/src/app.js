@@ -140,6 +140,7 @@ function render(s) {
   $('#variant').textContent = s.variant;
   $('#players').textContent = `${s.players.white} – ${s.players.black}`;
   renderLink(s);
+  renderRemote(s);
   keepAwake(!s.result);
   alertIfAsked(s);
   renderClocks(s);
@@ -187,6 +188,91 @@ function renderLink(s) {
     clearTimeout(renderLink.timer);
     renderLink.timer = setTimeout(() => { el.hidden = true; }, 8000);
   }
+}
+
+// -- remote games: the invitations to this board (Accept / Decline), this board's own (docs/remote.md)
+async function remoteApi(path, body, done) {
+  try {
+    const r = await api(path, body);
+    if (done) say(done(r));
+    const st = await api('/api/state');
+    render(st);
+  } catch (e) {
+    if (e.status === 401) { say('Pair this phone with the board first (the Pair button).', 'error'); showPair(true); } else say(e.message, 'error');
+  }
+}
+
+function renderRemote(s) {
+  const el = $('#remote-box');
+  const r = s.remote;
+  const invites = (r && r.invitations) || [];
+  const out = r && r.outgoing;
+  let html = '';
+  for (const i of invites) {
+    html += `<div class="invite" data-from="${esc(i.from)}"><p><b>${esc(i.from)}</b> invites this board to play ` +
+      `<b>${esc(VARIANT_NAMES[i.variant] || i.variant)}</b>: you play ${esc(i.you_play)}` + (i.clock ? `, ${esc(i.clock)}` : '') + '.</p>' +
+      `<div class="row"><button class="accept" data-from="${esc(i.from)}">Accept</button>` +
+      `<button class="decline" data-from="${esc(i.from)}">Decline</button></div></div>`;
+  }
+  if (out) {
+    const what = `${esc(VARIANT_NAMES[out.variant] || out.variant)}, you play ${esc(out.you_play)}`;
+    if (out.state === 'waiting') {
+      html += `<div class="outgoing" data-state="waiting"><p>Invited <b>${esc(out.to)}</b> (${what}): waiting for ${esc(out.to)} to accept.</p>` +
+        '<div class="row"><button class="cancel">Withdraw the invitation</button></div></div>';
+    } else if ((out.state === 'declined' || out.state === 'failed') && renderRemote.dismissed !== out.game) {
+      html += `<div class="outgoing" data-state="${esc(out.state)}"><p>${esc(out.state === 'declined' ? `${out.to} declined the game (${VARIANT_NAMES[out.variant] || out.variant}).` : `No game with ${out.to}: ${out.error}.`)}</p>` +
+        `<div class="row"><button class="dismiss small" data-game="${esc(out.game)}">OK</button></div></div>`;
+    } else if (out.state === 'agreed') {
+      html += `<div class="outgoing" data-state="agreed"><p>${esc(out.to)} accepted: the game starts.</p></div>`;
+    }
+  }
+  if (html === renderRemote.last) return;
+  renderRemote.last = html;
+  el.innerHTML = html;
+  el.hidden = !html;
+  for (const b of el.querySelectorAll('button.accept')) {
+    b.onclick = () => remoteApi('/api/remote/accept', { board: b.dataset.from }, (x) => `Accepted ${x.accepted}'s game: you play ${x.you_play}. Set up the board as the LEDs show.`);
+  }
+  for (const b of el.querySelectorAll('button.decline')) {
+    b.onclick = () => remoteApi('/api/remote/decline', { board: b.dataset.from }, (x) => `Declined ${x.declined}'s invitation.`);
+  }
+  for (const b of el.querySelectorAll('button.dismiss')) b.onclick = () => { renderRemote.dismissed = b.dataset.game; renderRemote(state); };
+  for (const b of el.querySelectorAll('button.cancel')) b.onclick = () => remoteApi('/api/remote/cancel', {}, () => 'Invitation withdrawn.');
+}
+
+// the boards on the broker (New game tab), asked again every 5 s while the tab is shown
+let remoteTimer = null;
+async function loadRemoteBoards() {
+  clearTimeout(remoteTimer);
+  if ($('#tab-new').hidden) return;
+  const list = $('#remote-boards');
+  try {
+    const r = await api('/api/remote/boards');
+    $('#remote-note').textContent = `This board is ${r.me} on the club's broker` + (r.connected ? '' : ' (not connected now)') +
+      ': invite a board online to play the variant and time control above, its player at their own board.';
+    $('#remote-side-row').hidden = false;
+    list.innerHTML = r.boards.map((b) => `<li data-board="${esc(b.board)}" class="${b.online ? 'online' : 'offline'}">` +
+      `<b>${esc(b.board)}</b> <small>${b.online ? 'online' : 'offline'}</small>` +
+      (b.online ? ` <button class="invite" data-board="${esc(b.board)}">Invite</button>` : '') + '</li>').join('') ||
+      '<li>No other board is on the broker.</li>';
+    for (const b of list.querySelectorAll('button.invite')) b.onclick = () => inviteBoard(b.dataset.board);
+  } catch (e) {
+    $('#remote-note').textContent = e.status === 409 ? `No remote games: ${e.message}.` : e.message;
+    $('#remote-side-row').hidden = true;
+    list.innerHTML = '';
+    document.body.dataset.remote = e.status === 409 ? 'none' : 'error';
+    return;
+  }
+  document.body.dataset.remote = 'listed';
+  remoteTimer = setTimeout(loadRemoteBoards, 5000);
+}
+
+function inviteBoard(peer) {
+  const tc = $('#nv-clock').value === 'custom' ? $('#nv-clock-custom').value.trim() : $('#nv-clock').value;
+  const body = { board: peer, side: $('#remote-side').value, variant: $('#nv-variant').value, clock: tc || '-' };
+  if (body.clock !== '-') body.clock_mode = $('#nv-clock-mode').value;
+  remoteApi('/api/remote/invite', body, (x) => `Invited ${x.invited}: the game starts once ${x.invited} accepts.`)
+    .then(() => showTab('play'));
 }
 
 // -- the screen kept on while a game is on (a phone that locks mid-game hides the prompts) ----------
@@ -1026,7 +1112,10 @@ function showTab(name) {
   for (const t of document.querySelectorAll('.tab')) t.hidden = t.id !== `tab-${name}`;
   for (const b of document.querySelectorAll('nav button')) b.classList.toggle('active', b.dataset.tab === name);
   if (name === 'games') loadGames().catch((e) => say(e.message, 'error'));
-  if (name === 'new') { showClockForm(true); loadVariants().catch((e) => say(e.message, 'error')); loadSchedule().catch(() => {}); }
+  if (name === 'new') {
+    showClockForm(true); loadVariants().catch((e) => say(e.message, 'error')); loadSchedule().catch(() => {});
+    loadRemoteBoards();
+  }
   if (name === 'hardware') loadHardware().catch((e) => say(e.message, 'error'));
 }
 
