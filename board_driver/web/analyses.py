@@ -5,8 +5,8 @@ An analysis runs on a worker thread of its own (never the board loop's), one at 
 engine is :func:`.analysis.best_engine`'s (Fairy-Stockfish runs as a process of its own; the
 built-in search shares the interpreter, and the loop still gets its turn every few
 milliseconds). The result is written beside the game's record as ``ID.analysis.json`` and read
-from there afterwards: a game is judged once (again only when it has grown since, a game that
-was still going on, or when asked with other seconds a position).
+from there afterwards: a game is judged once (again only when its actions have changed since,
+a game that was still going on, or when asked with other seconds a position).
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ class GameAnalyses:
         done = self.cached(gid)
         if done is not None:
             return _public(done)
-        return {"id": gid, "state": "none", "engine": None, "seconds": None, "total": None, "done": 0,
+        return {"id": gid, "state": "none", "engine": None, "seconds": None, "actions": None, "total": None, "done": 0,
                 "start_cp": None, "turns": [], "swings": [], "error": None}
 
     def start(self, gid: str, seconds: float = SECONDS) -> dict:
@@ -65,7 +65,7 @@ class GameAnalyses:
         rec = self.store.load(gid)
         variant, actions = _playable(rec)
         done = self.cached(gid)
-        if done is not None and done.get("state") == "done" and done.get("actions") == len(actions) \
+        if done is not None and done.get("state") == "done" and done.get("moves") == _moves_key(actions) \
                 and done.get("seconds") == seconds:
             return _public(done)
         with self._lock:
@@ -82,7 +82,7 @@ class GameAnalyses:
             if why is not None:
                 raise BoardDriverError(f"{engine} cannot analyse {variant.name}: {why}")
             self._running = {"id": gid, "state": "running", "engine": engine, "seconds": seconds,
-                             "actions": len(actions), "total": _turns(variant, actions, rec.header.get("start_fen")),
+                             "actions": len(actions), "moves": _moves_key(actions), "total": _turns(variant, actions, rec.header.get("start_fen")),
                              "done": 0, "start_cp": None, "turns": [], "error": None, "started": time.time()}
             self._stop.clear()
             self._thread = threading.Thread(target=self._run, args=(gid, variant, actions,
@@ -176,6 +176,13 @@ def _playable(rec):
         raise JournalError(rec.damage or f"{rec.path}: no game header")
     variant, _, sans, _ = replay(rec)
     return variant, list(rec.actions[:len(sans)])
+
+
+def _moves_key(actions: list[str]) -> str:
+    """What the cached analysis was made of: a game taken back and played on differently (as
+    many actions, other ones) is judged again."""
+    import hashlib
+    return hashlib.sha256(" ".join(actions).encode()).hexdigest()[:16]
 
 
 def _turns(variant, actions, start_fen) -> int:
