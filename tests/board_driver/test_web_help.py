@@ -77,6 +77,27 @@ def test_the_live_evaluation_is_off_until_switched_on_and_follows_the_position(s
     assert st["eval"] is None and "Live evaluation off." in [n["text"] for n in st["notices"]]
 
 
+def test_the_board_answers_while_the_built_in_search_thinks_in_the_service(server, token):
+    """The built-in search (Cost Progressive has no Fairy-Stockfish) runs on a thread of the
+    service's own process: the board's lifts and puts are still answered at once."""
+    st = server.new_game(token, "cost-progressive")
+    assert server.post("/api/eval", {"on": True, "seconds": 4}, token=token)[0] == 200
+    time.sleep(0.5)
+    try:
+        for _ in range(3):
+            t0 = time.monotonic()
+            got = server.sim({"t": 0, "lift": "b1"})["state"]
+            server.sim({"t": 0, "place": "b1"})
+            took = time.monotonic() - t0
+            assert got["eval"]["state"] == "thinking" and "b1" in got["lifted"], got["eval"]
+            assert took < 1.0, f"a lift and a put took {took:.2f} s while the engine thought"
+        ev = until(lambda: (e := server.wait_state()["eval"]) and e["state"] == "done" and e, what="the evaluation")
+        assert ev["engine"] == "builtin" and ev["ply"] == 0 and isinstance(ev["cp"], int), ev
+        assert st["pieces"]["b1"] == "N"
+    finally:
+        server.post("/api/eval", {"on": False}, token=token)
+
+
 def test_a_saved_game_is_analysed_once_and_its_big_swings_marked(server, token):
     server.new_game(token, "orthodox")
     for a, b in BLUNDER:
