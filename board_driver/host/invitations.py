@@ -97,9 +97,17 @@ class Invitations:
             return None
         lobby = self.lobby
         invites = [self._public(p) for p in (lobby.invitations() if lobby is not None else [])
-                   if not self.host.store.path(p["game"]).exists()]
+                   if not self._known(p["game"])]
         return {"me": self.broker.name, "connected": bool(lobby is not None and lobby.connected.is_set()),
                 "invitations": invites, "outgoing": dict(self.outgoing) if self.outgoing else None}
+
+    def _known(self, gid: str) -> bool:
+        """Whether game ``gid`` is here already (played, or not a game id this board could keep:
+        such an invitation is not shown)."""
+        try:
+            return self.host.store.path(gid).exists()
+        except (BoardDriverError, ValueError, OSError):
+            return True
 
     @staticmethod
     def _public(p: dict) -> dict:
@@ -114,7 +122,7 @@ class Invitations:
         if lobby is not None:
             for p in lobby.invitations():
                 key = (p["from"], p["game"])
-                if key in self._said or self.host.store.path(p["game"]).exists():
+                if key in self._said or self._known(p["game"]):
                     continue
                 self._said.add(key)
                 q = self._public(p)
@@ -174,7 +182,7 @@ class Invitations:
         (it finds the invitation and accepts it, as ``serve`` with the matching spec does)."""
         lobby = self._need()
         p = lobby.invitation(peer)
-        if p is None or self.host.store.path(p["game"]).exists():
+        if p is None or self._known(p["game"]):
             raise LookupError(f"no invitation from {peer} stands")
         if self.busy():
             raise RemoteError(f"an invitation is already under way ({(self.outgoing or {}).get('to', '?')}): "

@@ -167,3 +167,26 @@ def test_a_board_without_a_broker_says_so(server, token):
     assert status == 409 and "no broker configured" in body["error"]
     status, body = server.post("/api/new", {"white": "remote:b1"}, token=token)
     assert status == 400 and "broker" in body["error"], body
+
+
+def test_an_invitation_naming_no_usable_game_id_is_not_shown(tmp_path):
+    """Another board's invitation is read from the broker: one whose game id this board could
+    not keep (a path, a space) is left out, the others listed."""
+    from types import SimpleNamespace
+
+    from board_driver.host.invitations import Invitations
+    from board_driver.journal import GameStore
+
+    class Lobby:
+        connected = SimpleNamespace(is_set=lambda: True)
+
+        @staticmethod
+        def invitations():
+            base = {"variant": "orthodox", "side": "white", "players": {"white": "b1", "black": "b2"}}
+            return [dict(base, game="../../etc/passwd", **{"from": "b1"}),
+                    dict(base, game="20250101-120000-b3", **{"from": "b3"})]
+    host = SimpleNamespace(broker=SimpleNamespace(name="b2"), store=GameStore(tmp_path), say=print)
+    inv = Invitations(host)
+    inv.lobby = Lobby()
+    st = inv.status()
+    assert [i["from"] for i in st["invitations"]] == ["b3"] and st["invitations"][0]["you_play"] == "black"
