@@ -92,7 +92,7 @@ class Invitations:
         return {"me": self.broker.name, "connected": lobby.connected.is_set(), "boards": lobby.boards()}
 
     def status(self) -> dict | None:
-        """The snapshot's ``remote``: None without a broker."""
+        """The snapshot's ``lobby``: None without a broker."""
         if self.broker is None:
             return None
         lobby = self.lobby

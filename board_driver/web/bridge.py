@@ -406,7 +406,7 @@ class WebBridge:
     sim: bool = False
     extra: dict = field(default_factory=dict)          # fixed fields added to every snapshot
     link: Callable[[], dict] | None = None             # the board's link (GameHost.link), read every step
-    remote: Callable[[], dict | None] | None = None    # boards online, invitations (Invitations.status)
+    lobby: Callable[[], dict | None] | None = None     # boards online, invitations (Invitations.status)
 
     def __post_init__(self) -> None:
         self.wake = threading.Event()
@@ -514,7 +514,7 @@ class WebBridge:
             self._link = self._read_link()
         snap = snapshot(session, sim=self.sim, version=self._version, notices=list(self._notices),
                         extra={"run": self.run, "link": self._link, "eval": self.live.snapshot(),
-                               "remote": self._read_remote(), **self.extra})
+                               "lobby": self._read_lobby(), **self.extra})
         with self._lock:
             self._snapshot = snap
             listeners = list(self._listeners)
@@ -523,11 +523,11 @@ class WebBridge:
             fn(snap)
         return snap
 
-    def _read_remote(self) -> dict | None:
-        if self.remote is None:
+    def _read_lobby(self) -> dict | None:
+        if self.lobby is None:
             return None
         try:
-            return self.remote()
+            return self.lobby()
         except Exception:                 # the broker's trouble is not a reason to stop the page
             return None
 

@@ -161,7 +161,7 @@ class WebFront:
         when the profile has one."""
         invitations.start(announce=announce, on_change=self.bridge.refresh)
         self.server.remote = invitations
-        self.bridge.remote = invitations.status
+        self.bridge.lobby = invitations.status
 
     def stop(self) -> None:
         self.server.stop()

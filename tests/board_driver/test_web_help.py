@@ -162,7 +162,7 @@ def test_an_analysis_under_way_is_pushed_on_the_websocket(server, token):
 def test_a_board_without_a_broker_says_so(server, token):
     status, body = server.get("/api/remote/boards")
     assert status == 409 and body["error"].startswith("no broker configured"), body
-    assert server.wait_state()["remote"] is None
+    assert server.wait_state()["lobby"] is None
     status, body = server.post("/api/remote/invite", {"board": "b1"}, token=token)
     assert status == 409 and "no broker configured" in body["error"]
     status, body = server.post("/api/new", {"white": "remote:b1"}, token=token)

@@ -67,7 +67,7 @@ def test_the_boards_online_are_listed(boards):
     assert listed["me"] == "b2" and listed["connected"] is True
     assert {"board": "b1", "online": True} == {k: v for k, v in listed["boards"][0].items() if k != "t"}
     assert "b2" not in [b["board"] for b in listed["boards"]]          # not itself
-    assert b2.wait_state()["remote"] == {"me": "b2", "connected": True, "invitations": [], "outgoing": None}
+    assert b2.wait_state()["lobby"] == {"me": "b2", "connected": True, "invitations": [], "outgoing": None}
 
 
 def test_an_invitation_shown_on_the_other_board_and_accepted(boards, tokens):
@@ -78,11 +78,11 @@ def test_an_invitation_shown_on_the_other_board_and_accepted(boards, tokens):
                                                    "clock": "300+3"}, token=t1)
     assert status == 202 and body["invited"] == "b2" and body["you_play"] == "white", body
     before = b1.wait_state()["game"]
-    out = until(lambda: b1.wait_state()["remote"]["outgoing"], what="the invitation on b1's page")
+    out = until(lambda: b1.wait_state()["lobby"]["outgoing"], what="the invitation on b1's page")
     assert out["to"] == "b2" and out["state"] == "waiting" and out["variant"] == "courier"
     until(lambda: any("waiting for b2 to accept" in n for n in notices(b1)), what="b1 says it waits")
     # on b2's page and console
-    inv = until(lambda: b2.wait_state()["remote"]["invitations"], what="the invitation on b2's page: " + "".join(b2.output()[-20:]))
+    inv = until(lambda: b2.wait_state()["lobby"]["invitations"], what="the invitation on b2's page: " + "".join(b2.output()[-20:]))
     assert inv == [{"from": "b1", "game": body["game"], "variant": "courier", "you_play": "black",
                     "players": {"white": "b1", "black": "b2"}, "clock": "300+3", "fen": None}], inv
     said = "b1 invites this board to play courier (you play black, 300+3): accept or decline it on the page."
@@ -97,7 +97,7 @@ def test_an_invitation_shown_on_the_other_board_and_accepted(boards, tokens):
     for s in (s1, s2):
         assert s["variant"] == "courier" and s["players"] == {"white": "b1", "black": "b2"}
         assert s["clocks"]["tc"] == "300+3"
-    assert s2["remote"]["invitations"] == [] and s1["remote"]["outgoing"] is None
+    assert s2["lobby"]["invitations"] == [] and s1["lobby"]["outgoing"] is None
     # one game: a move on b1's board is b1's; b2 is shown it to carry out
     b1.move("b1", "c3")
     shown = until(lambda: b2.wait_state()["computer"], what="b1's move shown on b2")
@@ -109,11 +109,11 @@ def test_an_invitation_declined_is_said_on_the_inviting_board(boards, tokens):
     t1, t2 = tokens
     status, body = b2.post("/api/new", {"variant": "orthodox", "white": "remote:b1", "black": "Bea"}, token=t2)
     assert status == 202 and body["invited"] == "b1" and body["you_play"] == "black", body
-    until(lambda: b1.wait_state()["remote"]["invitations"], what="the invitation on b1's page")
+    until(lambda: b1.wait_state()["lobby"]["invitations"], what="the invitation on b1's page")
     status, ans = b1.post("/api/remote/decline", {"board": "b2"}, token=t1)
     assert status == 200 and ans["declined"] == "b2" and ans["game"] == body["game"]
-    assert b1.wait_state()["remote"]["invitations"] == []
-    out = until(lambda: (o := b2.wait_state()["remote"]["outgoing"]) and o["state"] != "waiting" and o,
+    assert b1.wait_state()["lobby"]["invitations"] == []
+    out = until(lambda: (o := b2.wait_state()["lobby"]["outgoing"]) and o["state"] != "waiting" and o,
                 what="the decline on b2")
     assert out["state"] == "declined" and "b1 declined the game" in out["error"]
     until(lambda: any("b1 declined the game" in n for n in notices(b2)), what="b2 says it")
@@ -165,7 +165,7 @@ def test_on_the_page_a_board_is_invited_and_the_invitation_accepted_or_declined(
     assert "b1 invites this board to play Chess: you play white." in words, words
     both_themes(d2, "remote-invitation", box, [(0xF1, 0xE6, 0xFF), (0x2A, 0x1F, 0x3D)])
     click(d2, f"{box} button.accept")
-    game = b1.wait_state()["remote"]["outgoing"]["game"]
+    game = b1.wait_state()["lobby"]["outgoing"]["game"]
     wait(d2, lambda: js(d2, "return document.querySelector('#players').textContent") == "b2 – b1",
          what="the agreed game on b2's page")
     assert until(lambda: b1.wait_state()["game"] == game) and b2.wait_state()["game"] == game

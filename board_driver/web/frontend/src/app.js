@@ -204,7 +204,7 @@ async function remoteApi(path, body, done) {
 
 function renderRemote(s) {
   const el = $('#remote-box');
-  const r = s.remote;
+  const r = s.lobby;
   const invites = (r && r.invitations) || [];
   const out = r && r.outgoing;
   let html = '';
