@@ -112,6 +112,28 @@ def is_spec(text: str) -> bool:
     return True
 
 
+PAGE_LEVELS = (1, 2, 3)         # the built-in levels a player picks from on the page, weakest first
+_TURNS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five"}
+
+
+def describe_spec(spec: EngineSpec | str) -> str:
+    """What an engine spec means to a player choosing an opponent: ``looks two turns ahead``,
+    ``full strength: as deep as its time allows`` (the levels are measured against each other
+    in docs/board-driver.md, *Strength*)."""
+    if isinstance(spec, str):
+        spec = parse_spec(spec)
+    if spec.kind in ("builtin", "builtin-old"):
+        if spec.level is None:
+            return "full strength: looks as deep as its time allows"
+        n = _TURNS.get(spec.level, str(spec.level))
+        return f"level {spec.level}: looks {n} turn{'s' if spec.level > 1 else ''} ahead"
+    if spec.kind == "random":
+        return "random moves: any legal move, for a first game"
+    if spec.kind == "fsf":
+        return "Fairy-Stockfish, full strength" if spec.level is None else f"Fairy-Stockfish at skill {spec.level} (-20 to 20)"
+    return f"the UCI engine {spec.command}"
+
+
 @dataclass(frozen=True, slots=True)
 class Evaluation:
     """An engine's verdict on a position: its score for the side to move and its best turn."""

@@ -227,7 +227,7 @@ class WebServer:
         self.port = port
         self.static = Path(static)
         self.variants = variants
-        self.info = info or {"computer": computer_specs()}
+        self.info = info or computer_offer()
         self.hardware = hardware          # () -> dict: the board's devices and link health
         self.tools = tools                # the selftest and the calibration (web/tools.py)
         self.remote: Any = None           # boards online and invitations (host/invitations.py), when set
@@ -971,6 +971,17 @@ def _set_cookie(resp: web.Response, token: str) -> None:
 
 
 # -- work done off the session (pure reads of configs and journals) ----------------------------------
+
+def computer_offer() -> dict:
+    """What ``GET /api/variants`` says of the computer players: the specs offered (``computer``),
+    the built-in levels, weakest first (``computer_levels``), and what each means
+    (``computer_names``)."""
+    from board_driver.opponents.players import PAGE_LEVELS, describe_spec
+    specs = computer_specs()
+    levels = [f"builtin:{n}" for n in PAGE_LEVELS]
+    return {"computer": specs, "computer_levels": levels,
+            "computer_names": {spec: describe_spec(spec) for spec in specs + levels}}
+
 
 def computer_specs() -> list[str]:
     """The computer players the page offers: the built-in engine, the random mover, and

@@ -382,7 +382,11 @@ def test_the_page_loads_from_the_board_alone_in_under_300_kb(server):
 
 
 def test_the_computer_is_offered_and_its_move_is_carried_out_on_the_board(server, token):
-    assert {"builtin", "random"} <= set(server.get("/api/variants")[1]["computer"])
+    offer = server.get("/api/variants")[1]
+    assert {"builtin", "random"} <= set(offer["computer"])
+    assert offer["computer_levels"] == ["builtin:1", "builtin:2", "builtin:3"]
+    assert offer["computer_names"]["builtin:3"] == "level 3: looks three turns ahead"
+    assert set(offer["computer_names"]) == set(offer["computer"]) | set(offer["computer_levels"])
     status, body = server.post("/api/new", {"variant": "orthodox", "black": "uci:/bin/sh"}, token=token)
     assert status == 400 and "command line" in body["error"]
     server.new_game(token, "orthodox", white="Ann", black="random")

@@ -133,6 +133,26 @@ def test_the_new_game_form_offers_the_time_controls(server, browser, token, pair
     wait(browser, lambda: clock(browser, "white") is None, what="the clocks hidden")
 
 
+def test_the_computer_is_offered_by_levels_named_for_what_they_mean(server, browser, token, paired):
+    click(browser, "nav button[data-tab='new']")
+    opts = wait(browser, lambda: js(browser, """return [...document.querySelectorAll('#nv-black-who option')]
+        .map((o) => [o.value, o.textContent])"""), what="the opponents")
+    labels = dict(opts)
+    assert labels[""] == "a person"
+    assert [v for v, _ in opts][1:4] == ["builtin:1", "builtin:2", "builtin:3"]          # weakest first
+    assert labels["builtin:1"] == "the computer: level 1: looks one turn ahead"
+    assert labels["builtin:2"] == "the computer: level 2: looks two turns ahead"
+    assert labels["builtin"] == "the computer: full strength: looks as deep as its time allows"
+    assert labels["random"].startswith("the computer: random moves")
+    js(browser, "const s = document.querySelector('#nv-black-who'); s.value = 'builtin:2'; s.dispatchEvent(new Event('change'));")
+    assert js(browser, "return document.querySelector('#nv-black').hidden")          # no name needed
+    js(browser, "const s = document.querySelector('#nv-clock'); s.value = '-'; s.dispatchEvent(new Event('change'));")
+    tap(browser, "#newform button:not([type='button'])")
+    st = wait(None, lambda: (s := server.wait_state())["players"]["black"] == "builtin:2" and s,
+              what="a game against level 2 " + text_of(browser, "#toast"))
+    assert st["players"]["white"] != "builtin:2"
+
+
 def test_moves_are_named_in_san_with_move_numbers(server, browser, token):
     server.new_game(token, "tomorrow-3", white="Ann", black="Bob")
     for a, b in (("e2", "e4"), ("e7", "e5")):

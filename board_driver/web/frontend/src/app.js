@@ -837,7 +837,11 @@ async function loadVariants() {
   sel.onchange = describe;
   if (state) sel.value = state.variant.startsWith("random-") ? "random" : state.variant;
   describe();
-  const specs = r.computer || [];
+  // the built-in engine by its levels, weakest first, then the rest; each named by what it means
+  const levels = r.computer_levels || [];
+  const names = r.computer_names || {};
+  const specs = [...levels, ...(r.computer || [])];
+  const label = (c) => `the computer: ${names[c] || c}`;
   // the note on the computer only once it plays a side; a side it plays needs no name
   const who = () => {
     let any = false;
@@ -851,7 +855,7 @@ async function loadVariants() {
   for (const side of ['white', 'black']) {
     const sel = $(`#nv-${side}-who`);
     const was = sel.value;
-    sel.innerHTML = '<option value="">a person</option>' + specs.map((c) => `<option value="${esc(c)}">the computer (${esc(c)})</option>`).join('');
+    sel.innerHTML = '<option value="">a person</option>' + specs.map((c) => `<option value="${esc(c)}">${esc(label(c))}</option>`).join('');
     sel.hidden = !specs.length;
     if (specs.includes(was)) sel.value = was;
     sel.onchange = who;
