@@ -44,7 +44,7 @@ class RemoteStart(NewGameRequest):
         self.side = side                # the side the peer plays
 
 
-NO_BROKER = "no broker configured: this board's profile has no broker: section (docs/club.md, docs/remote.md)"
+NO_BROKER = "no broker configured (the board's profile has no broker section: docs/club.md, docs/remote.md)"
 
 
 class Invitations:

@@ -117,20 +117,20 @@ _TURNS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five"}
 
 
 def describe_spec(spec: EngineSpec | str) -> str:
-    """What an engine spec means to a player choosing an opponent: ``looks two turns ahead``,
-    ``full strength: as deep as its time allows`` (the levels are measured against each other
-    in docs/board-driver.md, *Strength*)."""
+    """What an engine spec means to a player choosing an opponent, short enough for a phone's
+    menu: ``level 2: looks two turns ahead``, ``full strength: uses all its time`` (the levels
+    are measured against each other in docs/board-driver.md, *Strength*)."""
     if isinstance(spec, str):
         spec = parse_spec(spec)
     if spec.kind in ("builtin", "builtin-old"):
         if spec.level is None:
-            return "full strength: looks as deep as its time allows"
+            return "full strength: uses all its time"
         n = _TURNS.get(spec.level, str(spec.level))
         return f"level {spec.level}: looks {n} turn{'s' if spec.level > 1 else ''} ahead"
     if spec.kind == "random":
-        return "random moves: any legal move, for a first game"
+        return "random moves: for a first game"
     if spec.kind == "fsf":
-        return "Fairy-Stockfish, full strength" if spec.level is None else f"Fairy-Stockfish at skill {spec.level} (-20 to 20)"
+        return "Fairy-Stockfish, full strength" if spec.level is None else f"Fairy-Stockfish, skill {spec.level}"
     return f"the UCI engine {spec.command}"
 
 

@@ -534,8 +534,8 @@ class WebServer:
     # -- remote games: the boards online, invitations (docs/remote.md) --------------------------------
     def _remote(self):
         if self.remote is None or self.remote.broker is None:
-            raise ApiError(409, "no broker configured: this board's profile has no broker: section "
-                                "(docs/club.md, docs/remote.md)")
+            from board_driver.host.invitations import NO_BROKER
+            raise ApiError(409, NO_BROKER)
         return self.remote
 
     async def remote_boards(self, request: web.Request) -> web.Response:

@@ -15,6 +15,7 @@ from test_web_page import (  # noqa: F401  (browser is a fixture, used by name)
     click,
     js,
     piece_on,
+    SHOTS,
     screenshot,
     synced,
     text_of,
@@ -140,12 +141,18 @@ def test_the_computer_is_offered_by_levels_named_for_what_they_mean(server, brow
     labels = dict(opts)
     assert labels[""] == "a person"
     assert [v for v, _ in opts][1:4] == ["builtin:1", "builtin:2", "builtin:3"]          # weakest first
-    assert labels["builtin:1"] == "the computer: level 1: looks one turn ahead"
-    assert labels["builtin:2"] == "the computer: level 2: looks two turns ahead"
-    assert labels["builtin"] == "the computer: full strength: looks as deep as its time allows"
-    assert labels["random"].startswith("the computer: random moves")
+    assert labels["builtin:1"] == "level 1: looks one turn ahead"
+    assert labels["builtin:2"] == "level 2: looks two turns ahead"
+    assert labels["builtin"] == "full strength: uses all its time"
+    assert labels["random"].startswith("random moves")
+    assert js(browser, """return [...document.querySelectorAll('#nv-black-who optgroup')].map((g) => g.label)""") \
+        == ["the computer"]
     js(browser, "const s = document.querySelector('#nv-black-who'); s.value = 'builtin:2'; s.dispatchEvent(new Event('change'));")
     assert js(browser, "return document.querySelector('#nv-black').hidden")          # no name needed
+    # the longer names fit the phone's width: nothing to scroll sideways
+    assert js(browser, "return document.documentElement.scrollWidth <= innerWidth"), "the form is wider than the screen"
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    browser.save_screenshot(str(SHOTS / "new-game-levels.png"))
     js(browser, "const s = document.querySelector('#nv-clock'); s.value = '-'; s.dispatchEvent(new Event('change'));")
     tap(browser, "#newform button:not([type='button'])")
     st = wait(None, lambda: (s := server.wait_state())["players"]["black"] == "builtin:2" and s,

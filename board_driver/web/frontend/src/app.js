@@ -841,7 +841,7 @@ async function loadVariants() {
   const levels = r.computer_levels || [];
   const names = r.computer_names || {};
   const specs = [...levels, ...(r.computer || [])];
-  const label = (c) => `the computer: ${names[c] || c}`;
+  const label = (c) => names[c] || c;
   // the note on the computer only once it plays a side; a side it plays needs no name
   const who = () => {
     let any = false;
@@ -855,7 +855,8 @@ async function loadVariants() {
   for (const side of ['white', 'black']) {
     const sel = $(`#nv-${side}-who`);
     const was = sel.value;
-    sel.innerHTML = '<option value="">a person</option>' + specs.map((c) => `<option value="${esc(c)}">${esc(label(c))}</option>`).join('');
+    sel.innerHTML = '<option value="">a person</option>' + (specs.length ? '<optgroup label="the computer">' +
+      specs.map((c) => `<option value="${esc(c)}">${esc(label(c))}</option>`).join('') + '</optgroup>' : '');
     sel.hidden = !specs.length;
     if (specs.includes(was)) sel.value = was;
     sel.onchange = who;
