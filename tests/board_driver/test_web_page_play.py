@@ -338,6 +338,11 @@ def test_coordinates_stay_off_the_pieces_at_a_24_px_minimum_font(server, token):
             assert x0 >= 0 and x1 <= got["vw"], f"{t} is off the screen"
             assert y1 <= got["next"] + 1, f"{t} runs into the buttons under the board: {got}"
         assert gx1 <= got["vw"]
+        # nothing widens the page past the phone's 390 px (a long Betza in the piece list did)
+        wide = js(d, """return [...document.querySelectorAll('body *')].filter((e) => e.offsetParent !== null
+            && e.getBoundingClientRect().right > arguments[0] + 1).map((e) => e.tagName + ' ' + e.textContent.slice(0, 40))""",
+                  PHONE["width"])
+        assert got["vw"] == PHONE["width"] and not wide, (got["vw"], wide)
         screenshot(d, "coordinates-min-font-24", prompt=False)
     finally:
         d.quit()
