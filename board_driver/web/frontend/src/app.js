@@ -49,9 +49,20 @@ async function api(path, body) {
   if (!r.ok) {
     const err = new Error((data && data.error) || `HTTP ${r.status}`);
     err.status = r.status;
+    if (r.status === 401 && state && state.paired) { state.paired = false; render(state); }  // revoked, expired
     throw err;
   }
   return data;
+}
+
+// Whether this browser is paired is known from GET /api/state (a push does not say: it goes to
+// every page): asked again when the page comes back to view and when the socket (re)opens, so a
+// pairing or login made in another tab, or a token revoked, shows without a reload.
+async function refreshPaired() {
+  try {
+    const s = await api('/api/state');
+    if (state && s.paired !== state.paired) render({ ...state, paired: s.paired, password: s.password });
+  } catch (e) { /* the socket's own reconnection says when the board does not answer */ }
 }
 
 function say(text, kind = 'info') {
@@ -104,6 +115,7 @@ function connect() {
   const proto = location.protocol === 'https:' ? 'wss' : 'ws';
   socket = new WebSocket(`${proto}://${location.host}/api/ws`);
   socket.onopen = () => {
+    if (state) refreshPaired();
     wsAttempts = 0;
     document.body.dataset.wsAttempts = 0;
     $('#conn').className = 'conn on'; $('#conn').title = 'connected';
@@ -122,7 +134,9 @@ function connect() {
 }
 const wakeSocket = () => { if (socket && socket.readyState === WebSocket.CLOSED && wsTimer) reconnectSoon(true); };
 window.addEventListener('online', wakeSocket);
-document.addEventListener('visibilitychange', () => { if (document.visibilityState === 'visible') wakeSocket(); });
+document.addEventListener('visibilitychange', () => {
+  if (document.visibilityState === 'visible') { wakeSocket(); if (state) refreshPaired(); }
+});
 
 // -- drawing -------------------------------------------------------------------------------------
 function render(s) {
