@@ -25,7 +25,11 @@ Nothing lost, nothing forked:
   the longer record;
 * a takeback or a draw is asked of the peer's player (``takeback``, ``draw``; ``accept``,
   ``decline``) and made on both boards only once accepted, on the record the request names
-  (see *takebacks and draw offers* below).
+  (see *takebacks and draw offers* below);
+* a move this board holds tentatively (a hold, a prompt with a default) goes out at once as a
+  *preview* (``.../GAME/preview``, retracted with ``"action": null``): the peer lights it like a
+  remote move and accepts nothing of it until the action's record arrives (:class:`Previewed`).
+  A preview is never part of the record.
 """
 
 from __future__ import annotations

@@ -221,6 +221,8 @@ def main() -> int:
             lat.write(json.dumps({"board": args.name, "seq": seq, "sent": t}) + "\n")
         for seq, t in r.shown_at.items():       # the record taken in: from here the board accepts the move
             lat.write(json.dumps({"board": args.name, "seq": seq, "taken": t}) + "\n")
+        for seq, t in r.received_at.items():    # the record heard (on the link's thread)
+            lat.write(json.dumps({"board": args.name, "seq": seq, "heard": t}) + "\n")
         for seq, t in r.preview_sent_at.items():
             lat.write(json.dumps({"board": args.name, "seq": seq, "previewed": t}) + "\n")
     Path(args.report).write_text(json.dumps({
