@@ -581,6 +581,16 @@ class Remote:
         self.peer_preview = None
         self._preview_sent = None
 
+    def _previews_taken_back(self, to: int) -> None:
+        """A takeback to ``to`` plies: what was previewed from there on is played afresh."""
+        for times in (self.preview_sent_at, self.preview_shown_at):
+            for k in [k for k in times if k >= to]:
+                del times[k]
+        if self.peer_preview is not None and self.peer_preview.get("seq", 0) >= to:
+            self.peer_preview = None
+        if self._preview_sent is not None and self._preview_sent[0] >= to:
+            self._preview_sent = None
+
     def _settle_preview(self, session) -> bool:
         """The preview lit ends when the record's action for its ply arrives, when it is retracted
         or replaced, when a request accepted here waits to be carried out, or when the game moved
@@ -883,6 +893,7 @@ class Remote:
         for times in (self.received_at, self.shown_at, self.sent_at):   # those plies are played afresh
             for k in [k for k in times if k >= to]:
                 del times[k]
+        self._previews_taken_back(to)
         self.shown = None
         self.waiting_said = False
         if asked_here:
