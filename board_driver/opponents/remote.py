@@ -40,7 +40,7 @@ from typing import Any
 
 from board_driver.opponents.computer import THINKING, describe_move, describe_silent
 from board_driver.referee.commands import CommandError, take_back, takeback_plies
-from board_driver.referee.reconcile import Explanation
+from board_driver.referee.reconcile import Explanation, VerdictStatus
 from board_driver.referee.texts import COLOR
 from engine.contract import ActionKind, Termination
 from engine.game import Action
@@ -374,7 +374,7 @@ class Remote:
             if game is not None and game != self.game_id:
                 continue
             if kind == "connected":
-                self._preview_link_changed(True)
+                self._preview_link_changed()
                 self.sent = min(self.sent, self.peer_have)
                 self._state_sent = None
                 self._ask(0 if not self.peer_actions else self._heard(), force=True)
@@ -390,7 +390,7 @@ class Remote:
             elif kind == "preview" and payload is not None:
                 self._on_preview(payload, at)
             elif kind == "presence" and payload is not None:
-                self._preview_link_changed(bool(payload.get("online")))
+                self._preview_link_changed()
                 session.notices.append(f"{self.peer} is {'online' if payload.get('online') else 'offline'}.")
         self._check_peer(session)
         p = self.pending_resign
@@ -545,7 +545,7 @@ class Remote:
         n = len(g.history)
         a = None
         if not self.stopped and g.turn != self.side and not session.recover and session.outcome() is None \
-                and v.status.name in ("HOLD", "PROMPT"):
+                and v.status in (VerdictStatus.HOLD, VerdictStatus.PROMPT):
             e = v.chosen
             if e is not None and e.depth == 0 and len(e.actions) == 1 and not e.actions[0].silent:
                 a = e.actions[0]
@@ -574,7 +574,7 @@ class Remote:
             return
         self.peer_preview = p               # the latest word: a preview, or its retraction
 
-    def _preview_link_changed(self, up: bool) -> None:
+    def _preview_link_changed(self) -> None:
         """A (re)connection or the peer going off line: what was said before may not hold any
         more (a retraction lost on the way). The peer's preview is dropped, and this board's
         own is said again at the next verdict."""

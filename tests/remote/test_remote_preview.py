@@ -228,3 +228,18 @@ def test_no_previews_when_turned_off(tmp_path):
     assert session.verdict.status.name == "HOLD"
     assert not [p for k, p in link.sent if k == "preview"]
     host.close()
+
+
+def test_the_peer_going_off_line_drops_its_preview(tmp_path):
+    """A retraction may be lost with the link: the peer going off line puts the LEDs out."""
+    host, session, remote, link = open_remote(tmp_path, side=0)
+    hand = Hand(host, session)
+    gid = session.game_id
+    msgs = record(session.game, ["e2e4"])
+    link.deliver("preview", gid, preview(msgs, 0))
+    hand.feed(20)
+    assert remote.hint().text == "e2e4"
+    link.inbox.append(("presence", None, {"online": False}, 0.0))
+    hand.feed(20)
+    assert remote.hint() is None and lit(session, ["e2", "e4"]) == {"e2": None, "e4": None}
+    host.close()
