@@ -25,7 +25,11 @@ Nothing lost, nothing forked:
   the longer record;
 * a takeback or a draw is asked of the peer's player (``takeback``, ``draw``; ``accept``,
   ``decline``) and made on both boards only once accepted, on the record the request names
-  (see *takebacks and draw offers* below).
+  (see *takebacks and draw offers* below);
+* a move this board holds tentatively (a hold, a prompt with a default) goes out at once as a
+  *preview* (``.../GAME/preview``, retracted with ``"action": null``): the peer lights it like a
+  remote move and accepts nothing of it until the action's record arrives (:class:`Previewed`).
+  A preview is never part of the record.
 """
 
 from __future__ import annotations
@@ -36,9 +40,10 @@ from typing import Any
 
 from board_driver.opponents.computer import THINKING, describe_move, describe_silent
 from board_driver.referee.commands import CommandError, take_back, takeback_plies
-from board_driver.referee.reconcile import Explanation
+from board_driver.referee.reconcile import Explanation, VerdictStatus
 from board_driver.referee.texts import COLOR
 from engine.contract import ActionKind, Termination
+from engine.game import Action
 
 POLL_MS = 10            # how often the loop looks at the link when nothing arrived
 RESEND_EVERY = 1.0      # seconds between two requests for the same missing actions
@@ -66,6 +71,33 @@ class _Agreed(_Stopped):
 
 
 AGREED = _Agreed()
+
+
+class Previewed:
+    """``bases.only`` while the peer's preview is lit (docs/remote.md, *Previews*): it equals the
+    previewed action, so the reconciler follows the board towards it as the player carries it
+    out (the LEDs show the move under way), but the session withholds its commit
+    (:meth:`withholds`) until the action's record arrives. Nothing else of the remote side is
+    accepted meanwhile."""
+
+    __slots__ = ("action",)
+
+    def __init__(self, action: Action) -> None:
+        self.action = action
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Previewed):
+            return other.action == self.action
+        return isinstance(other, Action) and other == self.action
+
+    def __hash__(self) -> int:
+        return hash(self.action)
+
+    def withholds(self, expl: Explanation) -> bool:
+        return expl.depth == 0 and len(expl.actions) == 1 and expl.actions[0] == self.action
+
+    def __repr__(self) -> str:
+        return f"PREVIEWED({self.action.text})"
 
 
 def position_hash(game) -> str:
@@ -117,6 +149,7 @@ class Remote:
         self.shown_at: dict[int, float] = {}        # seq -> wall time its LED frame was made
         self.sent_at: dict[int, float] = {}         # seq -> wall time this board first sent it
         self._init_requests()
+        self._init_previews()
 
     # -- the session's hook (as Computer) -----------------------------------------------------------
     def plays(self, side: int) -> bool:
@@ -139,7 +172,7 @@ class Remote:
         return now + POLL_MS                # the link is looked at every POLL_MS
 
     def hint(self):
-        return self.shown
+        return self.shown if self.shown is not None else self.preview_action
 
     @property
     def stopped(self) -> bool:
@@ -155,6 +188,7 @@ class Remote:
         self._sync(session)
         changed = self._requests_in(session)
         changed |= self._take(session)
+        changed |= self._settle_preview(session)
         self._publish(session)
         if self._requests_out(session):     # a request accepted here: nothing moves until it is carried out
             self.shown = None
@@ -196,6 +230,9 @@ class Remote:
             self._publish(session)
             return True
         if a is None:
+            lit = self._show_preview(session, n)
+            if lit is not None:
+                return lit or changed
             self.shown = None
             if not self.waiting_said:
                 self.waiting_said = True
@@ -337,6 +374,7 @@ class Remote:
             if game is not None and game != self.game_id:
                 continue
             if kind == "connected":
+                self._preview_link_changed()
                 self.sent = min(self.sent, self.peer_have)
                 self._state_sent = None
                 self._ask(0 if not self.peer_actions else self._heard(), force=True)
@@ -349,7 +387,10 @@ class Remote:
                 if type(frm) is int and frm >= 0:
                     self.sent = min(self.sent, frm)
                     self.peer_have = min(self.peer_have, frm)
+            elif kind == "preview" and payload is not None:
+                self._on_preview(payload, at)
             elif kind == "presence" and payload is not None:
+                self._preview_link_changed()
                 session.notices.append(f"{self.peer} is {'online' if payload.get('online') else 'offline'}.")
         self._check_peer(session)
         p = self.pending_resign
@@ -477,6 +518,124 @@ class Remote:
         self.errors.append(msg)
         self.log(msg)
         session.notices.append(msg)
+
+    # -- previews: the move the sender's board holds tentatively, lit on this board at once -----------
+    def _init_previews(self) -> None:
+        self.previews = True                # send this board's tentative moves as previews
+        self._preview_sent: tuple[int, str | None] | None = None    # (seq, action text or None: retracted)
+        self.peer_preview: dict | None = None       # the peer's latest preview (or retraction) heard
+        self.previewing: tuple[int, Action] | None = None   # the peer's preview lit now: (seq, action)
+        self.preview_sent_at: dict[int, float] = {}     # seq -> wall time this board first previewed it
+        self.preview_shown_at: dict[int, float] = {}    # seq -> wall time the peer's preview was first lit
+
+    @property
+    def preview_action(self) -> Action | None:
+        return self.previewing[1] if self.previewing is not None else None
+
+    def on_verdict(self, session, v) -> None:
+        """The session's every verdict: while this board's player has a move set down that the
+        board holds tentatively (a hold, a prompt with a default), it goes to the peer as a
+        preview (``.../GAME/preview``: ``{"seq", "action", "side", "prev", "t"}``); once it is no
+        longer held (the piece lifted again) without being committed, a retraction
+        (``"action": null``). A preview is never part of the record: only the committed action,
+        sent as before, changes the game on either board."""
+        if not self.previews or not self.link.connected.is_set():
+            return
+        g = session.game
+        n = len(g.history)
+        a = None
+        if not self.stopped and g.turn != self.side and not session.recover and session.outcome() is None \
+                and v.status in (VerdictStatus.HOLD, VerdictStatus.PROMPT):
+            e = v.chosen
+            if e is not None and e.depth == 0 and len(e.actions) == 1 and not e.actions[0].silent:
+                a = e.actions[0]
+        last = self._preview_sent
+        if a is None:
+            if last is None or last[1] is None:
+                return
+            if last[0] < n:                 # committed: the action itself went out instead
+                self._preview_sent = None
+                return
+            key: tuple[int, str | None] = (n, None)
+        else:
+            key = (n, a.text)
+            if key == last:
+                return
+        prev = self.hashes[n] if len(self.hashes) == n + 1 else position_hash(g)
+        msg = {"seq": n, "action": key[1], "side": COLOR[g.turn], "prev": prev, "t": time.time()}
+        if self.link.send("preview", msg, game=self.game_id):
+            self._preview_sent = key
+            if a is not None:
+                self.preview_sent_at.setdefault(n, time.time())
+
+    def _on_preview(self, p: dict, at: float) -> None:
+        seq = p.get("seq")
+        if type(seq) is not int or seq < 0:
+            return
+        self.peer_preview = p               # the latest word: a preview, or its retraction
+
+    def _preview_link_changed(self) -> None:
+        """A (re)connection or the peer going off line: what was said before may not hold any
+        more (a retraction lost on the way). The peer's preview is dropped, and this board's
+        own is said again at the next verdict."""
+        self.peer_preview = None
+        self._preview_sent = None
+
+    def _previews_taken_back(self, to: int) -> None:
+        """A takeback to ``to`` plies: what was previewed from there on is played afresh."""
+        for times in (self.preview_sent_at, self.preview_shown_at):
+            for k in [k for k in times if k >= to]:
+                del times[k]
+        if self.peer_preview is not None and self.peer_preview.get("seq", 0) >= to:
+            self.peer_preview = None
+        if self._preview_sent is not None and self._preview_sent[0] >= to:
+            self._preview_sent = None
+
+    def _settle_preview(self, session) -> bool:
+        """The preview lit ends when the record's action for its ply arrives, when it is retracted
+        or replaced, when a request accepted here waits to be carried out, or when the game moved
+        on. True when what is accepted changed."""
+        if self.previewing is None:
+            return False
+        seq, a = self.previewing
+        g = session.game
+        p = self.peer_preview
+        if (not self.stopped and self.agreed is None and seq == len(g.history) and seq not in self.peer_actions
+                and g.turn == self.side and not session.recover and session.outcome() is None
+                and p is not None and p.get("seq") == seq and p.get("action") == a.text):
+            return False
+        self.previewing = None
+        if isinstance(session.bases.only, Previewed):
+            session.bases.only = None       # the step sets what is accepted now
+            session.invalidate()
+            return True
+        return False
+
+    def _show_preview(self, session, n: int) -> bool | None:
+        """The peer's preview of its action ``n`` (no record of it yet): lit like a remote move,
+        followed by the reconciler, its commit withheld. None when there is none to show (the
+        step then waits as before); else whether what is accepted changed."""
+        p = self.peer_preview
+        if (p is None or p.get("seq") != n or n in self.peer_actions or not isinstance(p.get("action"), str)
+                or p.get("prev") != self.hashes[n]):
+            return None
+        if self.previewing is None or self.previewing[0] != n or self.previewing[1].text != p["action"]:
+            try:
+                a = session.game.parse(p["action"])
+            except Exception:       # not legal here: a preview is only a hint, never a fork
+                return None
+            if a.silent or a.kind is ActionKind.SETUP:
+                return None
+            self.previewing = (n, a)
+            self.preview_shown_at.setdefault(n, time.time())
+        self.shown = None
+        want = Previewed(self.previewing[1])
+        only = session.bases.only
+        if isinstance(only, Previewed) and only == want:
+            return False
+        session.bases.only = want
+        session.invalidate()
+        return True
 
     # -- the remote command ------------------------------------------------------------------------------
     def adopt(self, session) -> str:
@@ -734,6 +893,7 @@ class Remote:
         for times in (self.received_at, self.shown_at, self.sent_at):   # those plies are played afresh
             for k in [k for k in times if k >= to]:
                 del times[k]
+        self._previews_taken_back(to)
         self.shown = None
         self.waiting_said = False
         if asked_here:

@@ -587,14 +587,20 @@ class Session:
                     if v2.status == VS.PENDING:
                         shown = v2
         for _ in range(4):
-            if v.status != VS.COMMIT:
+            if v.status != VS.COMMIT or self._withheld(v):
                 break
             self.commit(v.options[0], len(self.events))
             v = self._verdict(now)
         for _ in range(64):                 # the computer's silent actions, then its next move shown
-            if self.computer is None or v.status not in (VS.SETTLED, VS.MISMATCH) or not self.computer.step(self):
+            if self.computer is None or (v.status not in (VS.SETTLED, VS.MISMATCH) and not self._withheld(v)) \
+                    or not self.computer.step(self):
                 break
             v = self._verdict(now)
+            if v.status == VS.COMMIT and not self._withheld(v):
+                # the board already shows the action just accepted (the player carried out a
+                # remote move from its preview): it is applied now, not at the next board event
+                self.commit(v.options[0], len(self.events))
+                v = self._verdict(now)
         if self.clock_setup and not self.recover and self.clock is not None:
             self.clock_setup = False            # the board is set up: White's clock starts
             if self.outcome() is None:
@@ -605,8 +611,19 @@ class Session:
             self.tentative = None
         self.verdict = shown if shown is not None else v
         self.notice_verdict(v)
+        seen = getattr(self.computer, "on_verdict", None)
+        if seen is not None:
+            seen(self, v)                   # a remote player previews the move held tentatively
         if render_leds:
             self.render()
+
+    def _withheld(self, v: Verdict) -> bool:
+        """A commit of an action the remote side has only previewed (docs/remote.md, *Previews*):
+        the board shows it, its record has not arrived, and nothing is applied until it does."""
+        if v.status != VS.COMMIT:
+            return False
+        w = getattr(self.bases.only, "withholds", None)
+        return w is not None and bool(w(v.options[0]))
 
     def notice_verdict(self, v: Verdict) -> None:
         key = (v.status, tuple(o.label for o in v.options), v.fix, self.recover)

@@ -40,6 +40,10 @@ def main() -> int:
     ap.add_argument("--commands", help="a file the test appends console commands to (run in order)")
     ap.add_argument("--hold-at", type=int, default=-1, help="before this side's action at this ply ...")
     ap.add_argument("--hold-for", type=float, default=0.0, help="... wait this many seconds")
+    ap.add_argument("--keepalive", type=int, default=3, help="the MQTT keepalive (s)")
+    ap.add_argument("--no-previews", action="store_true", help="send no previews of tentative moves")
+    ap.add_argument("--records-only", action="store_true",
+                    help="the player carries out the peer's moves only once their records arrive (not previews)")
     args = ap.parse_args()
 
     from board_driver.club.broker import BrokerConfig
@@ -56,7 +60,7 @@ def main() -> int:
     store = GameStore(Path(args.data))
     settings = load_settings()
     cfg = BrokerConfig(host="127.0.0.1", name=args.name, port=args.port, username=args.name,
-                       password=args.password, keepalive=3)
+                       password=args.password, keepalive=args.keepalive)
     lat = open(args.latency, "a", buffering=1) if args.latency else None
 
     def say(line: str) -> None:
@@ -67,6 +71,8 @@ def main() -> int:
                     say=say, background=True, broker=cfg)
     host.stopping = stop.is_set
     host.open(GameRequest(variant=args.variant, white=args.white, black=args.black, clock=args.clock))
+    if args.no_previews and host.session is not None and host.session.computer is not None:
+        host.session.computer.previews = False
     script = args.moves.split()
     rng = random.Random(args.seed)
     commands: queue.Queue = queue.Queue()
@@ -145,7 +151,9 @@ def main() -> int:
                 say(f"waiting: recover={session.recover} tentative={session.tentative is not None} "
                     f"verdict={session.verdict.status.name} pending={session.pending()}")
             return
-        shown = remote.hint()
+        if args.no_previews:
+            remote.previews = False
+        shown = remote.shown if args.records_only else remote.hint()
         if shown is not None:
             carry(session, shown)
             st["acted"], st["at"] = key, time.monotonic()
@@ -185,7 +193,8 @@ def main() -> int:
     threading.Thread(target=feeder, daemon=True).start()
 
     class Watch:
-        """The LED sink, noting when the frame that shows the peer's action goes out."""
+        """The LED sink, noting when the first frame that shows the peer's action goes out (its
+        preview, or its record when no preview came first)."""
 
         def __init__(self, session, sink):
             self.session, self.sink = session, sink
@@ -193,11 +202,12 @@ def main() -> int:
         def show(self, frame) -> None:
             self.sink.show(frame)
             r = self.session.computer
-            if lat is not None and r is not None and r.shown is not None:
+            if lat is not None and r is not None and r.hint() is not None:
                 seq = len(self.session.game.history)
                 if seq not in st["logged"]:
                     st["logged"].add(seq)
-                    lat.write(json.dumps({"board": args.name, "seq": seq, "led": time.time()}) + "\n")
+                    lat.write(json.dumps({"board": args.name, "seq": seq, "led": time.time(),
+                                          "preview": r.shown is None}) + "\n")
 
         def close(self) -> None:
             self.sink.close()
@@ -209,6 +219,12 @@ def main() -> int:
     if lat is not None and r is not None:
         for seq, t in r.sent_at.items():
             lat.write(json.dumps({"board": args.name, "seq": seq, "sent": t}) + "\n")
+        for seq, t in r.shown_at.items():       # the record taken in: from here the board accepts the move
+            lat.write(json.dumps({"board": args.name, "seq": seq, "taken": t}) + "\n")
+        for seq, t in r.received_at.items():    # the record heard (on the link's thread)
+            lat.write(json.dumps({"board": args.name, "seq": seq, "heard": t}) + "\n")
+        for seq, t in r.preview_sent_at.items():
+            lat.write(json.dumps({"board": args.name, "seq": seq, "previewed": t}) + "\n")
     Path(args.report).write_text(json.dumps({
         "game": session.game_id, "moves": [a.text for a in session.game.history],
         "result": out.result if out else None, "reason": out.reason if out else None,

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from clubtools import MOSQUITTO, OPERA, Broker
+from latency import figures
 
 from board_driver.journal import load_any
 
@@ -63,26 +64,6 @@ def same_game(tmp_path, r1, r2):
     assert h2.header["remote"] == {"peer": "b1", "side": "white", "me": "b2"}
 
 
-def latencies(path: Path) -> dict:
-    rows = [json.loads(line) for line in path.read_text().splitlines()]
-    ev = {(r["board"], r["seq"]): r for r in rows if "event" in r}
-    sent = {(r["board"], r["seq"]): r["sent"] for r in rows if "sent" in r}
-    full, wire = [], []
-    for r in rows:
-        if "led" in r:
-            other = "b1" if r["board"] == "b2" else "b2"
-            if (other, r["seq"]) in ev:
-                full.append((r["led"] - ev[(other, r["seq"])]["event"]) * 1000)
-            if (other, r["seq"]) in sent:
-                wire.append((r["led"] - sent[(other, r["seq"])]) * 1000)
-
-    def pct(xs, q):
-        xs = sorted(xs)
-        return round(xs[min(len(xs) - 1, int(q * len(xs)))], 1) if xs else None
-    return {"n": len(full), "event_to_led_p50": pct(full, .5), "event_to_led_p99": pct(full, .99),
-            "commit_to_led_p50": pct(wire, .5), "commit_to_led_p99": pct(wire, .99)}
-
-
 def test_orthodox_game_over_the_broker(tmp_path, broker):
     lat = tmp_path / "latency.jsonl"
     b1 = side(tmp_path, broker, "b1", "--black", "remote:b2", "--moves", " ".join(OPERA[0::2]), latency=lat)
@@ -91,11 +72,9 @@ def test_orthodox_game_over_the_broker(tmp_path, broker):
     r1, r2 = finish(tmp_path, [b1, b2])
     same_game(tmp_path, r1, r2)
     assert r1["moves"] == OPERA and r1["result"] == "1-0" and r1["reason"] == "checkmate"
-    figures = latencies(lat)
-    print("latency", figures)
-    assert figures["n"] >= 30
-    # the transmission itself, from the commit on one board to the LED frame on the other
-    assert figures["commit_to_led_p99"] < 300, figures
+    got = figures(lat)
+    print("latency", got)       # the figures are tests/bench/bench_remote.py's; here: every move was seen
+    assert got["n"] == len(OPERA) and got["previewed"] > 0, got
 
 
 def test_sigkill_of_one_side_and_a_broker_restart_mid_game(tmp_path, broker):
