@@ -356,7 +356,11 @@ def test_the_simulated_board_has_a_selftest_but_no_calibration(server, token):
     status, found = server.post("/api/hardware/selftest", {}, token=token)
     assert status == 200 and found["ok"] is True and found["problems"] == []
     assert found["config"]["sensors"] == "sim" and "link" not in found and "leds" not in found
-    assert sorted(found["sensors"]["closed"]) == sorted(server.wait_state()["occupied"])
+    # the sensors are named by the 12x8 board's squares; an 8x8 game stands in its middle, files c-j
+    game = server.wait_state()
+    shift = (12 - game["board"]["files"]) // 2
+    on_board = sorted(chr(ord(sq[0]) + shift) + sq[1:] for sq in game["occupied"])
+    assert sorted(found["sensors"]["closed"]) == on_board
     cal = server.get("/api/calibrate")[1]
     assert cal["state"] == "idle" and "the simulated board needs no calibration" in cal["refused"]
     status, body = server.post("/api/calibrate/start", {"squares": ["e4"]}, token=token)
