@@ -349,13 +349,22 @@ def test_coordinates_stay_off_the_pieces_at_a_24_px_minimum_font(server, token):
 
 
 def test_a_pairing_made_after_the_page_loaded_shows_when_the_page_comes_back(server, browser, token):
+    def looked_at_again():
+        js(browser, "document.dispatchEvent(new Event('visibilitychange'))")
+
+    # not paired (an earlier test of this browser may have left the cookie: it goes first)
+    browser.delete_cookie("fairyboard_token")
+    looked_at_again()
     wait(browser, lambda: text_of(browser, "#pairstate") == "Not paired", what="Not paired")
     # paired in another tab meanwhile: the cookie is there, this page has not asked since
     browser.add_cookie({"name": "fairyboard_token", "value": token, "path": "/"})
-    js(browser, "document.dispatchEvent(new Event('visibilitychange'))")    # the tab is looked at again
+    looked_at_again()
     wait(browser, lambda: text_of(browser, "#pairstate") == "Paired", what="Paired")
     assert js(browser, "return document.querySelector('#pairbtn').hidden")
     # the token goes (forgotten from another device): the header says so when the page looks again
     browser.delete_cookie("fairyboard_token")
-    js(browser, "document.dispatchEvent(new Event('visibilitychange'))")
+    looked_at_again()
     wait(browser, lambda: text_of(browser, "#pairstate") == "Not paired", what="Not paired again")
+    assert not js(browser, "return document.querySelector('#pairbtn').hidden")
+    browser.add_cookie({"name": "fairyboard_token", "value": token, "path": "/"})     # as the module had it
+    looked_at_again()
