@@ -137,3 +137,32 @@ def parse_address(text: str, default_port: int = 1883) -> tuple[str, int]:
     if not port.isdigit() or not 1 <= int(port) <= 65535:
         raise ConfigError(f"{text!r}: the port must be a number from 1 to 65535")
     return host, int(port)
+
+
+def board_client(cfg: BrokerConfig, client_id: str, *, presence_of: str | None = None,
+                 reconnect: tuple[float, float] = (0.5, 8)):
+    """A paho MQTT 5 client for a board's connection to ``cfg`` (its user, its TLS), not yet
+    connected: the caller sets its callbacks, then :func:`connect`. ``presence_of``: the board
+    whose presence goes offline (retained) when this connection is cut (the broker's will).
+    MQTT 5: a publish the broker refuses is acknowledged with a reason code."""
+    import json
+
+    import paho.mqtt.client as mqtt
+
+    from board_driver.club import topics
+    c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5)
+    if cfg.username:
+        c.username_pw_set(cfg.username, cfg.password)
+    if cfg.tls is not None:
+        c.tls_set(ca_certs=cfg.tls.ca, certfile=cfg.tls.cert, keyfile=cfg.tls.key)
+    if presence_of is not None:
+        c.will_set(topics.presence(cfg.prefix, presence_of),
+                   json.dumps({"board": presence_of, "online": False}), qos=1, retain=True)
+    c.reconnect_delay_set(*reconnect)     # type: ignore[arg-type]  # paho annotates int; any number of seconds works
+    return c
+
+
+def connect(client, cfg: BrokerConfig) -> None:
+    """Connect in paho's own thread (and keep reconnecting)."""
+    client.connect_async(cfg.host, cfg.port, keepalive=cfg.keepalive)
+    client.loop_start()

@@ -21,7 +21,7 @@ import time
 from typing import Any, Callable
 
 from board_driver.club import topics
-from board_driver.club.broker import NAME_RE, BrokerConfig
+from board_driver.club.broker import NAME_RE, BrokerConfig, board_client, connect
 
 MAX_PAYLOAD = 64 * 1024
 
@@ -45,22 +45,12 @@ class Lobby:
 
     # -- life ---------------------------------------------------------------------------------
     def start(self) -> "Lobby":
-        import paho.mqtt.client as mqtt
-        c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=self.client_id, protocol=mqtt.MQTTv5)
-        if self.cfg.username:
-            c.username_pw_set(self.cfg.username, self.cfg.password)
-        if self.cfg.tls is not None:
-            c.tls_set(ca_certs=self.cfg.tls.ca, certfile=self.cfg.tls.cert, keyfile=self.cfg.tls.key)
-        if self.announce:
-            c.will_set(topics.presence(self.cfg.prefix, self.me),
-                       json.dumps({"board": self.me, "online": False}), qos=1, retain=True)
-        c.reconnect_delay_set(0.5, 8)     # type: ignore[arg-type]
+        c = board_client(self.cfg, self.client_id, presence_of=self.me if self.announce else None)
         c.on_connect = self._on_connect
         c.on_disconnect = self._on_disconnect
         c.on_message = self._on_message
         self._client = c
-        c.connect_async(self.cfg.host, self.cfg.port, keepalive=self.cfg.keepalive)
-        c.loop_start()
+        connect(c, self.cfg)
         return self
 
     def close(self) -> None:

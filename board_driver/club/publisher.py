@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from board_driver import journal as journal_mod
 from board_driver.club import topics
-from board_driver.club.broker import BrokerConfig
+from board_driver.club.broker import BrokerConfig, board_client, connect
 
 STATE_TYPES = frozenset({"game", "push", "pop", "result", "resign", "reopen", "resume"})
 
@@ -118,29 +118,19 @@ class Publisher:
 
     # -- life -------------------------------------------------------------------------------
     def start(self) -> "Publisher":
-        import paho.mqtt.client as mqtt
         self.cursor_dir.mkdir(parents=True, exist_ok=True)
         journal_mod.add_observer(self._observe, self.data)     # this board's data folder only
         self._scan()
-        # MQTT 5: a publish the broker refuses is acknowledged with a reason code
-        c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=self.client_id, protocol=mqtt.MQTTv5)
-        if self.cfg.username:
-            c.username_pw_set(self.cfg.username, self.cfg.password)
-        if self.cfg.tls is not None:
-            c.tls_set(ca_certs=self.cfg.tls.ca, certfile=self.cfg.tls.cert, keyfile=self.cfg.tls.key)
-        c.will_set(topics.presence(self.cfg.prefix, self.cfg.name),
-                   json.dumps({"board": self.cfg.name, "online": False}), qos=1, retain=True)
+        c = board_client(self.cfg, self.client_id, presence_of=self.cfg.name)
         c.max_inflight_messages_set(self.window)
         c.max_queued_messages_set(0)
-        c.reconnect_delay_set(0.5, 8)     # type: ignore[arg-type]  # paho annotates int; any number of seconds works
         c.on_connect = self._on_connect
         c.on_disconnect = self._on_disconnect
         c.on_connect_fail = self._on_connect_fail
         c.on_publish = self._on_publish
         c.on_message = self._on_message
         self._client = c
-        c.connect_async(self.cfg.host, self.cfg.port, keepalive=self.cfg.keepalive)
-        c.loop_start()
+        connect(c, self.cfg)
         self._thread = threading.Thread(target=self._run, name=f"club-publisher-{self.cfg.name}", daemon=True)
         self._thread.start()
         return self

@@ -19,7 +19,7 @@ import time
 from typing import Any, Callable
 
 from board_driver.club import topics
-from board_driver.club.broker import BrokerConfig
+from board_driver.club.broker import BrokerConfig, board_client, connect
 
 MAX_PAYLOAD = 256 * 1024        # an action list of a long game; anything bigger is not the peer's
 
@@ -43,21 +43,14 @@ class RemoteLink:
 
     # -- life ---------------------------------------------------------------------------------
     def start(self) -> "RemoteLink":
-        import paho.mqtt.client as mqtt
-        c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=self.client_id, protocol=mqtt.MQTTv5)
-        if self.cfg.username:
-            c.username_pw_set(self.cfg.username, self.cfg.password)
-        if self.cfg.tls is not None:
-            c.tls_set(ca_certs=self.cfg.tls.ca, certfile=self.cfg.tls.cert, keyfile=self.cfg.tls.key)
+        c = board_client(self.cfg, self.client_id, reconnect=(0.2, 4))
         c.max_inflight_messages_set(100)
         c.max_queued_messages_set(0)
-        c.reconnect_delay_set(0.2, 4)     # type: ignore[arg-type]
         c.on_connect = self._on_connect
         c.on_disconnect = self._on_disconnect
         c.on_message = self._on_message
         self._client = c
-        c.connect_async(self.cfg.host, self.cfg.port, keepalive=self.cfg.keepalive)
-        c.loop_start()
+        connect(c, self.cfg)
         return self
 
     def close(self) -> None:

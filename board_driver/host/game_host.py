@@ -453,11 +453,11 @@ class GameHost:
         tc = getattr(req, "clock", None)
         pending, self.pending_clock = self.pending_clock, None
         if tc is not None:
-            return clock_spec({"tc": tc, "mode": getattr(req, "clock_mode", None) or old.clock_mode})
+            return clock_spec({"tc": tc, "mode": getattr(req, "clock_mode", None) or old.time.mode})
         if pending is not None:
             return pending[0]           # asked for when a game was resumed (_kept_clock)
         if old.clock is not None:
-            return {"tc": old.clock.tc.text, "mode": old.clock_mode}
+            return {"tc": old.clock.tc.text, "mode": old.time.mode}
         return self.clock_spec
 
     # -- the real-time loop ---------------------------------------------------------------------

@@ -116,7 +116,30 @@ class _Search:
             and game.history == self.history
 
 
-class Computer:
+class _Polled:
+    """What the session asks of a search in a worker thread (``self._search``: a :class:`_Search`
+    or :class:`_HintSearch`): whether it has news, and when to look again."""
+
+    _search: _Search | _HintSearch | None
+
+    def news(self) -> bool:
+        """True once when a search in the background has ended (the session then takes its
+        answer up, or drops it when the game changed meanwhile)."""
+        s = self._search
+        if s is None or s.told or not s.done.is_set():
+            return False
+        s.told = True
+        return True
+
+    def deadline(self, now: int) -> int | None:
+        """When the session should look for the answer of the search under way, or None."""
+        s = self._search
+        if s is None or s.told:
+            return None
+        return now if s.done.is_set() else now + POLL_MS
+
+
+class Computer(_Polled):
     """The engine players of a game's computer sides, and the plan of the turn under way."""
 
     def __init__(self, players: dict[int, Player], *, seconds: float = 1.0, background: bool = False):
@@ -176,22 +199,6 @@ class Computer:
     def thinking(self) -> bool:
         """A search is under way in the background."""
         return self._search is not None and not self._search.done.is_set()
-
-    def news(self) -> bool:
-        """True once when a background search has ended (the session then updates, which takes
-        the answer up, or drops it when the game changed meanwhile)."""
-        s = self._search
-        if s is None or s.told or not s.done.is_set():
-            return False
-        s.told = True
-        return True
-
-    def deadline(self, now: int) -> int | None:
-        """When the session should look for the answer of the search under way, or None."""
-        s = self._search
-        if s is None or s.told:
-            return None
-        return now if s.done.is_set() else now + POLL_MS
 
     def close(self) -> None:
         """Stop the search under way (the built-in one ends at its next clock check, an engine
@@ -428,7 +435,7 @@ def check_players(names: dict, variant) -> None:
 HINT_SECONDS = 0.5      # how long the engine thinks a hint
 
 
-class Hinter:
+class Hinter(_Polled):
     """The ``hint`` command's engine (:attr:`Session.hinter`): the best engine for the variant
     (:func:`.analysis.best_engine`), started at the first hint and kept for the next.
 
@@ -500,20 +507,6 @@ class Hinter:
         self._search = _HintSearch(g, self._player(), self.seconds)
         self._search.thread.start()
         return True
-
-    def news(self) -> bool:
-        """True once when a search in the background has ended."""
-        s = self._search
-        if s is None or s.told or not s.done.is_set():
-            return False
-        s.told = True
-        return True
-
-    def deadline(self, now: int) -> int | None:
-        s = self._search
-        if s is None or s.told:
-            return None
-        return now if s.done.is_set() else now + POLL_MS
 
     def take(self, session):
         """The finished search's (action, words, record), or None when the game moved on

@@ -312,7 +312,7 @@ class Remote:
         clk = (self.peer_actions.get(seq) or {}).get("clk")
         if type(clk) is int and clk >= 0 and clk != c.remaining(session.now)[mover]:
             c.adjust(mover, clk, session.now)
-            session.clock_record("adjust", color=COLOR[mover], by=self.peer, ply=seq)
+            session.time.record("adjust", color=COLOR[mover], by=self.peer, ply=seq)
 
     def _rebuild(self, g) -> None:
         c = g.copy()

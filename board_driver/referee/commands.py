@@ -166,7 +166,7 @@ def _cmd_silent(session, cmd, args) -> list[str]:
     mover = g.turn
     session.commit(Explanation(0, (action,)), len(session.events))
     c = session.clock
-    if (session.clock_mode == "press" and c is not None and c.running == mover and g.turn != mover
+    if (session.time.mode == "press" and c is not None and c.running == mover and g.turn != mover
             and session.outcome() is None):
         return press_clock(session)     # the action that ends the turn (Cost Progressive's end) presses it too
     return []
@@ -187,7 +187,7 @@ def _cmd_takeback(session, cmd, args) -> list[str]:
         if session.journal is not None:
             session.journal.write({"type": "reopen"}, sync=True)
         session.invalidate()
-        if session.clock is not None and not (session.clock_wait or session.clock_paused):
+        if session.clock is not None and not (session.time.wait or session.time.paused):
             session.clock.start(g.turn, session.now)
         what = "resignation" if out.termination is Termination.RESIGNATION else "draw"
         return [f"The {what} is taken back: play on."]
@@ -225,7 +225,7 @@ def take_back(session, n: int, why: str = "takeback", **extra) -> list:
         session.marks.pop()
     if session.marks:
         session.marks[-1] = len(session.events)     # events before the takeback are no evidence now
-    clks = session.takeback_clock(len(popped))     # both clocks as they were before the actions
+    clks = session.time.takeback(len(popped))     # both clocks as they were before the actions
     if session.journal is not None:
         ply = len(g.history) + len(popped)
         for i, a in enumerate(popped):
@@ -321,23 +321,23 @@ def _cmd_clock(session, cmd, args) -> list[str]:
         raise CommandError("clock: this game has no time control (start one with --clock 300+3)")
     sub = args[0].lower() if args else ""
     if sub == "":
-        return [session.clock_line()]
+        return [session.time.line()]
     if session.outcome() is not None:
         raise CommandError("clock: the game is over")
     if sub == "pause":
         if c.running is None:
             raise CommandError("clock: the clock is not running")
         c.stop(session.now)
-        session.clock_paused = True
-        session.clock_record("pause")
-        return ["Clock paused. " + session.clock_line()]
+        session.time.paused = True
+        session.time.record("pause")
+        return ["Clock paused. " + session.time.line()]
     if sub in ("start", "resume", "go"):
         if c.running is not None:
             raise CommandError("clock: the clock is already running")
-        session.clock_paused = session.clock_wait = session.clock_setup = False
+        session.time.paused = session.time.wait = session.time.setup = False
         c.start(session.game.turn, session.now)
-        session.clock_record("start")
-        return [session.clock_line()]
+        session.time.record("start")
+        return [session.time.line()]
     if sub == "adjust":
         if len(args) != 3 or args[1].lower() not in COLOR:
             raise CommandError("clock adjust: say clock adjust white|black TIME (5:00, 1:30:00, 90)")
@@ -347,8 +347,8 @@ def _cmd_clock(session, cmd, args) -> list[str]:
             raise CommandError(f"clock adjust: {exc}") from None
         side = COLOR.index(args[1].lower())
         c.adjust(side, ms, session.now)
-        session.clock_record("adjust", color=COLOR[side])
-        return ["Clock adjusted. " + session.clock_line()]
+        session.time.record("adjust", color=COLOR[side])
+        return ["Clock adjusted. " + session.time.line()]
     raise CommandError(f"clock {sub}: say clock, clock pause, clock start or clock adjust white|black TIME")
 
 
@@ -357,15 +357,15 @@ def press_clock(session) -> list[str]:
     c = session.clock
     if c is None:
         raise CommandError("press: this game has no time control")
-    if session.clock_mode != "press":
+    if session.time.mode != "press":
         raise CommandError("press: the board switches this clock itself (--clock-mode press for a clock button)")
     if session.outcome() is not None:
         raise CommandError("press: the game is over")
     if c.running is None:
         raise CommandError("press: the clock is stopped (clock start)")
     c.switch(session.now)
-    session.clock_record("press")
-    return [session.clock_line()]
+    session.time.record("press")
+    return [session.time.line()]
 
 
 def _cmd_press(session, cmd, args) -> list[str]:
@@ -481,7 +481,7 @@ def run(session, text: str) -> list[str]:
     c = lookup(cmd)
     if c is None:
         raise CommandError(f"unknown command {cmd!r}; type help for the commands")
-    if (cmd.lower() == "end" and getattr(session, "clock_mode", None) == "press" and session.clock is not None
+    if (cmd.lower() == "end" and session.time.mode == "press" and session.clock is not None
             and not any(a.kind == ActionKind.END for a in session.game.legal_actions())):
         return press_clock(session)         # the board's end button presses the clock
     if c.handler is None:

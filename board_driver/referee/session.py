@@ -25,7 +25,7 @@ from board_driver.devices import LedImage, RawFrame
 from board_driver.errors import BoardDriverError
 from board_driver.journal import GameStore, Journal, JournalError
 from board_driver.referee import commands, texts
-from board_driver.referee.clock import Clock, ClockState, format_clock
+from board_driver.referee.clock import Clock, ClockState
 from board_driver.referee.bases import PROMOTION_ORDER, Bases
 from board_driver.referee.commands import CommandError, NewGameRequest
 from board_driver.referee.debounce import Debouncer, SquareEvent
@@ -42,13 +42,12 @@ from board_driver.referee.reconcile import (
 )
 from board_driver.referee.reconcile import VerdictStatus as VS
 from board_driver.referee.scene import SceneState, render_scene, scene_of
+from board_driver.referee.timekeeper import Timekeeper
 from board_driver.referee.texts import COLOR
 from board_driver.referee.unwatched import read_board
 from board_driver.settings import DriverSettings
-from engine.contract import Termination
 from engine.errors import EngineError
 from engine.game import Action
-from engine.timeout import can_win
 
 __all__ = ["COLOR", "CommandError", "HELP", "NewGameRequest", "PROMOTION_ORDER", "Session"]
 
@@ -114,16 +113,7 @@ class Session:
         self._held: tuple | None = None     # (inputs, verdict) of the last hold: see _verdict
         self.leds: LedImage = LedImage.dark(layout.physical_size)
         self.led_layers: tuple[str | None, ...] = (None,) * layout.physical_size
-        # the chess clock (None: no time control): see attach_clock and docs/board-driver.md
-        self.clock: Clock | None = None
-        self.clock_mode = "auto"            # "auto": the board switches it; "press": the players do
-        self.clock_stack: list[ClockState] = []   # per history entry: the clock just before it
-        self.clock_wait = False             # stopped until the next board event or `clock start` (a resume)
-        self.clock_paused = False           # stopped by `clock pause` until `clock start`
-        self.clock_setup = False            # a new game's clock starts once the board is set up
-        self._push_turns: list[tuple[int, int]] = []
-        self.flag_until: int | None = None  # no flag falls after this time (during an events script's settling)
-        self.clock_horizon: int | None = None   # an events script's last event: its report reads the clocks there
+        self.time = Timekeeper(self)        # the chess clock: docs/board-driver.md, *Chess clocks*
 
     # -- inputs -----------------------------------------------------------------------------------
     def on_frame(self, frame: RawFrame) -> None:
@@ -173,7 +163,7 @@ class Session:
             c = None
         h = self.hinter if getattr(self.hinter, "background", False) else None
         ds = [d for d in (self.debouncer.deadline(), self.verdict.deadline, self.retry_at,
-                          c.deadline(self.now) if c is not None else None, self.flag_due(),
+                          c.deadline(self.now) if c is not None else None, self.time.flag_due(),
                           h.deadline(self.now) if h is not None else None) if d is not None]
         return min(ds) if ds else None
 
@@ -193,11 +183,7 @@ class Session:
         else:
             self.occupancy &= ~(1 << e.square)
         self.events.append(e, self.occupancy)
-        if self.clock_wait and self.clock is not None and self.outcome() is None:
-            # a resumed game: the first thing done on the board restarts the clock of the side to move
-            self.clock_wait = False
-            self.clock.start(self.game.turn, max(self.clock.state.since, e.t - self.settings.debounce_ms))
-            self.notices.append(f"The clock runs again: {COLOR[self.game.turn]} to move.")
+        self.time.board_event(e.t)          # a resumed game's clock runs again
         if self.journal is not None:
             # held until the step ends, or written with the action it completes (one write)
             self.journal.write({"type": "event", "t": e.t, "sq": self.game.geometry.name(e.square),
@@ -293,7 +279,7 @@ class Session:
             g.push(a)
             turns.append((before, g.turn))
             self.marks.append(start)
-        self._push_turns = turns
+        self.time.push_turns = turns
         if not expl.actions and self.marks:
             self.marks[-1] = max(self.marks[-1], start)   # a takeback: this position is confirmed anew
         self.invalidate()
@@ -312,7 +298,7 @@ class Session:
     def _journal_apply(self, expl: Explanation, popped: list[tuple[Action, int]], start: int,
                        why: str, sans: list[str] | None = None) -> None:
         g = self.game
-        plan = self._clock_plan(expl, popped, start) if self.clock is not None else None
+        plan = self.time.plan(expl, popped, start) if self.time.clock is not None else None
         if self.journal is not None:
             ply = len(g.history) - len(expl.actions) + len(popped)
             recs = []
@@ -336,9 +322,7 @@ class Session:
                 self._undo_mem(expl, popped)            # the game stays what the journal holds
                 self.retry_at = self.now + 1000         # and the board is read again in a second
                 raise
-        if plan is not None and self.clock is not None:
-            self.clock.restore(plan[0])
-            self.clock_stack = plan[1]
+        self.time.apply(plan)
         self.choice = None
         self.tentative = None
         self._announce(expl, popped, sans)
@@ -348,191 +332,23 @@ class Session:
         if out is not None and self.journal is not None:
             rec = {"type": "result", "result": out.result, "reason": out.reason}
             if self.clock is not None:
-                self.clock.stop(self.now)           # the game is over: both clocks stop
+                self.time.game_over()               # both clocks stop
                 rec["clk"] = list(self.clock.state.remaining)
             self.journal.write(rec, sync=False)
 
-    # -- the clock --------------------------------------------------------------------------------
+    # -- the clock (timekeeper.py) -----------------------------------------------------------------
+    @property
+    def clock(self) -> Clock | None:
+        """The game's chess clock, None without a time control."""
+        return self.time.clock
+
     def attach_clock(self, clock: Clock, mode: str = "auto", *, stack: list[ClockState] | None = None,
                      resumed: bool = False) -> None:
-        """Play under ``clock``. A new game's clock starts now for the side to move (once the
-        board is set up); a resumed one stays stopped until the next board event or
-        ``clock start``: the time the board was off is never charged."""
-        self.clock = clock
-        self.clock_mode = mode
-        st = list(stack or [])
-        first = ClockState(clock.state.remaining, clock.state.moves)
-        self.clock_stack = [first] * (len(self.game.history) - len(st)) + st[-len(self.game.history):] \
-            if self.game.history else []
-        if self.outcome() is not None:
-            return
-        if resumed:
-            self.clock_wait = True
-        elif self.recover:
-            self.clock_setup = True
-        else:
-            clock.start(self.game.turn, self.now)
-
-    def _move_time(self, expl: Explanation, start: int) -> int:
-        """When the actions of ``expl`` were made: the board event that completed a move (its raw
-        time: debouncing costs nothing), the command's time for what the board cannot see,
-        and the answer's time for a move the board asked about (the prompt ran the mover's clock)."""
-        if all(a.silent for a in expl.actions):
-            return self.now
-        t = self.tentative
-        if t is not None and t.verdict.status == VS.PROMPT and any(o is expl or o == expl for o in t.verdict.options):
-            return self.now
-        et = self.events.time_of(start - 1)
-        if et is None:
-            return self.now
-        return min(self.now, et - self.settings.debounce_ms)
-
-    def _restart(self, before: ClockState, now: int) -> ClockState:
-        running = None if (self.clock_wait or self.clock_paused) else before.running
-        return ClockState(before.remaining, before.moves, running, now)
-
-    def _clock_plan(self, expl: Explanation, popped, start: int):
-        """The clock after ``expl`` (pure: applied once the journal holds it): (state, stack,
-        each pop's clk, each push's fields)."""
-        c = self.clock
-        assert c is not None
-        cl = Clock(c.tc, c.state)
-        stack = list(self.clock_stack)
-        now = self.now
-        pops = []
-        for _ in popped:
-            if stack:
-                cl.restore(self._restart(stack.pop(), now))     # a takeback: both clocks as before the move
-            pops.append(list(cl.remaining(now)))
-        pushes = []
-        t = self._move_time(expl, start) if expl.actions else now
-        if cl.running is not None:
-            t = max(t, cl.state.since)
-        for before_turn, after_turn in self._push_turns[-len(expl.actions):] if expl.actions else []:
-            before = ClockState(cl.remaining(t), cl.state.moves, cl.state.running, t)
-            stack.append(before)
-            if after_turn != before_turn and self.clock_mode == "auto":
-                if cl.running is None:          # stopped (a pause): the move counts, the clock stays stopped
-                    cl.switch(t, before_turn)
-                    cl.stop(t)
-                elif cl.running == before_turn and cl.remaining(t)[before_turn] > 0:
-                    cl.switch(t, before_turn)
-                # else the flag fell before the move: check_flag says so
-            pushes.append({"clk": list(cl.remaining(t)), "clk0": list(before.remaining), "n": list(cl.state.moves)})
-        if self.outcome() is not None and cl.running is not None:
-            cl.stop(t)
-        return cl.state, stack, pops, pushes
-
-    def takeback_clock(self, n: int) -> list[list[int]]:
-        """``n`` actions were taken back (the takeback command): both clocks go back to what they
-        were before them; returns each pop's clk for the journal."""
-        out: list[list[int]] = []
-        c = self.clock
-        if c is None:
-            return out
-        for _ in range(n):
-            if self.clock_stack:
-                c.restore(self._restart(self.clock_stack.pop(), self.now))
-            out.append(list(c.remaining(self.now)))
-        return out
-
-    def clocks(self, now: int | None = None) -> dict | None:
-        """Both clocks as JSON-ready data (the page, the report, the club), or None."""
-        c = self.clock
-        if c is None:
-            return None
-        now = self.now if now is None else now
-        w, b = c.remaining(now)
-        running = c.running
-        return {"tc": c.tc.text, "mode": self.clock_mode, "white": max(0, w), "black": max(0, b),
-                "running": COLOR[running] if running is not None else None,
-                "paused": self.clock_paused, "waiting": self.clock_wait,
-                "flag": COLOR[self.game.resigned] if self._flagged() else None,
-                "at": now}
-
-    def _flagged(self) -> bool:
-        out = self.outcome()
-        return out is not None and out.termination is Termination.TIME_FORFEIT
-
-    def flag_due(self) -> int | None:
-        """When the running side's flag falls, unless a move completed before then decides
-        first (a piece set down that is being debounced or held still): None then, and while
-        no clock runs."""
-        c = self.clock
-        if c is None:
-            return None
-        ft = c.flag_time()
-        if ft is None or self.outcome() is not None or (self.flag_until is not None and ft > self.flag_until):
-            return None
-        d = self.debouncer.deadline()
-        if d is not None and d - self.settings.debounce_ms < ft:
-            return None                     # a change seen before the flag: it is debounced first
-        if self.verdict.status == VS.HOLD:
-            et = self.events.time_of(len(self.events) - 1)
-            if et is not None and et - self.settings.debounce_ms < ft:
-                return None                 # a move made before the flag, held still: committed first
-        return ft
+        """Play under ``clock`` (:meth:`.timekeeper.Timekeeper.attach`)."""
+        self.time.attach(clock, mode, stack=stack, resumed=resumed)
 
     def check_flag(self, now: int) -> None:
-        """End the game on time when the running side's flag has fallen by ``now``: a loss, or
-        a draw when the other side cannot win by any legal series of actions (engine.timeout)."""
-        ft = self.flag_due()
-        if ft is None or now < ft:
-            return
-        c = self.clock
-        assert c is not None
-        side = c.running
-        assert side is not None
-        saved = c.state
-        c.stop(ft)
-        draw = not can_win(self.game, side ^ 1)
-        self.game.resign(side, Termination.TIME_FORFEIT, draw=draw)
-        self.invalidate()
-        out = self.outcome()
-        if self.journal is not None:
-            clk = list(c.state.remaining)
-            try:
-                self.journal.write_all([
-                    {"type": "flag", "color": COLOR[side], "t": ft, "draw": draw, "clk": clk},
-                    {"type": "result", "result": out.result, "reason": out.reason, "clk": clk}], sync=True)
-            except JournalError:
-                self.game.unresign()
-                c.restore(saved)
-                self.invalidate()
-                self.retry_at = now + 1000
-                raise
-        who = COLOR[side].capitalize()
-        if draw:
-            self.notices.append(f"{who}'s flag fell, but {COLOR[side ^ 1]} cannot win: a draw on time, {out.result}.")
-        else:
-            self.notices.append(f"{who}'s flag fell: {COLOR[side ^ 1]} wins on time, {out.result}.")
-        self.tentative = None
-        self.update(now)
-
-    def clock_record(self, op: str, **extra) -> None:
-        """Journal a change of the clock (pause, start, adjust, press) with both times."""
-        c = self.clock
-        if c is None or self.journal is None:
-            return
-        self.journal.write({"type": "clock", "op": op, **extra, "clk": list(c.remaining(self.now)),
-                            "n": list(c.state.moves)}, sync=True)
-
-    def clock_line(self, now: int | None = None) -> str | None:
-        """``Clock: White 0:04:58 (running)  Black 0:05:00`` for the terminal, or None."""
-        d = self.clocks(now)
-        if d is None:
-            return None
-        parts = []
-        for side in ("white", "black"):
-            txt = f"{side.capitalize()} {format_clock(d[side], tenths=True)}"
-            if d["running"] == side:
-                txt += " (running)"
-            if d["flag"] == side:
-                txt += " (flag)"
-            parts.append(txt)
-        state = " -- stopped: a move or `clock start` restarts it" if d["waiting"] else \
-            " -- paused (`clock start`)" if d["paused"] else ""
-        return f"Clock {d['tc']}: " + "  ".join(parts) + state
+        self.time.check_flag(now)
 
     def commit(self, expl: Explanation, start: int) -> None:
         pv = self.bases.preview_of(expl.actions[0]) if expl.depth == 0 and len(expl.actions) == 1 else None
@@ -601,10 +417,7 @@ class Session:
                 # remote move from its preview): it is applied now, not at the next board event
                 self.commit(v.options[0], len(self.events))
                 v = self._verdict(now)
-        if self.clock_setup and not self.recover and self.clock is not None:
-            self.clock_setup = False            # the board is set up: White's clock starts
-            if self.outcome() is None:
-                self.clock.start(self.game.turn, now)
+        self.time.board_ready(now)          # a new game's clock starts once the board is set up
         if v.status in (VS.HOLD, VS.PROMPT):
             self.tentative = Tentative(v, len(self.events))
         elif v.status == VS.SETTLED:
@@ -653,7 +466,7 @@ class Session:
             drops = self.bases.next_drop_squares() if out is None else frozenset()
             purchase = self.bases.purchase_squares() if drops else frozenset()
             self._scene = scene_of(self.bases.state(), out, drops, purchase,
-                                   self.game.resigned if self._flagged() else None)
+                                   self.game.resigned if self.time.flagged() else None)
         return self._scene
 
     def render(self) -> None:
@@ -730,7 +543,7 @@ class Session:
             "reason": out.reason if out else None, "pending": self.pending(),
             "journal": str(self.journal.path) if self.journal is not None else None,
             "state": texts.state_json(g),
-            "clocks": self.clocks(min(self.now, self.clock_horizon) if self.clock_horizon is not None else None),
+            "clocks": self.time.view(min(self.now, self.time.horizon) if self.time.horizon is not None else None),
         }
 
     def attach_computer(self, computer) -> None:

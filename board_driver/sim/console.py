@@ -165,7 +165,7 @@ def status_lines(session) -> list[str]:
         extra = " (in check)" if g.in_check() else ""
         lines.append(f"{side} to play{extra}. Moves: {len(g.history)}.")
     lines.extend(state_lines(g))
-    clock = session.clock_line()
+    clock = session.time.line()
     if clock is not None:
         lines.append(clock)
     p = session.pending()

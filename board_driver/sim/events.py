@@ -115,7 +115,7 @@ def play_events(session: Session, board: SimulatedBoard, clock: VirtualClock, ev
     if display is not None:
         display.update(session)
     last = session.now
-    session.clock_horizon = None
+    session.time.horizon = None
     for i, ev in enumerate(events, 1):
         last = ev.t
         clock.advance_to(ev.t)
@@ -128,12 +128,12 @@ def play_events(session: Session, board: SimulatedBoard, clock: VirtualClock, ev
             warnings.append({"event": i, "t": ev.t, "warning": str(exc)})
         pump(session, board, display, ev.t)
     # the script's time ends at its last event: the board settles after it, the clocks stop there
-    session.flag_until = last
+    session.time.flag_until = last
     try:
         settle(session, display)
     finally:
-        session.flag_until = None
-    session.clock_horizon = last
+        session.time.flag_until = None
+    session.time.horizon = last
     return warnings
 
 

@@ -472,7 +472,7 @@ class WebServer:
                 # "press white": the page presses for the side whose clock it shows running;
                 # when the clock has switched meanwhile the press is refused, not made for the
                 # other side
-                running = session.clocks()
+                running = session.time.view()
                 if running is not None and running["running"] not in (None, side):
                     raise CommandError(f"press: {side}'s clock is not running ({running['running']}'s is)")
                 cmd = "press"
