@@ -233,6 +233,7 @@ def test_match_command_scores_saves_and_exports(tmp_path):
     assert games[0].headers["White"] == "builtin:1"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", ["csipgs", "chego"])
 def test_match_openings_in_other_families_are_the_games_first_actions(tmp_path, variant):
     from board_driver.journal import GameStore, load_any

@@ -77,6 +77,7 @@ def test_the_live_evaluation_is_off_until_switched_on_and_follows_the_position(s
     assert st["eval"] is None and "Live evaluation off." in [n["text"] for n in st["notices"]]
 
 
+@pytest.mark.slow
 def test_the_board_answers_while_the_built_in_search_thinks_in_the_service(server, token):
     """The built-in search (Cost Progressive has no Fairy-Stockfish) runs on a thread of the
     service's own process: the board's lifts and puts are still answered at once."""
