@@ -64,3 +64,61 @@ def test_the_terminal_play_sends_a_remote_player_to_play_web(tmp_path):
                        stdin=subprocess.DEVNULL, timeout=60)
     assert r.returncode != 0 and "use play --web or serve" in r.stderr, (r.stdout, r.stderr)
     assert not (tmp_path / "games").exists() or not list((tmp_path / "games").glob("*.jsonl"))
+
+
+def test_a_draw_offer_is_answered_and_a_request_withdrawn_on_the_page(tmp_path, broker):
+    """The page shows what the other board's player asks (Accept / Decline) and what this
+    board's player asked (Withdraw); the buttons send accept and decline."""
+    pytest.importorskip("selenium.webdriver")
+    from test_web_page import CHROMEDRIVER, CHROMIUM, click, open_browser, text_of, wait
+    if not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()):
+        pytest.skip("needs the distribution's chromium and chromedriver")
+    commands = tmp_path / "b1.commands"
+    # b1 plays White and thinks a long time before its second move: the requests come then
+    b1 = side(tmp_path, broker, "b1", "--black", "remote:b2", "--moves", " ".join(MATE[0::2]),
+              "--hold-at", "2", "--hold-for", "60", "--commands", str(commands))
+    profile = tmp_path / "page-board.yaml"
+    sim = (Path(__file__).resolve().parents[2] / "configs" / "boards" / "sim.yaml").read_text()
+    profile.write_text(sim + f"broker:\n  host: 127.0.0.1\n  port: {broker.port}\n  name: b2\n"
+                             f"  password: pw-b2\n  keepalive: 3\n")
+    page = Server(tmp_path / "b2", "--board", str(profile), "--white", "remote:b1")
+    d = None
+    try:
+        token = page.pair()
+        wait_for(lambda: plies_of(tmp_path, "b1") >= 1, 15, "b1's first move")
+        time.sleep(0.2)
+        page.move("e2", "e4")                               # carried out on the page's board
+        wait_for(lambda: len(page.wait_state()["moves"]) == 1, 10, "e4 on the page")
+        page.move("e7", "e5")
+        wait_for(lambda: plies_of(tmp_path, "b1") == 2, 10, "e5 on b1")
+        d = open_browser(page.url)
+        d.add_cookie({"name": "fairyboard_token", "value": token, "path": "/"})
+        d.refresh()
+        # this board's player offers a draw, then withdraws it
+        status, _ = page.post("/api/command", {"text": "draw"}, token=token)
+        assert status == 200
+        box = "#remote-box .request.asking"
+        words = wait(d, lambda: text_of(d, box), what="the offer waiting on the page")
+        assert "waiting for b1 to answer" in words, words
+        click(d, f"{box} button.req-decline")
+        wait(d, lambda: not text_of(d, "#remote-box .request"), what="the offer withdrawn")
+        assert page.wait_state()["remote"]["asking"] is None
+        # b1's player offers one: the page asks, and Accept ends both games drawn
+        commands.write_text("draw\n")
+        box = "#remote-box .request[data-what='draw']"
+        words = wait(d, lambda: text_of(d, box), what="b1's offer on the page")
+        assert "b1 (white) offers a draw" in words, words
+        click(d, f"{box} button.req-accept")
+        wait_for(lambda: page.wait_state()["result"] == "1/2-1/2", 15, "the draw on the page's board")
+        b1.wait(20)
+    finally:
+        if d is not None:
+            d.quit()
+        page.stop()
+        if b1.poll() is None:
+            b1.kill()
+    games = sorted((tmp_path / "b1" / "games").glob("*.jsonl"))
+    h1 = load_any(games[-1])
+    h2 = load_any(tmp_path / "b2" / "games" / games[-1].name)
+    assert (h1.result, h1.reason) == (h2.result, h2.reason) == ("1/2-1/2", "agreement")
+    assert [str(x) for x in h1.actions] == [str(x) for x in h2.actions] == MATE[:2]

@@ -222,6 +222,16 @@ function renderRemote(s) {
   const invites = (r && r.invitations) || [];
   const out = r && r.outgoing;
   let html = '';
+  // a remote game's takeback or draw asked by the other board's player (or by this one)
+  const req = s.remote;
+  if (req && req.asked) {
+    html += `<div class="request" data-what="${esc(req.asked.what)}"><p><b>${esc(req.asked.text)}</b>.</p>` +
+      '<div class="row"><button class="req-accept">Accept</button><button class="req-decline">Decline</button></div></div>';
+  }
+  if (req && req.asking) {
+    html += `<div class="request asking" data-what="${esc(req.asking.what)}"><p>${esc(req.asking.text)}: waiting for ${esc(req.peer)} to answer.</p>` +
+      '<div class="row"><button class="req-decline">Withdraw</button></div></div>';
+  }
   for (const i of invites) {
     html += `<div class="invite" data-from="${esc(i.from)}"><p><b>${esc(i.from)}</b> invites this board to play ` +
       `<b>${esc(VARIANT_NAMES[i.variant] || i.variant)}</b>: you play ${esc(i.you_play)}` + (i.clock ? `, ${esc(i.clock)}` : '') + '.</p>' +
@@ -244,6 +254,8 @@ function renderRemote(s) {
   renderRemote.last = html;
   el.innerHTML = html;
   el.hidden = !html;
+  for (const b of el.querySelectorAll('button.req-accept')) b.onclick = () => command('accept');
+  for (const b of el.querySelectorAll('button.req-decline')) b.onclick = () => command('decline');
   for (const b of el.querySelectorAll('button.accept')) {
     b.onclick = () => remoteApi('/api/remote/accept', { board: b.dataset.from }, (x) => `Accepted ${x.accepted}'s game: you play ${x.you_play}. Set up the board as the LEDs show.`);
   }
