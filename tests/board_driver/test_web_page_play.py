@@ -158,6 +158,7 @@ def test_the_computer_is_offered_by_levels_named_for_what_they_mean(server, brow
     st = wait(None, lambda: (s := server.wait_state())["players"]["black"] == "builtin:2" and s,
               what="a game against level 2 " + text_of(browser, "#toast"))
     assert st["players"]["white"] != "builtin:2"
+    assert js(browser, "return document.querySelector('#btn-draw').hidden")     # no draw offer but to another board
 
 
 def test_moves_are_named_in_san_with_move_numbers(server, browser, token):

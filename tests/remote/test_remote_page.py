@@ -70,7 +70,7 @@ def test_a_draw_offer_is_answered_and_a_request_withdrawn_on_the_page(tmp_path, 
     """The page shows what the other board's player asks (Accept / Decline) and what this
     board's player asked (Withdraw); the buttons send accept and decline."""
     pytest.importorskip("selenium.webdriver")
-    from test_web_page import CHROMEDRIVER, CHROMIUM, click, open_browser, text_of, wait
+    from test_web_page import CHROMEDRIVER, CHROMIUM, SHOTS, click, open_browser, text_of, wait
     if not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()):
         pytest.skip("needs the distribution's chromium and chromedriver")
     commands = tmp_path / "b1.commands"
@@ -94,9 +94,9 @@ def test_a_draw_offer_is_answered_and_a_request_withdrawn_on_the_page(tmp_path, 
         d = open_browser(page.url)
         d.add_cookie({"name": "fairyboard_token", "value": token, "path": "/"})
         d.refresh()
-        # this board's player offers a draw, then withdraws it
-        status, _ = page.post("/api/command", {"text": "draw"}, token=token)
-        assert status == 200
+        # this board's player offers a draw (the button a remote game shows), then withdraws it
+        wait(d, lambda: text_of(d, "#btn-draw") == "Offer a draw", what="the draw button")
+        click(d, "#btn-draw")
         box = "#remote-box .request.asking"
         words = wait(d, lambda: text_of(d, box), what="the offer waiting on the page")
         assert "waiting for b1 to answer" in words, words
@@ -108,6 +108,8 @@ def test_a_draw_offer_is_answered_and_a_request_withdrawn_on_the_page(tmp_path, 
         box = "#remote-box .request[data-what='draw']"
         words = wait(d, lambda: text_of(d, box), what="b1's offer on the page")
         assert "b1 (white) offers a draw" in words, words
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        d.save_screenshot(str(SHOTS / "remote-draw-offer.png"))
         click(d, f"{box} button.req-accept")
         wait_for(lambda: page.wait_state()["result"] == "1/2-1/2", 15, "the draw on the page's board")
         b1.wait(20)

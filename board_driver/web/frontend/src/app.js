@@ -635,6 +635,10 @@ function renderActions(s) {
   $('#btn-end').textContent = left !== undefined ? `End turn (${left} points left)` : 'End turn';
   $('#btn-takeback').disabled = !s.moves.length && !s.result;
   $('#btn-resign').disabled = !!s.result;
+  // a draw is offered to the other board's player in a remote game (at one board both players
+  // are there to agree: the console's draw)
+  $('#btn-draw').hidden = !s.remote;
+  $('#btn-draw').disabled = !!s.result || !!(s.remote && (s.remote.asking || s.remote.asked));
   if (s.result || (renderActions.game && renderActions.game !== s.game)) $('#resignbox').hidden = true;
   renderActions.game = s.game;
 }
@@ -1159,6 +1163,7 @@ $('#btn-clock-pause').onclick = () => command('clock pause');
 $('#btn-end').onclick = () => command('end');
 $('#btn-takeback').onclick = () => command('takeback');
 $('#btn-resign').onclick = () => askResign();
+$('#btn-draw').onclick = () => command('draw');
 $('#btn-hint').onclick = () => askHint();
 $('#btn-eval').onclick = () => switchEval();
 $('#btn-analyse').onclick = () => startAnalysis();
