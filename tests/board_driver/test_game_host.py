@@ -19,7 +19,7 @@ from pathlib import Path
 
 import chess.pgn
 import pytest
-from webtools import Server, start_serve
+from webtools import Server, start_serve, until
 
 from board_driver.errors import BoardDriverError
 from board_driver.host.game_host import GameHost, GameRequest, SimSeat
@@ -131,16 +131,6 @@ def test_a_clock_asked_at_a_resume_is_said_to_wait_for_the_next_new_game(tmp_pat
 
 # -- through the real CLI ------------------------------------------------------------------------
 
-def _until(fn, timeout=30.0, what="it"):
-    end = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < end:
-        last = fn()
-        if last:
-            return last
-        time.sleep(0.05)
-    raise AssertionError(f"{what}: not seen in {timeout} s (last: {last!r})")
-
 
 @pytest.mark.slow
 def test_a_restart_keeps_the_players_and_the_computer(tmp_path):
@@ -150,10 +140,10 @@ def test_a_restart_keeps_the_players_and_the_computer(tmp_path):
     s = Server(data, "--new", "--white", "Ann", "--black", "random", "--move-time", "0.1")
     try:
         s.move("e2", "e4")
-        st = _until(lambda: (x := s.wait_state())["computer"] and x, what="the computer's move shown")
+        st = until(lambda: (x := s.wait_state())["computer"] and x, what="the computer's move shown")
         a, b = st["computer"]["move"][:2], st["computer"]["move"][2:4]
         s.move(a, b, capture=b in st["pieces"])
-        gid = _until(lambda: (x := s.wait_state())["moves"] == ["e2e4", a + b] and x["game"], what="its move made")
+        gid = until(lambda: (x := s.wait_state())["moves"] == ["e2e4", a + b] and x["game"], what="its move made")
     finally:
         s.stop()
     s = Server(data)                                        # restarted: nothing named
@@ -161,7 +151,7 @@ def test_a_restart_keeps_the_players_and_the_computer(tmp_path):
         st = s.wait_state()
         assert st["game"] == gid and st["players"] == {"white": "Ann", "black": "random"}
         s.move("d2", "d4")
-        st = _until(lambda: (x := s.wait_state())["computer"] and x, what="the computer moving after the restart")
+        st = until(lambda: (x := s.wait_state())["computer"] and x, what="the computer moving after the restart")
         assert st["computer"]["move"]
     finally:
         s.stop()
@@ -183,7 +173,7 @@ def test_serve_on_the_simulated_board_plays_an_events_script(tmp_path):
     env = dict(os.environ, FAIRYBOARD_DATA=str(tmp_path / "data"))
     proc, s, out = start_serve(["--board", "sim", "--web", "127.0.0.1:0", "--new", "--events", str(events)], env)
     try:
-        st = _until(lambda: (x := s.wait_state())["moves"] == ["e2e4", "e7e5", "g1f3"] and x,
+        st = until(lambda: (x := s.wait_state())["moves"] == ["e2e4", "e7e5", "g1f3"] and x,
                     what="the script's three moves")
         assert st["sim"] is True and st["pending"] is None
     finally:

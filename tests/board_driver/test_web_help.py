@@ -8,21 +8,12 @@ import json
 import time
 
 import pytest
+from webtools import until
 
 # 1.e4 e5 2.Qh5 Nc6 3.Bc4 Nf6??: White mates with Qxf7
 SCHOLAR = "r1bqkb1r/pppp1ppp/2n2n2/4p2Q/2B1P3/8/PPPP1PPP/RNB1K1NR w KQkq - 4 4"
 BLUNDER = [("e2", "e4"), ("e7", "e5"), ("d1", "h5"), ("b8", "c6"), ("f1", "c4"), ("g8", "f6"), ("h5", "f7")]
 
-
-def until(fn, timeout=20.0, what="it"):
-    end = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < end:
-        last = fn()
-        if last:
-            return last
-        time.sleep(0.1)
-    raise AssertionError(f"{what}: not seen in {timeout} s (last: {last!r})")
 
 
 def test_the_hint_is_said_and_shown_in_the_snapshot_until_the_game_moves_on(server, token):

@@ -242,3 +242,16 @@ def start_serve(args: list[str], env: dict) -> tuple[subprocess.Popen, Server, l
     s = Server.__new__(Server)
     s.url = url
     return proc, s, out
+
+
+def until(fn, timeout: float = 20.0, what: str = "it", every: float = 0.05):
+    """``fn()``'s first true answer within ``timeout`` seconds, else an AssertionError naming
+    ``what`` and the last answer."""
+    end = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < end:
+        last = fn()
+        if last:
+            return last
+        time.sleep(every)
+    raise AssertionError(f"{what}: not seen in {timeout} s (last: {last!r})")

@@ -14,22 +14,12 @@ import pytest
 from clubtools import MOSQUITTO, Broker
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "board_driver"))
-from webtools import Server  # noqa: E402
+from webtools import Server, until  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(MOSQUITTO is None, reason="needs mosquitto")]
 
 SIM = (Path(__file__).resolve().parents[2] / "configs" / "boards" / "sim.yaml").read_text()
 
-
-def until(fn, timeout=15.0, what="it"):
-    end = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < end:
-        last = fn()
-        if last:
-            return last
-        time.sleep(0.1)
-    raise AssertionError(f"{what}: not seen in {timeout} s (last: {last!r})")
 
 
 def page_board(tmp_path, broker, name) -> Server:
