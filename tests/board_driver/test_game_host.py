@@ -13,7 +13,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from concurrent.futures import Future
 from pathlib import Path
 

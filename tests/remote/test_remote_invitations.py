@@ -7,7 +7,6 @@ declined (the inviting board is told). (A board without a broker: test_web_help.
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 import pytest
