@@ -85,7 +85,7 @@ def test_a_clock_going_under_twenty_seconds_sounds_once(server, browser, token):
     command(server, token, "clock adjust black 0:21")              # Black's clock runs: 21 s left
     synced(server, browser)
     wait(browser, lambda: int(js(browser, "return document.body.dataset.lowAlerts || 0")) == before + 1,
-         timeout=6, what="the low-time sound")
+         timeout=15, what="the low-time sound")
     time.sleep(0.5)
     assert int(js(browser, "return document.body.dataset.lowAlerts || 0")) == before + 1      # once, not per tick
     command(server, token, "clock adjust black 0:08")               # already low: no second sound
