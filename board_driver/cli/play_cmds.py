@@ -48,8 +48,10 @@ def register(sub) -> None:
                                                     "with --web, on the served game at the script's times")
     p.add_argument("--json", action="store_true", help="at exit print one JSON object: moves, fen, result, pending, journal")
     p.add_argument("--white", help="white player's name (kept in the game record and the PGN); an engine spec "
-                                   "(computer, builtin[:LEVEL], random, fsf[:SKILL], uci:COMMAND) lets the "
-                                   "computer play White")
+                                   "lets the computer play White: computer or builtin (full strength), "
+                                   "builtin:1 to builtin:3 (looks one to three turns ahead: the weaker levels), "
+                                   "random, fsf[:SKILL], uci:COMMAND; with --web, remote:BOARD is the player "
+                                   "on another board (docs/remote.md)")
     p.add_argument("--black", help="black player's name, or an engine spec (--black computer)")
     p.add_argument("--move-time", type=float, metavar="S",
                    help="seconds the computer thinks a move (default: what the game was started with, else 1; "
