@@ -382,7 +382,8 @@ def _cmd_hint(session, cmd, args) -> list[str]:
         raise CommandError("hint: the game is over")
     computer = getattr(session, "computer", None)
     if computer is not None and computer.plays(g.turn):
-        raise CommandError("hint: the computer is to move")
+        peer = getattr(computer, "peer", None)          # a remote opponent: the other board's player
+        raise CommandError(f"hint: {peer} ({COLOR[g.turn]}) is to move" if peer else "hint: the computer is to move")
     hinter = getattr(session, "hinter", None)
     if hinter is None:
         raise CommandError("hint: no engine is at hand in this game")

@@ -251,3 +251,11 @@ def test_the_peer_s_takeback_of_a_move_not_yet_carried_out_here_unlights_it(tmp_
     remote.step(session)
     assert remote.hint() is not None and remote.hint().text == "d2d4" and remote.fork is None
     host.close()
+
+
+def test_a_hint_while_the_other_board_is_to_move_names_that_board(tmp_path):
+    from board_driver.referee.commands import CommandError
+    host, session, remote, link = open_remote(tmp_path, side=0)      # the peer (b2) plays White
+    with pytest.raises(CommandError, match=r"^hint: b2 \(white\) is to move$"):
+        session.command("hint")
+    host.close()
