@@ -253,6 +253,11 @@ def snapshot(session, *, sim: bool, version: int, notices: list[dict], extra: di
     if hint is not None:            # the hint is lit in the computer's colours: its legend says so
         for led in leds.values():
             led["meaning"] = HINT_MEANINGS.get(led["layer"] or "", led["meaning"])
+    peer = getattr(getattr(session, "computer", None), "peer", None)
+    if computer is not None and peer:   # a remote opponent's move: named by its board, not as the computer's
+        for led in leds.values():
+            if (led["layer"] or "").startswith("computer"):
+                led["meaning"] = led["meaning"].replace("the computer's move", f"{peer}'s move")
     out = dict(report)
     out.update({
         "san": [t for _, _, t in sans],

@@ -116,8 +116,9 @@ def plies_of(tmp_path, name) -> int:
 def wait_for(cond, timeout, what):
     end = time.monotonic() + timeout
     while time.monotonic() < end:
-        if cond():
-            return
+        got = cond()
+        if got:
+            return got
         time.sleep(0.05)
     raise AssertionError(f"timed out waiting for {what}")
 

@@ -35,6 +35,10 @@ def test_a_simulated_board_on_the_page_plays_a_serve_side(tmp_path, broker):
             if ply % 2 == 0:        # b1's move: carried out on the page's board once it is shown
                 wait_for(lambda: plies_of(tmp_path, "b1") > ply, 15, f"b1's move {mv}")
                 time.sleep(0.2)
+                if ply == 0:            # the page's legend names the other board, not the computer
+                    leds = wait_for(lambda: (x := page.wait_state())["computer"] and x["leds"], 10, "b1's move lit")
+                    assert leds[a]["meaning"] == "b1's move: lift this piece", leds
+                    assert leds[b]["meaning"] == "b1's move: put the piece here", leds
             else:
                 wait_for(lambda: len(page.wait_state()["moves"]) == ply, 15, f"the page's turn at {ply}")
             t0 = time.monotonic()
