@@ -257,7 +257,7 @@ def snapshot(session, *, sim: bool, version: int, notices: list[dict], extra: di
     if computer is not None and peer:   # a remote opponent's move: named by its board, not as the computer's
         for led in leds.values():
             if (led["layer"] or "").startswith("computer"):
-                led["meaning"] = led["meaning"].replace("the computer's move", f"{peer}'s move")
+                led["meaning"] = str(led["meaning"] or "").replace("the computer's move", f"{peer}'s move")
     out = dict(report)
     out.update({
         "san": [t for _, _, t in sans],
