@@ -18,6 +18,7 @@ from test_remote_games import broker, finish, plies_of, same_game, side, wait_fo
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(MOSQUITTO is None, reason="needs mosquitto")]
 
 DELAY = 1.0
+SCHOLAR = "e2e4 e7e5 f1c4 b8c6 d1h5 g8f6 h5f7".split()     # White (b1) mates in 7 plies
 
 
 @pytest.fixture
@@ -49,22 +50,22 @@ def adjusted(recs, color) -> dict[int, int]:
 
 
 def test_a_game_through_a_link_with_1_s_of_delay_each_way(tmp_path, broker, slow_link):
-    """The Opera game to mate with clocks, b2 behind the slow link: both journals end with the
+    """The scholar's mate with clocks, b2 behind the slow link: both journals end with the
     same actions, nothing forks, previews are lit, and neither player's clock is charged the
     delay: each board takes the other's reading of its own player's time, and a player's own
     clock only runs on its own board."""
     lat = tmp_path / "latency.jsonl"
-    b1 = side(tmp_path, broker, "b1", "--black", "remote:b2", "--moves", " ".join(OPERA[0::2]),
+    b1 = side(tmp_path, broker, "b1", "--black", "remote:b2", "--moves", " ".join(SCHOLAR[0::2]),
               "--clock", "300+0", "--keepalive", "10", latency=lat)
     time.sleep(0.3)
     b2 = side(tmp_path, SimpleNamespace(port=slow_link.port), "b2", "--white", "remote:b1",
-              "--moves", " ".join(OPERA[1::2]), "--keepalive", "10", latency=lat)
+              "--moves", " ".join(SCHOLAR[1::2]), "--keepalive", "10", latency=lat)
     r1, r2 = finish(tmp_path, [b1, b2], timeout=240)
     same_game(tmp_path, r1, r2)
-    assert r1["moves"] == OPERA and r1["result"] == "1-0" and r1["reason"] == "checkmate"
+    assert r1["moves"] == SCHOLAR and r1["result"] == "1-0" and r1["reason"] == "checkmate"
     got = figures(lat)
     print("latency with 1 s each way", got)
-    assert got["n"] == len(OPERA) and got["previewed"] > 0, got
+    assert got["n"] == len(SCHOLAR) and got["previewed"] > 0, got
     # every move of the peer reached the other board at least the delay later (the relay works)
     assert got["event_to_led_p50"] >= DELAY * 1000, got
 
