@@ -173,6 +173,7 @@ class TcpProxy:
         self.sock.listen(64)
         self.port = self.sock.getsockname()[1]
         self.up = True
+        self.connections = 0                # accepted so far (a reconnection adds one)
         self._conns: list[socket.socket] = []
         self._lock = threading.Lock()
         self._closed = False
@@ -194,8 +195,13 @@ class TcpProxy:
                 continue
             with self._lock:
                 self._conns += [c, u]
-            for a, b in ((c, u), (u, c)):
-                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+                self.connections += 1
+            self._relay(c, u)
+
+    def _relay(self, c: socket.socket, u: socket.socket) -> None:
+        """Carry the bytes both ways between the client ``c`` and the target ``u``."""
+        for a, b in ((c, u), (u, c)):
+            threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
 
     def _pump(self, a: socket.socket, b: socket.socket) -> None:
         try:

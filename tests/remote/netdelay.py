@@ -16,47 +16,22 @@ import socket
 import threading
 import time
 
+from clubtools import TcpProxy
 
-class DelayProxy:
+
+class DelayProxy(TcpProxy):
     def __init__(self, target_port: int, *, up: float = 1.0, down: float = 1.0) -> None:
-        self.target = target_port
         self.up_delay, self.down_delay = up, down
-        self.sock = socket.socket()
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(64)
-        self.port = self.sock.getsockname()[1]
-        self.up = True
-        self.connections = 0                # accepted so far (a reconnection adds one)
-        self._conns: list[socket.socket] = []
-        self._lock = threading.Lock()
-        self._closed = False
-        threading.Thread(target=self._accept, daemon=True).start()
+        super().__init__(target_port)
 
-    def _accept(self) -> None:
-        while not self._closed:
-            try:
-                c, _ = self.sock.accept()
-            except OSError:
-                return
-            if not self.up:
-                c.close()
-                continue
-            try:
-                u = socket.create_connection(("127.0.0.1", self.target), timeout=2)
-            except OSError:
-                c.close()
-                continue
-            for s in (c, u):
-                s.settimeout(None)
-                s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            with self._lock:
-                self._conns += [c, u]
-                self.connections += 1
-            for a, b, d in ((c, u, self.up_delay), (u, c, self.down_delay)):
-                q: queue.Queue = queue.Queue()
-                threading.Thread(target=self._read, args=(a, q, d), daemon=True).start()
-                threading.Thread(target=self._write, args=(b, q), daemon=True).start()
+    def _relay(self, c: socket.socket, u: socket.socket) -> None:
+        for s in (c, u):
+            s.settimeout(None)
+            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        for a, b, d in ((c, u, self.up_delay), (u, c, self.down_delay)):
+            q: queue.Queue = queue.Queue()
+            threading.Thread(target=self._read, args=(a, q, d), daemon=True).start()
+            threading.Thread(target=self._write, args=(b, q), daemon=True).start()
 
     @staticmethod
     def _read(a: socket.socket, q: queue.Queue, delay: float) -> None:
@@ -87,23 +62,3 @@ class DelayProxy:
             b.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
-
-    def cut(self) -> None:
-        """Every connection dropped at once (what was on the way is lost), new ones refused."""
-        self.up = False
-        with self._lock:
-            conns, self._conns = self._conns, []
-        for s in conns:
-            try:
-                s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            s.close()
-
-    def restore(self) -> None:
-        self.up = True
-
-    def close(self) -> None:
-        self._closed = True
-        self.cut()
-        self.sock.close()
