@@ -1,7 +1,6 @@
 """What a player reads on the simulated board's console: the version, squares off the board, a
 purchase that names no design, the letters of a 12x8 army, and the dice of a random variant."""
 
-import io
 import re
 import subprocess
 import sys
@@ -10,23 +9,15 @@ from pathlib import Path
 import pytest
 import tomllib
 
-from board_driver.cli import main
 from engine import random_variant
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
-def fb(tmp_path, capsys, monkeypatch):
-    monkeypatch.setenv("FAIRYBOARD_DATA", str(tmp_path / "data"))
-    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
-
-    def run(*args, stdin=""):
-        monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
-        code = main(list(args))
-        out, err = capsys.readouterr()
-        return code, out, err
-    return run
+def fb(fb, data):
+    """The shared in-process CLI (conftest.py), on a data folder of the test's own."""
+    return fb
 
 
 def test_version():
