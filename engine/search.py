@@ -56,6 +56,9 @@ PRUNING = True             # null-move pruning and late-move reductions (chess f
 NULL_MIN_DEPTH = 3         # the null move is tried this many turns from the horizon or more
 NULL_R = 2                 # its reduction (one more from depth 6)
 LMR_AFTER = 3              # quiet moves from this index on are reduced
+CHECK_SCORE = 500          # Cost Progressive: a quick score from this is a check (+600 and a square bonus)
+COST_ROOT_WIDTH = 10       # Cost Progressive: the root's actions searched from two turns deep
+COST_REPLY_FIRST = 8       # Cost Progressive: first actions searched in a turn after the root's
 
 
 class _Timeout(Exception):
@@ -198,6 +201,7 @@ class Zobrist:
 class _ChessBackend:
     """Chess and its variants, on the Position's int moves (the fast path)."""
 
+    family = "chess"
     outcome_without_moves = False     # mate and stalemate are found from the move list
     no_captures = False
     prunes = True                     # null-move pruning and late-move reductions apply
@@ -501,7 +505,7 @@ class _GameBackend:
                 pos._put(frm, code)
             for k in pos.royal_squares(color ^ 1):
                 if att >> k & 1:
-                    score += 600
+                    score += CHECK_SCORE + 100
                     break
         return score
 
@@ -738,12 +742,17 @@ class Searcher:
                 if actions:
                     share = left * 0.5
                 elif game.family == "cost-progressive":
-                    share = left * 0.6
+                    share = left * 0.85         # the rest of the turn is read from the table
                 elif game.family == "csipgs":
                     share = left * 0.8          # the design phase follows
                 else:
                     share = left
-                first, s, d, n = self._search_one(game, clock, now + share, depth)
+                follow = self._pv_action(game, reached) if actions and game.family == "cost-progressive" else None
+                if follow is not None:
+                    # the rest of the turn the search chose: no second search for it
+                    first, n = follow, 0
+                else:
+                    first, s, d, n = self._search_one(game, clock, now + share, depth)
                 nodes += n
                 if not actions:
                     score, reached = s, d
@@ -765,6 +774,17 @@ class Searcher:
                 game.pop()
         self.total_nodes += nodes
         return SearchResult(tuple(actions), score, reached, nodes, clock() - start)
+
+    def _pv_action(self, game, depth: int):
+        """The action the last search chose to follow on with in this turn (the table's best
+        action here, stored by a search at least ``depth`` deep), or None."""
+        if depth < 1:
+            return None
+        b = self._backend(game)
+        entry = self.tt.get(b.key)
+        if entry is None or entry[0] < depth or entry[4] is None:
+            return None
+        return next((a for a in game.legal_actions() if b.move_id(a) == entry[4]), None)
 
     # -- one action --------------------------------------------------------------------------------
     def _backend(self, game):
@@ -850,7 +870,13 @@ class Searcher:
         scores = {}
         self._partial = None
         side = b.side()
-        for i, m in enumerate(moves):
+        searched = moves
+        if b.family == "cost-progressive" and depth >= 2 and len(moves) > COST_ROOT_WIDTH:
+            # the opponent's whole turn is searched after each of ours: the root's actions
+            # the last depth ranked best are searched again, the rest keep their scores
+            searched = moves[:COST_ROOT_WIDTH]
+            scores = {b.move_id(m): prev_scores.get(b.move_id(m), -INF) - 1 for m in moves[COST_ROOT_WIDTH:]}
+        for i, m in enumerate(searched):
             b.push(m)
             try:
                 if b.side() == side:
@@ -933,12 +959,9 @@ class Searcher:
             if s >= beta:
                 return beta
         moves.sort(key=order)
-        if in_turn:
-            # deeper into a multi-action turn: a beam through the budget, the candidates
-            # chosen by how the position looks after them (a check that ends the turn first)
-            width = max(2, 6 - in_turn)
-            if len(moves) > width:
-                moves = self._beam(moves, width, side)
+        width = self._width(depth, ply, in_turn, len(moves))
+        if width is not None:
+            moves = self._beam(moves, width, side, tt_id)
         orig_alpha = alpha
         best_score, best_id = -INF, None
         for i, m in enumerate(moves):
@@ -1004,16 +1027,39 @@ class Searcher:
         rated.sort(key=lambda x: (-x[0], x[1]))
         return [(s, m) for s, _, m in rated]
 
-    def _beam(self, moves, width: int, side: int):
+    def _width(self, depth: int, ply: int, in_turn: int, n: int) -> int | None:
+        """How many of a node's ``n`` actions are searched (None: all of them).
+
+        A multi-action turn is a beam through the budget. Within the turn being chosen (the
+        root's) it is wide while the search looks one turn ahead, and narrower once the
+        opponent's whole reply is searched, so that the second turn is reached mid-game.
+        A turn later in the tree (a reply, or the turn after it) is a narrow beam from its
+        first action: its captures and checks and its best-looking moves."""
+        if not in_turn and ply == 0:
+            return None
+        if self.b.family == "cost-progressive" and ply > in_turn:
+            width = COST_REPLY_FIRST if not in_turn else max(1, 3 - in_turn)
+        elif not in_turn:
+            return None
+        elif self.b.family == "cost-progressive" and depth >= 2:
+            width = max(1, 4 - in_turn)
+        else:
+            width = max(2, 6 - in_turn)
+        return width if n > width else None
+
+    def _beam(self, moves, width: int, side: int, keep=None):
+        """The ``width`` most promising of ``moves`` ('end' and the table's move ``keep``
+        always among them)."""
         b = self.b
         ends = [m for m in moves if getattr(m, "kind", None) is ActionKind.END]
-        rest = [m for m in moves if getattr(m, "kind", None) is not ActionKind.END]
+        first = [m for m in moves if keep is not None and b.move_id(m) == keep and m not in ends]
+        rest = [m for m in moves if getattr(m, "kind", None) is not ActionKind.END and m not in first]
         quick = getattr(b, "quick_score", None)
         if quick is not None:
             rest.sort(key=lambda m: -quick(m))
-            return rest[:width] + ends
+            return first + rest[:width - len(first)] + ends
         rated = self._rate(rest, side)
-        return [m for _, m in rated[:width]] + ends
+        return first + [m for _, m in rated[:width - len(first)]] + ends
 
     def _quiesce(self, alpha: int, beta: int, ply: int, qply: int, legal: list | None = None) -> int:
         """Captures (and promotions) only, until the position is quiet. ``legal``: the side to
@@ -1030,7 +1076,14 @@ class Searcher:
             return stand
         side = b.side()
         noisy = b.is_noisy
-        moves = [m for m in (b.moves() if legal is None else legal) if noisy(m)]
+        pool = b.moves() if legal is None else legal
+        if qply == 0 and b.family == "cost-progressive":
+            # a check ends a Cost Progressive turn, and one the other side cannot afford to
+            # meet is mate: the checks are looked at with the captures
+            quick = b.quick_score
+            moves = [m for m in pool if noisy(m) or quick(m) >= CHECK_SCORE]
+        else:
+            moves = [m for m in pool if noisy(m)]
         if not moves:
             return stand
         moves.sort(key=lambda m: -b.capture_score(m))
