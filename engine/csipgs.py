@@ -709,15 +709,28 @@ class CsipgsGame(FamilyGame):
         us = st.turn
         if design not in st.designs[us]:
             return f"{design!r} is not one of {COLOURS[us]}'s designs ({', '.join(st.designs[us])})"
+        if self._affordable(design):
+            return None
         c = self.cost(design)
         if c.price > st.treasury[us]:
             return (f"{design} costs {decimal(c.price)} (exactly {decimal(c.exact)}) and {COLOURS[us]} "
                     f"has {decimal(st.treasury[us])} zorkmids")
         drawless = self.rules.drawless
-        if parse_design(design).royal and drawless is not None and not self.rules.royal_buys_allowed(st.ply):
-            return (f"after turn {decimal(drawless.no_royal_buys_after)} no royal piece "
-                    "may be bought")
-        return None
+        assert drawless is not None
+        return (f"after turn {decimal(drawless.no_royal_buys_after)} no royal piece "
+                "may be bought")
+
+    def _affordable(self, design: str) -> bool:
+        """Whether one of the player's designs may be bought now (its price paid from the
+        treasury, a royal design not past a drawless variant's last turn for them): the
+        test alone, without the message (the action list asks it of every design, at every
+        node of a search)."""
+        st = self.state
+        if self.cost(design).price > st.treasury[st.turn]:
+            return False
+        drawless = self.rules.drawless
+        return not (drawless is not None and parse_design(design).royal
+                    and not self.rules.royal_buys_allowed(st.ply))
 
     def _buys(self) -> list[Action]:
         if self._buy_refusal() is not None:
@@ -728,7 +741,7 @@ class CsipgsGame(FamilyGame):
             if d in seen:
                 continue
             seen.add(d)
-            if self._design_refusal(d) is None:
+            if self._affordable(d):
                 try:
                     letter = self.letter_for(d)
                 except IllegalMoveError:     # all 26 letters name pieces in play

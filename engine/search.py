@@ -38,6 +38,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Callable
 
 from .contract import ActionKind
+from .csipgs import END as CSIPGS_END
 from .moves import CASTLE, DROP, EN_PASSANT, NORMAL
 
 if TYPE_CHECKING:       # pragma: no cover
@@ -426,6 +427,8 @@ class _GameBackend:
         self.no_captures = game.family == "chego"
         self._saved: list = []
         self._key_cache: tuple | None = None
+        self.auto_end = game.family == "csipgs" and game.rules.buy_phase == "action"
+        self._ended: list[bool] = []
 
     def side(self) -> int:
         return self.game.turn
@@ -444,9 +447,19 @@ class _GameBackend:
             # each sibling is not analysed again
             self._saved.append((g._analysis, g._legal))
         g.push(a)
+        if self.auto_end:
+            # csipgs: a design phase whose only action is 'end' is not a node of its own (the
+            # turn's design change is chosen at the root, by _design_change)
+            st = g.state
+            ended = st.phase == "design" and a.kind is not ActionKind.END and g.outcome() is None
+            if ended:
+                g.push(CSIPGS_END)
+            self._ended.append(ended)
 
     def pop(self) -> None:
         g = self.game
+        if self.auto_end and self._ended.pop():
+            g.pop()
         g.pop()
         if self.no_captures:
             g._analysis, g._legal = self._saved.pop()
