@@ -11,7 +11,12 @@ is searched in place and left exactly as it was found.
   phase, the moves of a Cost Progressive turn) are searched as sequences: an action that
   leaves the same side to move continues the turn without costing depth, with fewer
   candidates the deeper into the turn (the turn is a beam through the budget), so the depth
-  counts whole turns.
+  counts whole turns. In Cost Progressive the turns after the root's are narrow beams (their
+  8 best-looking first actions by captures, checks and square gains, then 2, then 1), so
+  that the opponent's whole reply is searched mid-game; quiescence looks at checks too (a
+  check the other side cannot afford to meet is mate); the rest of the chosen turn is read
+  from the transposition table instead of being searched again. A csipgs design phase that
+  can only end is not a node of its own: the turn's design change is chosen at the root.
 * **Evaluation**: material from values for any Betza piece (the csipgs cost formula of
   :mod:`engine.csipgs_cost`, 100 per zorkmid; a mobility estimate where the formula cannot
   price a piece: hoppers, bent riders, the giraffe's (1,4)), mobility as each piece's
