@@ -304,3 +304,42 @@ def test_replay_json_reports_treasuries_reserves_and_designs():
 
 def test_perft_command_counts_game_actions():
     assert cli("perft", "--variant", "csipgs", "4").splitlines()[-1] == "25"
+
+
+@pytest.mark.parametrize("name", ["csipgs", "csipgs-drawless", "csipgs-power-weak", "csipgs-progressive"])
+def test_the_listed_purchases_are_exactly_the_ones_parse_accepts(name):
+    # the action list tests each design without writing why it is refused: it must agree
+    # with parse, which says why
+    import random
+    g = new_game(load_variant(name))
+    rng = random.Random(5)
+    seen_buy = seen_refusal = 0
+    for _ in range(120):
+        if g.outcome() is not None:
+            break
+        legal = g.legal_actions()
+        if g.state.phase == "action" and g.rules.buy_phase == "action":
+            listed = {a.text for a in legal if a.kind == "buy"}
+            for d in set(g.state.designs[g.turn]):
+                try:
+                    accepted = g.parse(f"buy:{d}").text == f"buy:{d}"
+                except IllegalMoveError as exc:
+                    accepted = False
+                    assert str(exc)                  # a reason is given
+                    seen_refusal += 1
+                assert accepted == (f"buy:{d}" in listed), (d, g.fen())
+                seen_buy += accepted
+        g.push(rng.choice(legal))
+    assert seen_buy and seen_refusal
+
+
+def test_a_royal_design_past_the_drawless_limit_is_not_listed_and_parse_says_why():
+    g = new_game(load_variant("csipgs-drawless"))
+    limit = g.rules.drawless.no_royal_buys_after
+    g.state.ply = int(limit * 2) + 4          # a turn after the limit
+    us = g.turn
+    g.state.treasury = [60, 60]
+    royal = next(d for d in g.state.designs[us] if "royal" in d)
+    assert f"buy:{royal}" not in {a.text for a in g.legal_actions()}
+    with pytest.raises(IllegalMoveError, match="no royal piece"):
+        g.parse(f"buy:{royal}")
