@@ -148,6 +148,37 @@ def test_cost_progressive_plays_a_whole_turn_that_mates():
     assert game.outcome() is not None and game.outcome().reason == "checkmate"
 
 
+def _turn(game, texts):
+    for t in texts:
+        game.push(game.parse(t))
+
+
+def _mated_after(game, texts) -> bool:
+    _turn(game, texts)
+    o = game.outcome()
+    for _ in texts:
+        game.pop()
+    return o is not None and o.reason == "checkmate"
+
+
+def test_cost_progressive_two_turns_deep_sees_the_opponents_mating_turn():
+    # Black's tenth turn, 10 points (a position from a game between the levels). Black's
+    # f5 and Qe8 leave White the mating turn Ne5, Bxh6: neither move checks alone, so a
+    # search of Black's own turn and White's captures and checks does not see it coming.
+    fen = "r1bq1k2/1p1p4/3P1p1r/p1PB3p/P1P2B1P/5N2/8/1R1QK2R b K - 0 10"
+    game = new_game(load_variant("cost-progressive"), fen)
+    _turn(game, ["f6f5", "d8e8"])
+    assert game.turn == 0 and _mated_after(game, ["f3e5", "f4h6"])       # the rules agree
+    game = new_game(load_variant("cost-progressive"), fen)
+    r = _choose(game, seconds=100, depth=2, step=1e-6)
+    _turn(game, [a.text for a in r.actions])
+    assert game.turn == 0 and game.outcome() is None
+    assert not _mated_after(game, ["f3e5", "f4h6"])
+    # and White's best turn, searched one turn deep (which finds the mate above), is no mate
+    reply = _choose(game, seconds=100, depth=1, step=1e-6)
+    assert not _mated_after(game, [a.text for a in reply.actions]), [a.text for a in r.actions]
+
+
 def test_csipgs_buys_and_transfers():
     # bare royals and 9 zorkmids: buying is the action that gains material
     v = load_variant("csipgs")
