@@ -752,12 +752,13 @@ class Searcher:
         pushed = 0
         score, reached = 0, 0
         nodes = 0
+        searched = False
         try:
             while True:
                 now = clock()
                 left = max(0.0, deadline - now)
-                # the first action of a turn takes most of the time; the rest are follow-ups
-                if actions:
+                # the first search of a turn takes most of the time; the rest are follow-ups
+                if searched:
                     share = left * 0.5
                 elif game.family == "cost-progressive":
                     share = left * 0.85         # the rest of the turn is read from the table
@@ -765,15 +766,19 @@ class Searcher:
                     share = left * 0.8          # the design phase follows
                 else:
                     share = left
-                follow = self._pv_action(game, reached) if actions and game.family == "cost-progressive" else None
-                if follow is not None:
+                forced = self._forced(game)
+                follow = self._pv_action(game, reached) if searched and game.family == "cost-progressive" else None
+                if forced is not None:
+                    # the only move out of check: the turn goes on after it, and is searched from there
+                    first, n = forced, 0
+                elif follow is not None:
                     # the rest of the turn the search chose: no second search for it
                     first, n = follow, 0
                 else:
                     first, s, d, n = self._search_one(game, clock, now + share, depth)
+                    if not searched:
+                        score, reached, searched = s, d, True
                 nodes += n
-                if not actions:
-                    score, reached = s, d
                 if first.kind is ActionKind.END and game.family == "csipgs" and game.state.phase == "design":
                     # nothing to buy here: the turn may still change a design
                     design = self._design_change(game)
@@ -792,6 +797,16 @@ class Searcher:
                 game.pop()
         self.total_nodes += nodes
         return SearchResult(tuple(actions), score, reached, nodes, clock() - start)
+
+    @staticmethod
+    def _forced(game):
+        """A Cost Progressive turn's only possible action when the turn goes on after it."""
+        if game.family != "cost-progressive":
+            return None
+        legal = game.legal_actions()
+        if len(legal) == 1 and legal[0].kind is not ActionKind.END:
+            return legal[0]
+        return None
 
     def _pv_action(self, game, depth: int):
         """The action the last search chose to follow on with in this turn (the table's best

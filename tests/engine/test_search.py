@@ -9,6 +9,7 @@ import chess
 import pytest
 
 from board_driver.config import load_variant
+from engine.errors import IllegalMoveError
 from engine.game import new_game
 from engine.search import Searcher, betza_value, random_turn
 
@@ -177,6 +178,23 @@ def test_cost_progressive_two_turns_deep_sees_the_opponents_mating_turn():
     # and White's best turn, searched one turn deep (which finds the mate above), is no mate
     reply = _choose(game, seconds=100, depth=1, step=1e-6)
     assert not _mated_after(game, [a.text for a in reply.actions]), [a.text for a in r.actions]
+
+
+def test_cost_progressive_only_move_out_of_check_is_not_the_whole_search():
+    # White is in check (Bg3) and Bf2 is the only move out of it; the turn (8 points) goes on
+    # after it. Searched one turn deep, the rest of the turn let Black mate with Ng4, exf3,
+    # Bf2 (the game this position comes from); two turns deep it must not.
+    fen = "rn1qk2r/B5pp/P1p2n2/8/2N1p1PP/2P2bb1/4P3/R2QKB1R w KQkq - 0 8"
+    game = new_game(load_variant("cost-progressive"), fen)
+    assert [a.text for a in game.legal_actions()] == ["a7f2"]
+    r = _choose(game, seconds=100, depth=2, step=1e-6)
+    assert r.actions[0].text == "a7f2" and r.depth == 2
+    _turn(game, [a.text for a in r.actions])
+    try:
+        mated = _mated_after(game, ["f6g4", "e4f3", "g3f2"])
+    except IllegalMoveError:
+        mated = False
+    assert not mated, [a.text for a in r.actions]
 
 
 def test_csipgs_buys_and_transfers():
