@@ -1000,9 +1000,10 @@ class Searcher:
             if s >= beta:
                 return beta
         moves.sort(key=order)
-        width = self._width(depth, ply, in_turn, len(moves))
-        if width is not None:
-            moves = self._beam(moves, width, side, tt_id)
+        if not b.prunes:                    # the chess family searches every move
+            width = self._width(depth, ply, in_turn, len(moves))
+            if width is not None:
+                moves = self._beam(moves, width, side, tt_id)
         orig_alpha = alpha
         best_score, best_id = -INF, None
         for i, m in enumerate(moves):
@@ -1118,7 +1119,7 @@ class Searcher:
         side = b.side()
         noisy = b.is_noisy
         pool = b.moves() if legal is None else legal
-        if qply == 0 and b.family == "cost-progressive":
+        if qply == 0 and not b.prunes and b.family == "cost-progressive":
             # a check ends a Cost Progressive turn, and one the other side cannot afford to
             # meet is mate: the checks are looked at with the captures
             quick = b.quick_score

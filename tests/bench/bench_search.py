@@ -1,13 +1,17 @@
 """Benchmark: the built-in search's nodes per second beside the move generator's perft speed, in
 CPU time, per family.
 
-Run by hand:  .venv/bin/python tests/bench/bench_search.py [--seconds S] [--rounds N]
+Run by hand:  .venv/bin/python tests/bench/bench_search.py [--seconds S] [--rounds N] [--old FILE]
 
 For each variant: perft (leaf nodes a second: perft 3 for the chess family on the Position,
 perft 2 over the family's Game for the others) and the search from the start position and
 from a position a few random turns in (nodes a second, and the depth reached in S seconds of
 CPU time). The two are interleaved round by round and the best round is kept, so other load
 on a shared machine counts as little as it can.
+
+``--old FILE``: also the same searches by another copy of engine/search.py (``git show
+REV:engine/search.py > FILE``), round by round beside this one: the time each takes to
+complete depth 1, 2, ... from the mid-game position, and the ratio.
 """
 
 from __future__ import annotations
@@ -40,6 +44,12 @@ def _perft_rate(name: str) -> float:
 
 
 def _search_rate(name: str, seconds: float, plies: int) -> tuple[float, int]:
+    game = _mid_game(name, plies)
+    r = Searcher().choose(game, clock=time.process_time, seconds=seconds)
+    return r.nodes / max(1e-9, r.seconds), r.depth
+
+
+def _mid_game(name: str, plies: int = 8):
     game = new_game(load_variant(name))
     rng = random.Random(3)
     for _ in range(plies):
@@ -47,15 +57,58 @@ def _search_rate(name: str, seconds: float, plies: int) -> tuple[float, int]:
             break
         for a in random_turn(game, rng):
             game.push(a)
-    r = Searcher().choose(game, clock=time.process_time, seconds=seconds)
-    return r.nodes / max(1e-9, r.seconds), r.depth
+    return game
+
+
+def _depth_times(searcher_class, name: str, max_depth: int, budget: float) -> list[float]:
+    """CPU seconds to complete each depth 1..max_depth from the mid-game position (until one
+    takes more than ``budget``)."""
+    out = []
+    for d in range(1, max_depth + 1):
+        game = _mid_game(name)
+        t0 = time.process_time()
+        r = searcher_class().choose(game, clock=time.process_time, seconds=budget * 3, depth=d)
+        took = time.process_time() - t0
+        if r.depth < d:
+            break
+        out.append(took)
+        if took > budget:
+            break
+    return out
+
+
+def compare(old_file: str, rounds: int, budget: float) -> None:
+    import os
+    from board_driver.opponents.players import OLD_SEARCH_ENV, old_search_module
+    os.environ[OLD_SEARCH_ENV] = old_file
+    old = old_search_module().Searcher
+    print(f"time to complete each depth from the mid-game position (CPU s; best of {rounds}), "
+          f"this search beside {old_file}")
+    print(f"{'variant':18} {'depth':>5} {'this':>8} {'old':>8} {'old/this':>9}")
+    for name in VARIANTS:
+        new_t: list[float] = []
+        old_t: list[float] = []
+        for _ in range(rounds):
+            a = _depth_times(Searcher, name, 8, budget)
+            b = _depth_times(old, name, 8, budget)
+            new_t = [min(x, y) for x, y in zip(new_t, a)] + a[len(new_t):] if new_t else a
+            old_t = [min(x, y) for x, y in zip(old_t, b)] + b[len(old_t):] if old_t else b
+        for d in range(max(len(new_t), len(old_t))):
+            n = f"{new_t[d]:8.3f}" if d < len(new_t) else f"{'-':>8}"
+            o = f"{old_t[d]:8.3f}" if d < len(old_t) else f"{'-':>8}"
+            ratio = f"{old_t[d] / max(1e-9, new_t[d]):9.2f}" if d < len(new_t) and d < len(old_t) else f"{'':9}"
+            print(f"{name:18} {d + 1:5} {n} {o} {ratio}", flush=True)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=float, default=1.0)
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--old", metavar="FILE", help="a copy of engine/search.py to compare with")
     args = ap.parse_args()
+    if args.old:
+        compare(args.old, args.rounds, args.seconds)
+        return
     print(f"{'variant':18} {'perft nodes/s':>14} {'search nodes/s':>15} {'depth':>6} {'(mid-game)':>11} {'depth':>6}")
     for name in VARIANTS:
         p = s0 = s1 = 0.0
