@@ -62,7 +62,7 @@ PRUNING = True             # null-move pruning and late-move reductions (chess f
 NULL_MIN_DEPTH = 3         # the null move is tried this many turns from the horizon or more
 NULL_R = 2                 # its reduction (one more from depth 6)
 LMR_AFTER = 3              # quiet moves from this index on are reduced
-CHECK_SCORE = 500          # Cost Progressive: a quick score from this is a check (+600 and a square bonus)
+CHECK_BONUS = 600          # Cost Progressive: a check's share of a move's quick score
 COST_ROOT_WIDTH = 10       # Cost Progressive: the root's actions searched from two turns deep
 COST_REPLY_FIRST = 8       # Cost Progressive: first actions searched in a turn after the root's
 
@@ -494,18 +494,19 @@ class _GameBackend:
     def is_noisy(self, a) -> bool:
         return a.kind in (ActionKind.CAPTURE, ActionKind.EN_PASSANT, ActionKind.PROMOTION) or (a.kind is ActionKind.DROP and bool(a.lifts))
 
-    def quick_score(self, a) -> int:
+    def quick(self, a) -> tuple[int, bool]:
         """A move's gain without making it (for the beam through a Cost Progressive turn):
-        the victim, the mover's square bonus, a promotion, and a check (which ends the turn)."""
+        the victim, the mover's square bonus, a promotion, and a check (which ends the turn);
+        and whether it checks."""
         if self.family != "cost-progressive" or a.code < 0:
-            return 0
+            return 0, False
         pos = self.game.position
         v = pos.variant
         m = a.code
         frm, to, extra, flag = m & 0xFF, (m >> 8) & 0xFF, (m >> 16) & 0xFF, m >> 24
         code = pos.board[frm]
         if not code or flag == DROP:
-            return 0
+            return 0, False
         color = code & 1
         val, bonus = self.values.tables(v.pieces[(code >> 1) - 1], v, color)
         score = bonus[to] - bonus[frm]
@@ -529,9 +530,8 @@ class _GameBackend:
                 pos._put(frm, code)
             for k in pos.royal_squares(color ^ 1):
                 if att >> k & 1:
-                    score += CHECK_SCORE + 100
-                    break
-        return score
+                    return score + CHECK_BONUS, True
+        return score, False
 
     def capture_score(self, a) -> int:
         if a.kind in (ActionKind.CAPTURE, ActionKind.EN_PASSANT, ActionKind.PROMOTION):
@@ -1096,10 +1096,14 @@ class Searcher:
         ends = [m for m in moves if getattr(m, "kind", None) is ActionKind.END]
         first = [m for m in moves if keep is not None and b.move_id(m) == keep and m not in ends]
         rest = [m for m in moves if getattr(m, "kind", None) is not ActionKind.END and m not in first]
-        quick = getattr(b, "quick_score", None)
-        if quick is not None:
-            rest.sort(key=lambda m: -quick(m))
-            return first + rest[:width - len(first)] + ends
+        quick = getattr(b, "quick", None)
+        if quick is not None and b.family == "cost-progressive":
+            # the best-looking moves, and every check besides: a check ends the turn, and the
+            # one the other side cannot afford to meet is mate
+            rated = sorted(((quick(m), i, m) for i, m in enumerate(rest)), key=lambda x: (-x[0][0], x[1]))
+            n = width - len(first)
+            return (first + [m for _, _, m in rated[:n]]
+                    + [m for (_, check), _, m in rated[n:] if check] + ends)
         rated = self._rate(rest, side)
         return first + [m for _, m in rated[:width - len(first)]] + ends
 
@@ -1119,11 +1123,11 @@ class Searcher:
         side = b.side()
         noisy = b.is_noisy
         pool = b.moves() if legal is None else legal
-        if qply == 0 and not b.prunes and b.family == "cost-progressive":
+        if qply <= 1 and not b.prunes and b.family == "cost-progressive":
             # a check ends a Cost Progressive turn, and one the other side cannot afford to
-            # meet is mate: the checks are looked at with the captures
-            quick = b.quick_score
-            moves = [m for m in pool if noisy(m) or quick(m) >= CHECK_SCORE]
+            # meet is mate: the checks are looked at with the captures (after a capture too)
+            quick = b.quick
+            moves = [m for m in pool if noisy(m) or quick(m)[1]]
         else:
             moves = [m for m in pool if noisy(m)]
         if not moves:

@@ -197,6 +197,24 @@ def test_cost_progressive_only_move_out_of_check_is_not_the_whole_search():
     assert not mated, [a.text for a in r.actions]
 
 
+def test_cost_progressive_reply_beam_keeps_the_check_after_a_capture():
+    # Black's fourteenth turn (a position from a game between levels 3 and 2). The turn
+    # Kg8, Rf6, c2, d4, Ne3 looks good three turns deep unless White's reply Qxf6 is followed
+    # by the check Rg7, which mates: the reply's beam must keep the check among the captures.
+    fen = "3q4/5k1R/p1r2PN1/P2p1Q2/6n1/2p5/8/4KB2 b - - 1 14"
+    game = new_game(load_variant("cost-progressive"), fen)
+    _turn(game, ["f7g8", "c6f6", "c3c2", "d5d4", "g4e3"])
+    assert _mated_after(game, ["f5f6", "h7g7"])                         # the rules agree
+    game = new_game(load_variant("cost-progressive"), fen)
+    r = _choose(game, seconds=100, depth=3, step=1e-6)
+    _turn(game, [a.text for a in r.actions])
+    try:
+        mated = _mated_after(game, ["f5f6", "h7g7"])
+    except IllegalMoveError:
+        mated = False
+    assert not mated, [a.text for a in r.actions]
+
+
 def test_csipgs_buys_and_transfers():
     # bare royals and 9 zorkmids: buying is the action that gains material
     v = load_variant("csipgs")
