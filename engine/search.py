@@ -912,9 +912,9 @@ class Searcher:
         searched = moves
         if b.family == "cost-progressive" and depth >= 2 and len(moves) > COST_ROOT_WIDTH:
             # the opponent's whole turn is searched after each of ours: the root's actions
-            # the last depth ranked best are searched again, the rest keep their scores
-            # (below every searched one, in the order they had: a score from a shallower
-            # depth is not comparable, and the next depth must start from this one's best)
+            # the last depth ranked best are searched again, the rest rank below every
+            # searched one, in the order they had (a score from a shallower depth is not
+            # comparable, and the next depth must start from this one's best)
             searched = moves[:COST_ROOT_WIDTH]
             scores = {b.move_id(m): -INF + len(moves) - i for i, m in enumerate(moves) if i >= COST_ROOT_WIDTH}
         for i, m in enumerate(searched):
