@@ -1093,9 +1093,14 @@ class Searcher:
         """The ``width`` most promising of ``moves`` ('end' and the table's move ``keep``
         always among them)."""
         b = self.b
-        ends = [m for m in moves if getattr(m, "kind", None) is ActionKind.END]
-        first = [m for m in moves if keep is not None and b.move_id(m) == keep and m not in ends]
-        rest = [m for m in moves if getattr(m, "kind", None) is not ActionKind.END and m not in first]
+        ends, first, rest = [], [], []
+        for m in moves:
+            if getattr(m, "kind", None) is ActionKind.END:
+                ends.append(m)
+            elif keep is not None and b.move_id(m) == keep:
+                first.append(m)
+            else:
+                rest.append(m)
         quick = getattr(b, "quick", None)
         if quick is not None and b.family == "cost-progressive":
             # the best-looking moves, and every check besides: a check ends the turn, and the

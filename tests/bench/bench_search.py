@@ -77,6 +77,12 @@ def _depth_times(searcher_class, name: str, max_depth: int, budget: float) -> li
     return out
 
 
+def _best(kept: list[float], got: list[float]) -> list[float]:
+    """Depth by depth, the faster of two rounds (a depth only one of them completed counts)."""
+    n = max(len(kept), len(got))
+    return [min(x for x in (kept[d:d + 1] + got[d:d + 1])) for d in range(n)]
+
+
 def compare(old_file: str, rounds: int, budget: float) -> None:
     import os
     from board_driver.opponents.players import OLD_SEARCH_ENV, old_search_module
@@ -91,8 +97,7 @@ def compare(old_file: str, rounds: int, budget: float) -> None:
         for _ in range(rounds):
             a = _depth_times(Searcher, name, 8, budget)
             b = _depth_times(old, name, 8, budget)
-            new_t = [min(x, y) for x, y in zip(new_t, a)] + a[len(new_t):] if new_t else a
-            old_t = [min(x, y) for x, y in zip(old_t, b)] + b[len(old_t):] if old_t else b
+            new_t, old_t = _best(new_t, a), _best(old_t, b)
         for d in range(max(len(new_t), len(old_t))):
             n = f"{new_t[d]:8.3f}" if d < len(new_t) else f"{'-':>8}"
             o = f"{old_t[d]:8.3f}" if d < len(old_t) else f"{'-':>8}"
