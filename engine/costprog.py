@@ -323,7 +323,7 @@ class CostProgressiveGame(ChessGame):
         self._state = _TurnState(half=2 * (pos.fullmove - 1) + 1 + pos.turn, quiet=pos.halfmove)
         self._undo: list[tuple[_TurnState, int, int]] = []
         self._moves_cache: list[Action] | None = None
-        self._costed: dict[tuple, Action] = {}
+        self._costed: dict[int, Action] = {}
         self._probe: tuple | None = None    # (state, action, outcome cache) of SAN's last check probe
 
     def _copy_into(self, other) -> None:
@@ -454,16 +454,28 @@ class CostProgressiveGame(ChessGame):
         try:
             left = self.points_left
             out = []
-            for m in pos.legal_moves():
-                cost = self._cost(m)
-                if affordable and (cost > left or (m >> 24 != DROP and st.frozen >> (m & 0xFF) & 1)):
-                    continue
-                key = (self._action_key(m), cost)
-                a = self._costed.get(key)
+            squares = -1
+            if affordable:
+                # only the pieces the turn can still move: not yet moved, of a type the
+                # points left pay for (drops are priced below)
+                us = self.turn
+                squares = 0
+                for t, cost in enumerate(self.rules.costs):
+                    if cost <= left:
+                        squares |= pos.pbb[(t + 1) << 1 | us]
+                squares &= ~st.frozen
+            board = pos.board
+            costed = self._costed
+            for m in pos.legal_moves(squares=squares):
+                if affordable and m >> 24 == DROP and self._cost(m) > left:
+                    continue            # (the moves on the board were chosen by ``squares``)
+                # an action's cost follows from its piece, which the action's key holds
+                key = m | board[m & 0xFF] << 32 | (1 << 40 if board[(m >> 8) & 0xFF] else 0)
+                a = costed.get(key)
                 if a is None:      # made once and kept, as ChessGame.action_of does
-                    if len(self._costed) >= 20000:
-                        self._costed.clear()
-                    a = self._costed[key] = replace(self.action_of(m), detail=MoveCost(cost))
+                    if len(costed) >= 20000:
+                        costed.clear()
+                    a = costed[key] = replace(self.action_of(m), detail=MoveCost(self._cost(m)))
                 out.append(a)
             return out
         finally:

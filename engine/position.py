@@ -542,12 +542,14 @@ class Position:
         return squares
 
     # -- move generation -------------------------------------------------------------------
-    def legal_moves(self, drops: bool = True) -> list[int]:
+    def legal_moves(self, drops: bool = True, squares: int = -1) -> list[int]:
         """The legal moves as ints; ``drops=False`` leaves out the plain drops from the hands
         (for families that drop by rules of their own: they are then neither generated nor
-        tested for royal safety)."""
+        tested for royal safety). ``squares`` (a bitboard): only the moves of the pieces
+        standing there (a Cost Progressive turn's affordable pieces not yet moved); drops are
+        not affected."""
         out: list[int] = []
-        self._generate(out, drops)
+        self._generate(out, drops, sel=squares)
         return out
 
     def count_legal(self, drops: bool = True) -> int:
@@ -592,7 +594,7 @@ class Position:
         elif out is None:
             count = self._count_fast(us, king_sq, danger, first, sel)
         else:
-            count = self._list_fast(out, us, king_sq, danger)
+            count = self._list_fast(out, us, king_sq, danger, sel)
         if first and count:
             return count
         if self.castling and not in_check:
@@ -701,18 +703,19 @@ class Position:
                 n += 1
         return n
 
-    def _list_fast(self, out: list, us: int, king_sq: int, danger: int) -> int:
+    def _list_fast(self, out: list, us: int, king_sq: int, danger: int, sel: int = -1) -> int:
         """The legal moves into ``out`` in the general steps' order (piece type, from-square,
         to-square), when the side to move is not in check and at most one royal piece is
         protected: plain leapers, sliders and the royal piece by their fast generators, every
-        other type (pawns, pinned pieces' types) by _gen_general, type by type."""
+        other type (pawns, pinned pieces' types) by _gen_general, type by type. Only the
+        pieces on ``sel`` move."""
         them = us ^ 1
         own = self.occ[us]
         enemy = self.occ[them]
         occ = own | enemy
         empty = ~occ & self._mask
         notown = empty | enemy
-        pbb = self.pbb
+        pbb = self.pbb if sel == -1 else [bb & sel for bb in self.pbb]
         append = out.append
         protect = [king_sq] if king_sq >= 0 else []
         for kind, code, pt, data in self._fast[us]:

@@ -494,44 +494,45 @@ class _GameBackend:
     def is_noisy(self, a) -> bool:
         return a.kind in (ActionKind.CAPTURE, ActionKind.EN_PASSANT, ActionKind.PROMOTION) or (a.kind is ActionKind.DROP and bool(a.lifts))
 
-    def quick(self, a) -> tuple[int, bool]:
-        """A move's gain without making it (for the beam through a Cost Progressive turn):
+    def quick_all(self, moves) -> list[tuple[int, bool]]:
+        """Each move's gain without making it (for the beam through a Cost Progressive turn):
         the victim, the mover's square bonus, a promotion, and a check (which ends the turn);
-        and whether it checks."""
-        if self.family != "cost-progressive" or a.code < 0:
-            return 0, False
+        and whether it checks. 'end' and drops: (0, False)."""
         pos = self.game.position
         v = pos.variant
-        m = a.code
-        frm, to, extra, flag = m & 0xFF, (m >> 8) & 0xFF, (m >> 16) & 0xFF, m >> 24
-        code = pos.board[frm]
-        if not code or flag == DROP:
-            return 0, False
-        color = code & 1
-        val, bonus = self.values.tables(v.pieces[(code >> 1) - 1], v, color)
-        score = bonus[to] - bonus[frm]
-        victim = pos.board[to]
-        if victim:
-            score += self.values.of(v.pieces[(victim >> 1) - 1], v) + 1000
-        if flag == NORMAL and extra:
-            score += self.values.of(v.pieces[extra - 1], v) - val + 1000
-        if flag != CASTLE:
-            # does the piece attack an enemy royal from its new square?
-            pos._remove(frm)
+        board = pos.board
+        by_code = self.values.by_code(v)
+        occ = pos.occ[0] | pos.occ[1]
+        royal = [0, 0]
+        for c in (0, 1):
+            for k in pos.royal_squares(c):
+                royal[c] |= 1 << k
+        attacks_from = pos.attacks_from
+        out = []
+        for a in moves:
+            m = a.code
+            if m < 0:
+                out.append((0, False))
+                continue
+            frm, to, extra, flag = m & 0xFF, (m >> 8) & 0xFF, (m >> 16) & 0xFF, m >> 24
+            code = board[frm]
+            if not code or flag == DROP:
+                out.append((0, False))
+                continue
+            val, bonus = by_code[code]
+            score = bonus[to] - bonus[frm]
+            victim = board[to]
             if victim:
-                pos._remove(to)
-            pos._put(to, code)
-            try:
-                att = pos.attacks_of(to)
-            finally:
-                pos._remove(to)
-                if victim:
-                    pos._put(to, victim)
-                pos._put(frm, code)
-            for k in pos.royal_squares(color ^ 1):
-                if att >> k & 1:
-                    return score + CHECK_BONUS, True
-        return score, False
+                score += by_code[victim][0] + 1000
+            if flag == NORMAL and extra:
+                score += self.values.of(v.pieces[extra - 1], v) - val + 1000
+            # does the piece attack an enemy royal from its new square? (asked of the
+            # occupancy after the move: nothing is moved on the board)
+            if flag != CASTLE and attacks_from(code, to, occ & ~(1 << frm) | 1 << to) & royal[(code & 1) ^ 1]:
+                out.append((score + CHECK_BONUS, True))
+            else:
+                out.append((score, False))
+        return out
 
     def capture_score(self, a) -> int:
         if a.kind in (ActionKind.CAPTURE, ActionKind.EN_PASSANT, ActionKind.PROMOTION):
@@ -572,13 +573,13 @@ class _GameBackend:
         pos = g.position
         v = pos.variant
         vals = self.values
+        by_code = vals.by_code(v)
         score = 0
         mat = [0, 0]
         for sq, c in enumerate(pos.board):
             if not c:
                 continue
-            p = v.pieces[(c >> 1) - 1]
-            val, bonus = vals.tables(p, v, c & 1)
+            val, bonus = by_code[c]
             x = val + bonus[sq]
             mat[c & 1] += val
             score += x if c & 1 == 0 else -x
@@ -607,16 +608,29 @@ class _GameBackend:
         royals = pos.royal_squares(color)
         if len(royals) != 1:
             return 0
-        k = royals[0]
-        g = pos.geometry
-        f, r = g.file_of(k), g.rank_of(k)
-        free = 0
-        own = pos.occ[color]
-        for dx in (-1, 0, 1):
-            for dy in (-1, 0, 1):
-                if (dx or dy) and g.on_board(f + dx, r + dy) and not own >> g.square(f + dx, r + dy) & 1:
-                    free += 1
+        free = (_neighbours(pos.geometry)[royals[0]] & ~pos.occ[color]).bit_count()
         return (-90, -40, -10)[free] if free < 3 else 0
+
+
+_NEIGHBOURS: dict = {}
+
+
+def _neighbours(g) -> list[int]:
+    """Per square of geometry ``g``: the bitboard of the squares a step away (holes left out)."""
+    key = (g.files, g.ranks, frozenset(g.holes))
+    out = _NEIGHBOURS.get(key)
+    if out is None:
+        out = []
+        for k in range(g.size):
+            f, r = g.file_of(k), g.rank_of(k)
+            bb = 0
+            for dx in (-1, 0, 1):
+                for dy in (-1, 0, 1):
+                    if (dx or dy) and g.on_board(f + dx, r + dy):
+                        bb |= 1 << g.square(f + dx, r + dy)
+            out.append(bb)
+        _NEIGHBOURS[key] = out
+    return out
 
 
 class _ValueCache:
@@ -626,6 +640,20 @@ class _ValueCache:
     def __init__(self):
         self._v: dict = {}
         self._t: dict = {}
+        self._codes: tuple | None = None
+
+    def by_code(self, variant) -> dict:
+        """{piece code: (value, square bonuses)} for ``variant``'s pieces (the last variant
+        asked for is kept: a csipgs purchase makes a new one)."""
+        c = self._codes
+        if c is not None and c[0] is variant:
+            return c[1]
+        d = {}
+        for t, p in enumerate(variant.pieces):
+            for color in (0, 1):
+                d[(t + 1) << 1 | color] = self.tables(p, variant, color)
+        self._codes = (variant, d)
+        return d
 
     def of(self, piece, variant) -> int:
         key = (piece.betza, piece.royal, piece.pawn)
@@ -1101,11 +1129,11 @@ class Searcher:
                 first.append(m)
             else:
                 rest.append(m)
-        quick = getattr(b, "quick", None)
+        quick = getattr(b, "quick_all", None)
         if quick is not None and b.family == "cost-progressive":
             # the best-looking moves, and every check besides: a check ends the turn, and the
             # one the other side cannot afford to meet is mate
-            rated = sorted(((quick(m), i, m) for i, m in enumerate(rest)), key=lambda x: (-x[0][0], x[1]))
+            rated = sorted(zip(quick(rest), range(len(rest)), rest), key=lambda x: (-x[0][0], x[1]))
             n = width - len(first)
             return (first + [m for _, _, m in rated[:n]]
                     + [m for (_, check), _, m in rated[n:] if check] + ends)
@@ -1131,8 +1159,7 @@ class Searcher:
         if qply <= 1 and not b.prunes and b.family == "cost-progressive":
             # a check ends a Cost Progressive turn, and one the other side cannot afford to
             # meet is mate: the checks are looked at with the captures (after a capture too)
-            quick = b.quick
-            moves = [m for m in pool if noisy(m) or quick(m)[1]]
+            moves = [m for m, (_, check) in zip(pool, b.quick_all(pool)) if check or noisy(m)]
         else:
             moves = [m for m in pool if noisy(m)]
         if not moves:
