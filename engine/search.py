@@ -65,6 +65,9 @@ LMR_AFTER = 3              # quiet moves from this index on are reduced
 CHECK_BONUS = 600          # Cost Progressive: a check's share of a move's quick score
 COST_ROOT_WIDTH = 10       # Cost Progressive: the root's actions searched from two turns deep
 COST_REPLY_FIRST = 8       # Cost Progressive: first actions searched in a turn after the root's
+Q_PLIES = 4
+Q_WIDTH = 6
+COST_OWN_FIRST = 4         # Cost Progressive: the same in the root side's own later turns
 
 
 class _Timeout(Exception):
@@ -795,7 +798,7 @@ class Searcher:
                 if searched:
                     share = left * 0.5
                 elif game.family == "cost-progressive":
-                    share = left * 0.85         # the rest of the turn is read from the table
+                    share = left * 0.95         # the rest of the turn is read from the table
                 elif game.family == "csipgs":
                     share = left * 0.8          # the design phase follows
                 else:
@@ -1108,7 +1111,12 @@ class Searcher:
         if not in_turn and ply == 0:
             return None
         if self.b.family == "cost-progressive" and ply > in_turn:
-            width = COST_REPLY_FIRST if not in_turn else max(1, 3 - in_turn)
+            if in_turn:
+                width = max(1, 3 - in_turn)
+            elif self.b.side() == self.root_side:
+                width = COST_OWN_FIRST
+            else:
+                width = COST_REPLY_FIRST
         elif not in_turn:
             return None
         elif self.b.family == "cost-progressive" and depth >= 2:
@@ -1147,7 +1155,7 @@ class Searcher:
         self._tick()
         b = self.b
         stand = b.evaluate()
-        if stand >= beta or qply >= (6 if self.check_every > 1 else 4):
+        if stand >= beta or qply >= (6 if self.check_every > 1 else Q_PLIES):
             return stand
         if stand > alpha:
             alpha = stand
@@ -1165,7 +1173,7 @@ class Searcher:
         if not moves:
             return stand
         moves.sort(key=lambda m: -b.capture_score(m))
-        for m in moves[:12 if self.check_every > 1 else 6]:
+        for m in moves[:12 if self.check_every > 1 else Q_WIDTH]:
             b.push(m)
             try:
                 if b.side() == side:
