@@ -12,6 +12,10 @@ on a shared machine counts as little as it can.
 ``--old FILE``: also the same searches by another copy of engine/search.py (``git show
 REV:engine/search.py > FILE``), round by round beside this one: the time each takes to
 complete depth 1, 2, ... from the mid-game position, and the ratio.
+
+``--old-tree DIR``: the same, against a whole other checkout (``git worktree add DIR REV``),
+its game code included, run in a child process round by round beside this one.
+``--variant NAME`` (repeatable): only these variants.
 """
 
 from __future__ import annotations
@@ -83,20 +87,48 @@ def _best(kept: list[float], got: list[float]) -> list[float]:
     return [min(x for x in (kept[d:d + 1] + got[d:d + 1])) for d in range(n)]
 
 
-def compare(old_file: str, rounds: int, budget: float) -> None:
+_CHILD = """
+import sys
+sys.path[:0] = [{tree!r}, {tree!r} + "/tests/bench"]
+import bench_search
+from engine.search import Searcher
+print(bench_search._depth_times(Searcher, {name!r}, 8, {budget!r}))
+"""
+
+
+def _tree_depth_times(tree: str, name: str, budget: float) -> list[float]:
+    """_depth_times of the checkout ``tree`` (its search and its game code), in a child process."""
+    import ast
+    import subprocess
+    out = subprocess.run([sys.executable, "-c", _CHILD.format(tree=tree, name=name, budget=budget)],
+                         cwd=tree, capture_output=True, text=True, check=True).stdout
+    return ast.literal_eval(out.strip().splitlines()[-1])
+
+
+def compare(old_file: str | None, rounds: int, budget: float, variants, old_tree: str | None = None) -> None:
     import os
-    from board_driver.opponents.players import OLD_SEARCH_ENV, old_search_module
-    os.environ[OLD_SEARCH_ENV] = old_file
-    old = old_search_module().Searcher
+    if old_tree:
+        what = f"the checkout {old_tree}"
+
+        def old_times(name):
+            return _tree_depth_times(old_tree, name, budget)
+    else:
+        from board_driver.opponents.players import OLD_SEARCH_ENV, old_search_module
+        os.environ[OLD_SEARCH_ENV] = old_file
+        old = old_search_module().Searcher
+        what = old_file
+
+        def old_times(name):
+            return _depth_times(old, name, 8, budget)
     print(f"time to complete each depth from the mid-game position (CPU s; best of {rounds}), "
-          f"this search beside {old_file}")
+          f"this search beside {what}")
     print(f"{'variant':18} {'depth':>5} {'this':>8} {'old':>8} {'old/this':>9}")
-    for name in VARIANTS:
+    for name in variants:
         new_t: list[float] = []
         old_t: list[float] = []
         for _ in range(rounds):
             a = _depth_times(Searcher, name, 8, budget)
-            b = _depth_times(old, name, 8, budget)
+            b = old_times(name)
             new_t, old_t = _best(new_t, a), _best(old_t, b)
         for d in range(max(len(new_t), len(old_t))):
             n = f"{new_t[d]:8.3f}" if d < len(new_t) else f"{'-':>8}"
@@ -110,12 +142,15 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=1.0)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--old", metavar="FILE", help="a copy of engine/search.py to compare with")
+    ap.add_argument("--old-tree", metavar="DIR", help="another checkout to compare with (search and game code)")
+    ap.add_argument("--variant", action="append", choices=VARIANTS, help="only this variant (repeatable)")
     args = ap.parse_args()
-    if args.old:
-        compare(args.old, args.rounds, args.seconds)
+    variants = args.variant or VARIANTS
+    if args.old or args.old_tree:
+        compare(args.old, args.rounds, args.seconds, variants, args.old_tree)
         return
     print(f"{'variant':18} {'perft nodes/s':>14} {'search nodes/s':>15} {'depth':>6} {'(mid-game)':>11} {'depth':>6}")
-    for name in VARIANTS:
+    for name in variants:
         p = s0 = s1 = 0.0
         d0 = d1 = 0
         for _ in range(args.rounds):
