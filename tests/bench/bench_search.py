@@ -114,9 +114,9 @@ def compare(old_file: str | None, rounds: int, budget: float, variants, old_tree
             return _tree_depth_times(old_tree, name, budget)
     else:
         from board_driver.opponents.players import OLD_SEARCH_ENV, old_search_module
-        os.environ[OLD_SEARCH_ENV] = old_file
+        what = old_file or ""
+        os.environ[OLD_SEARCH_ENV] = what
         old = old_search_module().Searcher
-        what = old_file
 
         def old_times(name):
             return _depth_times(old, name, 8, budget)
