@@ -65,9 +65,9 @@ LMR_AFTER = 3              # quiet moves from this index on are reduced
 CHECK_BONUS = 600          # Cost Progressive: a check's share of a move's quick score
 COST_ROOT_WIDTH = 10       # Cost Progressive: the root's actions searched from two turns deep
 COST_REPLY_FIRST = 8       # Cost Progressive: first actions searched in a turn after the root's
-Q_PLIES = 4
-Q_WIDTH = 6
-COST_OWN_FIRST = 4         # Cost Progressive: the same in the root side's own later turns
+Q_PLIES = 4                # quiescence of the generic families: actions deep at most
+Q_WIDTH = 6                # ... and actions looked at a node
+COST_OWN_FIRST = 8         # Cost Progressive: the same in the root side's own later turns
 
 
 class _Timeout(Exception):
@@ -798,7 +798,7 @@ class Searcher:
                 if searched:
                     share = left * 0.5
                 elif game.family == "cost-progressive":
-                    share = left * 0.95         # the rest of the turn is read from the table
+                    share = left * 0.85         # the rest of the turn is read from the table
                 elif game.family == "csipgs":
                     share = left * 0.8          # the design phase follows
                 else:
