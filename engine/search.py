@@ -68,6 +68,7 @@ COST_REPLY_FIRST = 8       # Cost Progressive: first actions searched in a turn 
 Q_PLIES = 4                # quiescence of the generic families: actions deep at most
 Q_WIDTH = 6                # ... and actions looked at a node
 COST_OWN_FIRST = 8         # Cost Progressive: the same in the root side's own later turns
+COST_WIDER = 2             # Cost Progressive, top level: wider searches of two turns before a third
 
 
 class _Timeout(Exception):
@@ -768,6 +769,7 @@ class Searcher:
         self.values = _ValueCache()
         self.nodes = 0
         self.total_nodes = 0
+        self.widen = 0          # Cost Progressive: how much wider than usual the beams are now
 
     # -- public ------------------------------------------------------------------------------------
     def choose(self, game, *, clock: Callable[[], float], seconds: float = 1.0,
@@ -906,15 +908,32 @@ class Searcher:
             if scores:
                 best = max(root_moves, key=lambda m: scores.get(b.move_id(m), -INF))
                 best_score = scores[b.move_id(best)]
-        for d in range(1, limit + 1):
+        self.widen = 0
+        plan = [(d, 0) for d in range(1, limit + 1)]
+        if game.family == "cost-progressive" and max_depth is None:
+            # the top level: a third turn seldom completes in the time of a move and gains
+            # nothing when it does (the side's own last turn answered by nobody), so the
+            # time after two turns goes to the same two turns searched wider first
+            plan[2:2] = [(2, w) for w in range(1, COST_WIDER + 1)]
+        for d, w in plan:
+            saved_tt = None
+            if w:
+                # a wider search of a depth already searched: the table's narrower results
+                # would cut it short, so it starts from an empty one (kept only if it completes)
+                saved_tt, self.tt = self.tt, {}
+            self.widen = w
             try:
                 s, m, scores = self._root(root_moves, d, scores)
             except _Timeout:
-                if self._partial is not None:
+                if saved_tt is not None:
+                    self.tt = saved_tt
+                elif self._partial is not None:
                     pm, ps = self._partial
                     if (reached == 0 and not scores) or ps > best_score - 30:
                         best, best_score = pm, ps
                 break
+            finally:
+                self.widen = 0
             best, best_score, reached = m, s, d
             if abs(s) >= MATE_BOUND or len(root_moves) == 1:
                 break
@@ -941,13 +960,14 @@ class Searcher:
         self._partial = None
         side = b.side()
         searched = moves
-        if b.family == "cost-progressive" and depth >= 2 and len(moves) > COST_ROOT_WIDTH:
+        root_width = COST_ROOT_WIDTH + 5 * self.widen
+        if b.family == "cost-progressive" and depth >= 2 and len(moves) > root_width:
             # the opponent's whole turn is searched after each of ours: the root's actions
             # the last depth ranked best are searched again, the rest rank below every
             # searched one, in the order they had (a score from a shallower depth is not
             # comparable, and the next depth must start from this one's best)
-            searched = moves[:COST_ROOT_WIDTH]
-            scores = {b.move_id(m): -INF + len(moves) - i for i, m in enumerate(moves) if i >= COST_ROOT_WIDTH}
+            searched = moves[:root_width]
+            scores = {b.move_id(m): -INF + len(moves) - i for i, m in enumerate(moves) if i >= root_width}
         for i, m in enumerate(searched):
             b.push(m)
             try:
@@ -1112,15 +1132,15 @@ class Searcher:
             return None
         if self.b.family == "cost-progressive" and ply > in_turn:
             if in_turn:
-                width = max(1, 3 - in_turn)
+                width = max(1, 3 - in_turn) + self.widen
             elif self.b.side() == self.root_side:
-                width = COST_OWN_FIRST
+                width = COST_OWN_FIRST + 4 * self.widen
             else:
-                width = COST_REPLY_FIRST
+                width = COST_REPLY_FIRST + 4 * self.widen
         elif not in_turn:
             return None
         elif self.b.family == "cost-progressive" and depth >= 2:
-            width = max(1, 4 - in_turn)
+            width = max(1, 4 - in_turn) + self.widen
         else:
             width = max(2, 6 - in_turn)
         return width if n > width else None

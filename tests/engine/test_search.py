@@ -215,6 +215,24 @@ def test_cost_progressive_reply_beam_keeps_the_check_after_a_capture():
     assert not mated, [a.text for a in r.actions]
 
 
+def test_cost_progressive_top_level_keeps_the_two_turn_answer_when_its_wider_search_runs_out():
+    # The top level searches two turns again with wider beams before a third; when that
+    # search runs out of time, the turn played is the two-turn search's, whole and legal.
+    fen = "r1bq1k2/1p1p4/3P1p1r/p1PB3p/P1P2B1P/5N2/8/1R1QK2R b K - 0 10"
+    clock = TickClock(1.0)
+    two = Searcher().choose(new_game(load_variant("cost-progressive"), fen), clock=clock, seconds=1e9, depth=2)
+    reads = clock.reads
+    # the first search of the turn ends at 0.9 x 0.85 of the time: half as long again as
+    # two turns took, not enough for the wider search (two to four times as many nodes)
+    seconds = 1.5 * reads / (0.9 * 0.85)
+    game = new_game(load_variant("cost-progressive"), fen)
+    top = Searcher().choose(game, clock=TickClock(1.0), seconds=seconds)
+    assert [a.text for a in top.actions] == [a.text for a in two.actions]
+    assert top.depth == 2 and top.nodes > 1.3 * two.nodes        # the wider search ran, and was dropped
+    _turn(game, [a.text for a in top.actions])
+    assert game.turn == 0
+
+
 def test_csipgs_buys_and_transfers():
     # bare royals and 9 zorkmids: buying is the action that gains material
     v = load_variant("csipgs")
