@@ -313,7 +313,7 @@ class CsipgsGame(FamilyGame):
         self._probe: tuple | None = None    # (state, action, outcome cache) of SAN's last check probe
         g = variant.geometry
         self._forward: dict[str, bool] = {}     # Betza -> every move goes forward (pawn-like)
-        self._adjacent = [self._king_area(g, sq) for sq in range(g.size)]
+        self._adjacent = [g.neighbours(sq) for sq in range(g.size)]
         # Initial piece types: the YAML's pieces, named by their designs.
         types = []
         for p in variant.pieces:
@@ -338,16 +338,6 @@ class CsipgsGame(FamilyGame):
         self._keys: list[tuple] = [self._key()]
 
     # -- piece types ---------------------------------------------------------------------------
-    @staticmethod
-    def _king_area(g, sq) -> int:
-        f, r = g.file_of(sq), g.rank_of(sq)
-        bb = 0
-        for dx in (-1, 0, 1):
-            for dy in (-1, 0, 1):
-                if (dx or dy) and g.on_board(f + dx, r + dy):
-                    bb |= 1 << g.square(f + dx, r + dy)
-        return bb
-
     def _variant_for(self, types: tuple) -> Any:
         v = self._variants.get(types)
         if v is None:

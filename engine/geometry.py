@@ -117,6 +117,16 @@ class Geometry:
         """The squares of a bitboard, lowest first."""
         return bits(bb)
 
+    def neighbours(self, sq: int) -> int:
+        """Bitboard of the squares a king's step away from ``sq`` (holes left out)."""
+        f, r = self.file_of(sq), self.rank_of(sq)
+        bb = 0
+        for dx in (-1, 0, 1):
+            for dy in (-1, 0, 1):
+                if (dx or dy) and self.on_board(f + dx, r + dy):
+                    bb |= 1 << self.square(f + dx, r + dy)
+        return bb
+
     def mirror(self, sq: int) -> int:
         """The same file on the rank seen from the other side (a1 <-> a8 on 8 ranks)."""
         return (self.ranks - 1 - sq // self.files) * self.files + sq % self.files

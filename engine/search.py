@@ -621,19 +621,9 @@ _NEIGHBOURS: dict = {}
 
 def _neighbours(g) -> list[int]:
     """Per square of geometry ``g``: the bitboard of the squares a step away (holes left out)."""
-    key = (g.files, g.ranks, frozenset(g.holes))
-    out = _NEIGHBOURS.get(key)
+    out = _NEIGHBOURS.get(g)
     if out is None:
-        out = []
-        for k in range(g.size):
-            f, r = g.file_of(k), g.rank_of(k)
-            bb = 0
-            for dx in (-1, 0, 1):
-                for dy in (-1, 0, 1):
-                    if (dx or dy) and g.on_board(f + dx, r + dy):
-                        bb |= 1 << g.square(f + dx, r + dy)
-            out.append(bb)
-        _NEIGHBOURS[key] = out
+        out = _NEIGHBOURS[g] = [g.neighbours(k) for k in range(g.size)]
     return out
 
 

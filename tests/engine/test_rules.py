@@ -203,6 +203,14 @@ def test_geometry_names_and_holes():
     assert Geometry(16, 16).parse("p16") == 255 and Geometry(1, 1).squares() == [0]
 
 
+def test_geometry_neighbours_are_a_kings_steps_without_holes():
+    g = Geometry.with_holes(12, 8, ["f5"])
+    names = lambda bb: sorted(g.name(sq) for sq in g.squares_of(bb))      # noqa: E731
+    assert names(g.neighbours(g.parse("a1"))) == ["a2", "b1", "b2"]
+    assert names(g.neighbours(g.parse("l8"))) == ["k7", "k8", "l7"]
+    assert names(g.neighbours(g.parse("e4"))) == ["d3", "d4", "d5", "e3", "e5", "f3", "f4"]
+
+
 def test_sliders_stop_at_holes_and_leapers_jump_them():
     v = Variant.from_dict({"name": "holes", "board": {"files": 5, "ranks": 5, "holes": ["c3"]},
                            "pieces": ["king", "rook", "knight"], "castling": False,
