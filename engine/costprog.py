@@ -464,13 +464,12 @@ class CostProgressiveGame(ChessGame):
                     if cost <= left:
                         squares |= pos.pbb[(t + 1) << 1 | us]
                 squares &= ~st.frozen
-            board = pos.board
             costed = self._costed
             for m in pos.legal_moves(squares=squares):
                 if affordable and m >> 24 == DROP and self._cost(m) > left:
                     continue            # (the moves on the board were chosen by ``squares``)
                 # an action's cost follows from its piece, which the action's key holds
-                key = m | board[m & 0xFF] << 32 | (1 << 40 if board[(m >> 8) & 0xFF] else 0)
+                key = self._action_key(m)
                 a = costed.get(key)
                 if a is None:      # made once and kept, as ChessGame.action_of does
                     if len(costed) >= 20000:

@@ -67,7 +67,6 @@ COST_ROOT_WIDTH = 10       # Cost Progressive: the root's actions searched from 
 COST_REPLY_FIRST = 8       # Cost Progressive: first actions searched in a turn after the root's
 Q_PLIES = 4                # quiescence of the generic families: actions deep at most
 Q_WIDTH = 6                # ... and actions looked at a node
-COST_OWN_FIRST = 8         # Cost Progressive: the same in the root side's own later turns
 COST_WIDER = 2             # Cost Progressive, top level: wider searches of two turns before a third
 
 
@@ -1121,12 +1120,7 @@ class Searcher:
         if not in_turn and ply == 0:
             return None
         if self.b.family == "cost-progressive" and ply > in_turn:
-            if in_turn:
-                width = max(1, 3 - in_turn) + self.widen
-            elif self.b.side() == self.root_side:
-                width = COST_OWN_FIRST + 4 * self.widen
-            else:
-                width = COST_REPLY_FIRST + 4 * self.widen
+            width = max(1, 3 - in_turn) + self.widen if in_turn else COST_REPLY_FIRST + 4 * self.widen
         elif not in_turn:
             return None
         elif self.b.family == "cost-progressive" and depth >= 2:
