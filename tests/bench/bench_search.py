@@ -146,6 +146,8 @@ def main() -> None:
     ap.add_argument("--variant", action="append", choices=VARIANTS, help="only this variant (repeatable)")
     args = ap.parse_args()
     variants = args.variant or VARIANTS
+    if args.old_tree and not (pathlib.Path(args.old_tree) / "engine" / "search.py").is_file():
+        ap.error(f"--old-tree {args.old_tree}: not a checkout of this project (no engine/search.py)")
     if args.old or args.old_tree:
         compare(args.old, args.rounds, args.seconds, variants, args.old_tree)
         return
