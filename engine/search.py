@@ -905,17 +905,14 @@ class Searcher:
             # time after two turns goes to the same two turns searched wider first
             plan[2:2] = [(2, w) for w in range(1, COST_WIDER + 1)]
         for d, w in plan:
-            saved_tt = None
-            if w:
-                # a wider search of a depth already searched: the table's narrower results
-                # would cut it short, so it starts from an empty one (kept only if it completes)
-                saved_tt, self.tt = self.tt, {}
             self.widen = w
             try:
                 s, m, scores = self._root(root_moves, d, scores)
             except _Timeout:
-                if saved_tt is not None:
-                    self.tt = saved_tt
+                if w and self._partial is not None:
+                    # the wider search's best so far, the last answer's action searched first
+                    # at the same width: a better one is better at the same depth
+                    best, best_score = self._partial
                 elif self._partial is not None:
                     pm, ps = self._partial
                     if (reached == 0 and not scores) or ps > best_score - 30:
@@ -976,7 +973,7 @@ class Searcher:
                 self._partial = (best, best_score)
             if s > alpha:
                 alpha = s
-        self.tt[key] = (depth, best_score, EXACT, 0, b.move_id(best))
+        self.tt[key] = (depth, best_score, EXACT, self.widen, b.move_id(best))
         return best_score, best, scores
 
     def _tick(self) -> None:
@@ -1003,8 +1000,10 @@ class Searcher:
         entry = self.tt.get(key)
         tt_id = None
         if entry is not None:
-            e_depth, e_score, e_flag, _, tt_id = entry
-            if e_depth >= depth and ply > 0:
+            e_depth, e_score, e_flag, e_widen, tt_id = entry
+            # a narrower search's result does not stand for a wider one (its move still
+            # comes first)
+            if e_depth >= depth and ply > 0 and e_widen >= self.widen:
                 if e_flag == EXACT:
                     return e_score
                 if e_flag == LOWER and e_score >= beta:
@@ -1082,7 +1081,7 @@ class Searcher:
                 break
         flag = EXACT if orig_alpha < best_score < beta else (LOWER if best_score >= beta else UPPER)
         if abs(best_score) < MATE_BOUND:
-            self.tt[key] = (depth, best_score, flag, 0, best_id)
+            self.tt[key] = (depth, best_score, flag, self.widen, best_id)
         return best_score
 
     def _rate(self, moves, side: int, timed: bool = True):
