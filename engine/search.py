@@ -67,7 +67,7 @@ COST_ROOT_WIDTH = 10       # Cost Progressive: the root's actions searched from 
 COST_REPLY_FIRST = 8       # Cost Progressive: first actions searched in a turn after the root's
 Q_PLIES = 4                # quiescence of the generic families: actions deep at most
 Q_WIDTH = 6                # ... and actions looked at a node
-COST_WIDER = 2             # Cost Progressive, top level: wider searches of two turns before a third
+COST_WIDER = 3             # Cost Progressive, top level: wider searches of two turns before four
 
 
 class _Timeout(Exception):
@@ -900,10 +900,10 @@ class Searcher:
         self.widen = 0
         plan = [(d, 0) for d in range(1, limit + 1)]
         if game.family == "cost-progressive" and max_depth is None:
-            # the top level: a third turn seldom completes in the time of a move and gains
-            # nothing when it does (the side's own last turn answered by nobody), so the
-            # time after two turns goes to the same two turns searched wider first
-            plan[2:2] = [(2, w) for w in range(1, COST_WIDER + 1)]
+            # the top level: a search that ends on the side's own turn is answered by nobody
+            # and gains nothing over two turns; the time after two turns goes to the same two
+            # turns searched wider, then to four turns (in an opening, with few points)
+            plan = [(1, 0), (2, 0)] + [(2, w) for w in range(1, COST_WIDER + 1)] + [(d, 0) for d in range(4, limit + 1, 2)]
         for d, w in plan:
             self.widen = w
             try:
