@@ -882,7 +882,6 @@ class Searcher:
         best = legal[0]
         best_score = 0
         reached = 0
-        limit = max_depth if max_depth is not None else 64
         root_moves = list(legal)
         scores: dict = {}
         if game.family in ("cost-progressive", "csipgs") and len(root_moves) > 1:
@@ -898,13 +897,7 @@ class Searcher:
                 best = max(root_moves, key=lambda m: scores.get(b.move_id(m), -INF))
                 best_score = scores[b.move_id(best)]
         self.widen = 0
-        plan = [(d, 0) for d in range(1, limit + 1)]
-        if game.family == "cost-progressive" and max_depth is None:
-            # the top level: a search that ends on the side's own turn is answered by nobody
-            # and gains nothing over two turns; the time after two turns goes to the same two
-            # turns searched wider, then to four turns (in an opening, with few points)
-            plan = [(1, 0), (2, 0)] + [(2, w) for w in range(1, COST_WIDER + 1)] + [(d, 0) for d in range(4, limit + 1, 2)]
-        for d, w in plan:
+        for d, w in self._plan(game.family, max_depth):
             self.widen = w
             try:
                 s, m, scores = self._root(root_moves, d, scores)
@@ -932,6 +925,18 @@ class Searcher:
         else:
             best_action = best
         return best_action, best_score, reached, self.nodes
+
+    @staticmethod
+    def _plan(family: str, max_depth: int | None) -> list[tuple[int, int]]:
+        """The searches of one action, in order: (depth in turns, how much wider the beams)."""
+        limit = max_depth if max_depth is not None else 64
+        if family == "cost-progressive" and max_depth is None:
+            # the top level: a search that ends on the side's own turn is answered by nobody
+            # and gains nothing over two turns; the time after two turns goes to the same two
+            # turns searched wider, then to four turns (in an opening, with few points)
+            return ([(1, 0), (2, 0)] + [(2, w) for w in range(1, COST_WIDER + 1)]
+                    + [(d, 0) for d in range(4, limit + 1, 2)])
+        return [(d, 0) for d in range(1, limit + 1)]
 
     def _root(self, moves, depth: int, prev_scores: dict):
         b = self.b

@@ -216,8 +216,9 @@ def test_cost_progressive_reply_beam_keeps_the_check_after_a_capture():
 
 
 def test_cost_progressive_top_level_keeps_the_two_turn_answer_when_its_wider_search_runs_out():
-    # The top level searches two turns again with wider beams before a third; when that
-    # search runs out of time, the turn played is the two-turn search's, whole and legal.
+    # The top level searches two turns again with wider beams; when that search runs out of
+    # time before any other first action beats the last answer's, the turn played is the
+    # two-turn search's, whole and legal.
     fen = "r1bq1k2/1p1p4/3P1p1r/p1PB3p/P1P2B1P/5N2/8/1R1QK2R b K - 0 10"
     clock = TickClock(1.0)
     two = Searcher().choose(new_game(load_variant("cost-progressive"), fen), clock=clock, seconds=1e9, depth=2)
@@ -231,6 +232,26 @@ def test_cost_progressive_top_level_keeps_the_two_turn_answer_when_its_wider_sea
     assert top.depth == 2 and top.nodes > 1.3 * two.nodes        # the wider search ran, and was dropped
     _turn(game, [a.text for a in top.actions])
     assert game.turn == 0
+
+
+class _Stale(dict):
+    """A table holding, for every position not searched yet, a narrow search's bogus result."""
+
+    def get(self, key, default=None):
+        return super().get(key, (99, 12345, 0, 0, None))     # depth 99, exact, width 0, no move
+
+
+def test_cost_progressive_wider_search_does_not_take_a_narrower_searchs_results(monkeypatch):
+    # The wider searches keep the table of the narrower ones for the order of moves: what a
+    # narrower search found must not stand for a wider one's result.
+    fen = "r1bq1k2/1p1p4/3P1p1r/p1PB3p/P1P2B1P/5N2/8/1R1QK2R b K - 0 10"
+    monkeypatch.setattr(Searcher, "_plan", staticmethod(lambda family, max_depth: [(2, 1)]))
+    clean = Searcher().choose(new_game(load_variant("cost-progressive"), fen), clock=TickClock(1.0), seconds=1e9)
+    s = Searcher()
+    s.tt = _Stale()
+    stale = s.choose(new_game(load_variant("cost-progressive"), fen), clock=TickClock(1.0), seconds=1e9)
+    assert abs(clean.score) < 5000
+    assert (stale.score, [a.text for a in stale.actions]) == (clean.score, [a.text for a in clean.actions])
 
 
 def test_csipgs_buys_and_transfers():
