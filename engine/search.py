@@ -67,7 +67,7 @@ COST_ROOT_WIDTH = 10       # Cost Progressive: the root's actions searched from 
 COST_REPLY_FIRST = 8       # Cost Progressive: first actions searched in a turn after the root's
 Q_PLIES = 4                # quiescence of the generic families: actions deep at most
 Q_WIDTH = 6                # ... and actions looked at a node
-COST_WIDER = 3             # Cost Progressive, top level: wider searches of two turns before four
+COST_WIDER = 2             # Cost Progressive, top level: wider searches of two turns before a third
 
 
 class _Timeout(Exception):
@@ -930,13 +930,13 @@ class Searcher:
     def _plan(family: str, max_depth: int | None) -> list[tuple[int, int]]:
         """The searches of one action, in order: (depth in turns, how much wider the beams)."""
         limit = max_depth if max_depth is not None else 64
+        plan = [(d, 0) for d in range(1, limit + 1)]
         if family == "cost-progressive" and max_depth is None:
-            # the top level: a search that ends on the side's own turn is answered by nobody
-            # and gains nothing over two turns; the time after two turns goes to the same two
-            # turns searched wider, then to four turns (in an opening, with few points)
-            return ([(1, 0), (2, 0)] + [(2, w) for w in range(1, COST_WIDER + 1)]
-                    + [(d, 0) for d in range(4, limit + 1, 2)])
-        return [(d, 0) for d in range(1, limit + 1)]
+            # the top level: a third turn seldom completes in the time of a move and gains
+            # little when it does (the side's own last turn answered by nobody), so the
+            # time after two turns goes to the same two turns searched wider first
+            plan[2:2] = [(2, w) for w in range(1, COST_WIDER + 1)]
+        return plan
 
     def _root(self, moves, depth: int, prev_scores: dict):
         b = self.b
