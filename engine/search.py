@@ -67,6 +67,7 @@ COST_ROOT_WIDTH = 10       # Cost Progressive: the root's actions searched from 
 COST_REPLY_FIRST = 8       # Cost Progressive: first actions searched in a turn after the root's
 Q_PLIES = 4                # quiescence of the generic families: actions deep at most
 Q_WIDTH = 6                # ... and actions looked at a node
+COST_FIRST_SHARE = 0.95    # Cost Progressive: the time left a turn's first search takes
 COST_WIDER = 2             # Cost Progressive, top level: wider searches of two turns before a third
 
 
@@ -789,7 +790,7 @@ class Searcher:
                 if searched:
                     share = left * 0.5
                 elif game.family == "cost-progressive":
-                    share = left * 0.85         # the rest of the turn is read from the table
+                    share = left * COST_FIRST_SHARE     # the rest of the turn is read from the table
                 elif game.family == "csipgs":
                     share = left * 0.8          # the design phase follows
                 else:

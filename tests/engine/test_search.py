@@ -11,7 +11,7 @@ import pytest
 from board_driver.config import load_variant
 from engine.errors import IllegalMoveError
 from engine.game import new_game
-from engine.search import Searcher, betza_value, random_turn
+from engine.search import COST_FIRST_SHARE, Searcher, betza_value, random_turn
 
 
 class TickClock:
@@ -223,9 +223,9 @@ def test_cost_progressive_top_level_keeps_the_two_turn_answer_when_its_wider_sea
     clock = TickClock(1.0)
     two = Searcher().choose(new_game(load_variant("cost-progressive"), fen), clock=clock, seconds=1e9, depth=2)
     reads = clock.reads
-    # the first search of the turn ends at 0.9 x 0.85 of the time: half as long again as
+    # the first search of the turn ends at 0.9 x COST_FIRST_SHARE of the time: half as long again as
     # two turns took, not enough for the wider search (two to four times as many nodes)
-    seconds = 1.5 * reads / (0.9 * 0.85)
+    seconds = 1.5 * reads / (0.9 * COST_FIRST_SHARE)
     game = new_game(load_variant("cost-progressive"), fen)
     top = Searcher().choose(game, clock=TickClock(1.0), seconds=seconds)
     assert [a.text for a in top.actions] == [a.text for a in two.actions]
