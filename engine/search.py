@@ -897,7 +897,6 @@ class Searcher:
             if scores:
                 best = max(root_moves, key=lambda m: scores.get(b.move_id(m), -INF))
                 best_score = scores[b.move_id(best)]
-        self.widen = 0
         for d, w in self._plan(game.family, max_depth):
             self.widen = w
             try:
