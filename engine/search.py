@@ -68,7 +68,7 @@ COST_REPLY_FIRST = 8       # Cost Progressive: first actions searched in a turn 
 Q_PLIES = 4                # quiescence of the generic families: actions deep at most
 Q_WIDTH = 6                # ... and actions looked at a node
 COST_FIRST_SHARE = 0.95    # Cost Progressive: the time left a turn's first search takes
-COST_WIDER = 2             # Cost Progressive, top level: wider searches of two turns before a third
+COST_WIDER = 2             # Cost Progressive, level 4 up: wider searches of two turns before a third
 
 
 class _Timeout(Exception):
@@ -931,11 +931,12 @@ class Searcher:
         """The searches of one action, in order: (depth in turns, how much wider the beams)."""
         limit = max_depth if max_depth is not None else 64
         plan = [(d, 0) for d in range(1, limit + 1)]
-        if family == "cost-progressive" and max_depth is None:
-            # the top level: a third turn seldom completes in the time of a move and gains
-            # little when it does (the side's own last turn answered by nobody), so the
-            # time after two turns goes to the same two turns searched wider first
-            plan[2:2] = [(2, w) for w in range(1, COST_WIDER + 1)]
+        if family == "cost-progressive" and limit >= 3:
+            # a third turn gains nothing measurable over two at 1 s a move (the side's own
+            # last turn answered by nobody), so the time after two turns goes first to the
+            # same two turns searched wider: once at level 3, COST_WIDER times above it
+            wider = min(COST_WIDER, limit - 2)
+            plan[2:2] = [(2, w) for w in range(1, wider + 1)]
         return plan
 
     def _root(self, moves, depth: int, prev_scores: dict):

@@ -235,6 +235,22 @@ def test_cost_progressive_top_level_keeps_the_two_turn_answer_when_its_wider_sea
     assert game.turn == 0
 
 
+def test_cost_progressive_levels_search_two_turns_wider_before_a_third():
+    # A third turn adds little over two in Cost Progressive, so from level 3 up the time after
+    # two turns goes first to the two searched wider: once at level 3, COST_WIDER times above.
+    # Levels 1 and 2 search as before, and no level goes deeper than its number of turns.
+    from engine.search import COST_WIDER
+    plan = Searcher._plan
+    assert plan("cost-progressive", 1) == [(1, 0)]
+    assert plan("cost-progressive", 2) == [(1, 0), (2, 0)]
+    assert plan("cost-progressive", 3) == [(1, 0), (2, 0), (2, 1), (3, 0)]
+    top = plan("cost-progressive", None)
+    assert top[:2 + COST_WIDER + 1] == [(1, 0), (2, 0)] + [(2, w) for w in range(1, COST_WIDER + 1)] + [(3, 0)]
+    assert [d for d, _ in top[2 + COST_WIDER:]] == list(range(3, 65))
+    # the other families deepen one turn at a time
+    assert plan("chess", 3) == [(1, 0), (2, 0), (3, 0)]
+
+
 class _Stale(dict):
     """A table holding, for every position not searched yet, a narrow search's bogus result."""
 
