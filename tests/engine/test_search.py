@@ -11,7 +11,7 @@ import pytest
 from board_driver.config import load_variant
 from engine.errors import IllegalMoveError
 from engine.game import new_game
-from engine.search import COST_FIRST_SHARE, Searcher, betza_value, random_turn
+from engine.search import COST_FIRST_SHARE, COST_WIDER, Searcher, betza_value, random_turn
 
 
 class TickClock:
@@ -162,11 +162,14 @@ def _mated_after(game, texts) -> bool:
     return o is not None and o.reason == "checkmate"
 
 
+# Black's tenth turn, 10 points (a position from a game between the levels)
+CP_MID = "r1bq1k2/1p1p4/3P1p1r/p1PB3p/P1P2B1P/5N2/8/1R1QK2R b K - 0 10"
+
+
 def test_cost_progressive_two_turns_deep_sees_the_opponents_mating_turn():
-    # Black's tenth turn, 10 points (a position from a game between the levels). Black's
-    # f5 and Qe8 leave White the mating turn Ne5, Bxh6: neither move checks alone, so a
-    # search of Black's own turn and White's captures and checks does not see it coming.
-    fen = "r1bq1k2/1p1p4/3P1p1r/p1PB3p/P1P2B1P/5N2/8/1R1QK2R b K - 0 10"
+    # Black's f5 and Qe8 leave White the mating turn Ne5, Bxh6: neither move checks alone, so
+    # a search of Black's own turn and White's captures and checks does not see it coming.
+    fen = CP_MID
     game = new_game(load_variant("cost-progressive"), fen)
     _turn(game, ["f6f5", "d8e8"])
     assert game.turn == 0 and _mated_after(game, ["f3e5", "f4h6"])       # the rules agree
@@ -219,7 +222,7 @@ def test_cost_progressive_top_level_keeps_the_two_turn_answer_when_its_wider_sea
     # The top level searches two turns again with wider beams; when that search runs out of
     # time before any other first action beats the last answer's, the turn played is the
     # two-turn search's, whole and legal.
-    fen = "r1bq1k2/1p1p4/3P1p1r/p1PB3p/P1P2B1P/5N2/8/1R1QK2R b K - 0 10"
+    fen = CP_MID
     clock = TickClock(1.0)
     two = Searcher().choose(new_game(load_variant("cost-progressive"), fen), clock=clock, seconds=1e9, depth=2)
     reads = clock.reads
@@ -236,10 +239,10 @@ def test_cost_progressive_top_level_keeps_the_two_turn_answer_when_its_wider_sea
 
 
 def test_cost_progressive_levels_search_two_turns_wider_before_a_third():
-    # A third turn adds little over two in Cost Progressive, so from level 3 up the time after
-    # two turns goes first to the two searched wider: once at level 3, COST_WIDER times above.
-    # Levels 1 and 2 search as before, and no level goes deeper than its number of turns.
-    from engine.search import COST_WIDER
+    # A third turn adds nothing measurable over two in Cost Progressive at 1 s, so from level 3
+    # up the time after two turns goes first to the two searched wider: once at level 3,
+    # COST_WIDER times above. Levels 1 and 2 search as before, and no level goes deeper than
+    # its number of turns.
     plan = Searcher._plan
     assert plan("cost-progressive", 1) == [(1, 0)]
     assert plan("cost-progressive", 2) == [(1, 0), (2, 0)]
@@ -261,7 +264,7 @@ class _Stale(dict):
 def test_cost_progressive_wider_search_does_not_take_a_narrower_searchs_results(monkeypatch):
     # The wider searches keep the table of the narrower ones for the order of moves: what a
     # narrower search found must not stand for a wider one's result.
-    fen = "r1bq1k2/1p1p4/3P1p1r/p1PB3p/P1P2B1P/5N2/8/1R1QK2R b K - 0 10"
+    fen = CP_MID
     monkeypatch.setattr(Searcher, "_plan", staticmethod(lambda family, max_depth: [(2, 1)]))
     clean = Searcher().choose(new_game(load_variant("cost-progressive"), fen), clock=TickClock(1.0), seconds=1e9)
     s = Searcher()
