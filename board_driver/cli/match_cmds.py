@@ -31,6 +31,10 @@ def register(sub) -> None:
     p.add_argument("--black", required=True, metavar="B", help="engine B, black in the first game")
     p.add_argument("--games", type=_positive, default=2, metavar="N", help="number of games (default 2)")
     p.add_argument("--time", type=_seconds, default=1.0, metavar="S", help="seconds a move (default 1)")
+    p.add_argument("--time-a", type=_seconds, metavar="S",
+                   help="seconds a move for engine A only (default: --time); a time-odds match "
+                        "measures what more time is worth to an engine")
+    p.add_argument("--time-b", type=_seconds, metavar="S", help="seconds a move for engine B only (default: --time)")
     p.add_argument("--clock", metavar="TC", help="play on a chess clock (PGN TimeControl: 60+1, 40/300:60, d60+1): "
                                                  "each engine thinks what its clock allows, a flag fall loses "
                                                  "(or draws: docs/board-driver.md); --time is then unused")
@@ -128,6 +132,9 @@ def cmd_match(args) -> int:
             raise PlayerError(f"{spec} cannot play {variant.name}: {why}")
     from board_driver.referee.clock import TimeControl
     tc = TimeControl.parse(args.clock) if getattr(args, "clock", None) else None
+    if tc is not None and (getattr(args, "time_a", None) or getattr(args, "time_b", None)):
+        raise ValueError("--time-a and --time-b give seconds a move; with --clock each engine "
+                         "thinks what its clock allows (give the clock alone)")
     openings = getattr(args, "openings", 0)
     by_fen = variant.family == "chess"     # else the opening turns are played as the game's first actions
     store = GameStore(data_dir())
@@ -135,6 +142,7 @@ def cmd_match(args) -> int:
     score = MatchScore()
     results: list[GameResult] = []
     seed = args.seed
+    times = (getattr(args, "time_a", None) or args.time, getattr(args, "time_b", None) or args.time)
     players = []
     try:
         for i, spec in enumerate(specs):
@@ -145,15 +153,17 @@ def cmd_match(args) -> int:
             sys.stderr.flush()
         for g in range(args.games):
             white, black = (a, b) if g % 2 == 0 else (b, a)
+            seconds = times if g % 2 == 0 else times[::-1]          # (white's, black's)
             names = {"white": white.spec.text, "black": black.spec.text}
             fen = opening_fen(variant, openings, seed, g // 2) if openings and by_fen else _start_fen(variant)
             opening = [a.text for turn in opening_turns(variant, openings, seed, g // 2) for a in turn] \
                 if openings and not by_fen else None
             gid, journal = store.create(variant.name, fen, players=names,
-                                        extra={"event": "match", "round": g + 1, "time": args.time,
+                                        extra={"event": "match", "round": g + 1, "time": seconds[0],
+                                               **({"time_black": seconds[1]} if seconds[1] != seconds[0] else {}),
                                                **({"clock": {"tc": tc.text, "mode": "auto"}} if tc else {})})
             try:
-                out, n = play_game(variant, white, black, seconds=args.time, journal=journal, tc=tc,
+                out, n = play_game(variant, white, black, seconds=seconds, journal=journal, tc=tc,
                                    fen=fen if openings and by_fen else None, opening=opening)
             finally:
                 journal.close()
@@ -183,11 +193,12 @@ def cmd_match(args) -> int:
     if args.json:
         print(json.dumps({
             "variant": variant.name, "a": specs[0].text, "b": specs[1].text, "games": [r.as_dict() for r in results],
-            "time": args.time, "openings": openings, "seed": seed, "wins": score.wins, "draws": score.draws, "losses": score.losses,
+            "time": args.time, "time_a": times[0], "time_b": times[1], "openings": openings, "seed": seed, "wins": score.wins, "draws": score.draws, "losses": score.losses,
             "score": round(score.fraction, 4), "elo": round(elo, 1), "margin": round(margin, 1),
             "nps": speeds, "score_line": score.line()}))
         return 0
-    print(f"{variant.name}, {args.time:g} s a move: A = {specs[0].text}, B = {specs[1].text}; "
+    per_move = f"{times[0]:g} s a move" if times[0] == times[1] else f"A {times[0]:g} s a move, B {times[1]:g} s"
+    print(f"{variant.name}, {per_move}: A = {specs[0].text}, B = {specs[1].text}; "
           f"A scored {float(sum(score.points)):g}/{len(score.points)} ({100 * score.fraction:.1f}%)")
     for k, v in speeds.items():
         print(f"{k}: {v} nodes a second")

@@ -96,11 +96,12 @@ def _elo(s: float) -> float:
     return -400.0 * math.log10(1.0 / s - 1.0)
 
 
-def play_game(variant, white, black, *, seconds: float, journal=None, fen: str | None = None,
+def play_game(variant, white, black, *, seconds: float | tuple[float, float], journal=None, fen: str | None = None,
               on_action: Callable | None = None, max_plies: int = MAX_PLIES, tc=None,
               clock: Callable[[], int] | None = None, opening: list[str] | None = None):
     """Play one game between two players (from the variant's start or ``fen``); returns
-    (outcome, number of actions). Every action a player gives is checked against the rules
+    (outcome, number of actions). ``seconds``: a move's thinking time, or (white's, black's).
+    Every action a player gives is checked against the rules
     (an illegal one loses the game). Under a time control ``tc`` (a TimeControl) each side's
     thinking is charged to its clock (``clock``: ms, default the monotonic wall clock), each
     player thinks what its clock allows, and a flag fall ends the game on time. ``opening``:
@@ -132,7 +133,7 @@ def play_game(variant, white, black, *, seconds: float, journal=None, fen: str |
             break
         side = game.turn
         player = players[side]
-        think = seconds
+        think = seconds[side] if isinstance(seconds, tuple) else seconds
         if clk is not None:
             p = clk.tc.periods[clk.tc.period(clk.state.moves[side])]
             think = clock_budget(clk.remaining(clock())[side], p.increment + p.delay)

@@ -306,3 +306,40 @@ def test_builtin_old_plays_a_saved_copy_of_the_search(tmp_path, monkeypatch):
         assert type(b.searcher).__module__ == "engine.search"
         out, n = play_game(v, a, b, seconds=0.05, max_plies=6)
     assert n == 6 and "illegal" not in out.reason
+
+
+class _Timed:
+    """A player that notes the seconds it is given and plays the first legal turn."""
+
+    def __init__(self, text):
+        self.spec = parse_spec(text)
+        self.given: list[float] = []
+
+    def turn(self, game, seconds, *, stop=None):
+        self.given.append(seconds)
+        return [game.legal_actions()[0]]
+
+
+def test_a_time_odds_game_gives_each_colour_its_own_seconds():
+    v = load_variant("orthodox")
+    white, black = _Timed("random"), _Timed("random")
+    play_game(v, white, black, seconds=(0.3, 0.05), max_plies=6)
+    assert white.given == [0.3] * 3 and black.given == [0.05] * 3
+
+
+def test_match_time_odds_follow_the_engine_across_colours(tmp_path):
+    r = _cli(["match", "--white", "random", "--black", "random", "--games", "2", "--time", "0.05",
+              "--time-a", "0.2", "--seed", "4", "--json", "--no-progress"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    assert (data["time_a"], data["time_b"]) == (0.2, 0.05)
+    heads = [json.loads((tmp_path / "games" / f"{g['id']}.jsonl").read_text().splitlines()[0])
+             for g in data["games"]]
+    # A is White in game 1 and Black in game 2: its 0.2 s goes with it
+    assert (heads[0]["time"], heads[0]["time_black"]) == (0.2, 0.05)
+    assert (heads[1]["time"], heads[1]["time_black"]) == (0.05, 0.2)
+    text = _cli(["match", "--white", "random", "--black", "random", "--games", "2", "--time-b", "0.1",
+                 "--time", "0.05", "--seed", "4", "--no-progress"], tmp_path).stdout
+    assert "A 0.05 s a move, B 0.1 s" in text
+    bad = _cli(["match", "--white", "random", "--black", "random", "--clock", "60+1", "--time-a", "2"], tmp_path)
+    assert bad.returncode == 2 and "--time-a" in bad.stderr and "clock" in bad.stderr
