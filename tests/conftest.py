@@ -34,3 +34,12 @@ def _a_data_folder_of_its_own(tmp_path_factory):
         os.environ.pop("FAIRYBOARD_DATA", None)
     else:
         os.environ["FAIRYBOARD_DATA"] = before
+
+
+def pytest_collection_modifyitems(config, items):
+    """Files with slow tests run first (a file's tests keep their order). Most slow tests wait
+    on something (a broker, a delayed link, a browser, a clock): started first, under
+    scripts/test's ``--dist loadfile --no-loadscope-reorder`` they run beside the files that
+    keep a core busy, not one by one at the end of the run."""
+    slow = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow)
