@@ -132,7 +132,8 @@ def cmd_match(args) -> int:
             raise PlayerError(f"{spec} cannot play {variant.name}: {why}")
     from board_driver.referee.clock import TimeControl
     tc = TimeControl.parse(args.clock) if getattr(args, "clock", None) else None
-    if tc is not None and (getattr(args, "time_a", None) or getattr(args, "time_b", None)):
+    odds = (getattr(args, "time_a", None), getattr(args, "time_b", None))     # seconds of A, of B, or None
+    if tc is not None and any(odds):
         raise ValueError("--time-a and --time-b give seconds a move; with --clock each engine "
                          "thinks what its clock allows (give the clock alone)")
     openings = getattr(args, "openings", 0)
@@ -142,7 +143,7 @@ def cmd_match(args) -> int:
     score = MatchScore()
     results: list[GameResult] = []
     seed = args.seed
-    times = (getattr(args, "time_a", None) or args.time, getattr(args, "time_b", None) or args.time)
+    times = (odds[0] or args.time, odds[1] or args.time)
     players = []
     try:
         for i, spec in enumerate(specs):
@@ -193,7 +194,8 @@ def cmd_match(args) -> int:
     if args.json:
         print(json.dumps({
             "variant": variant.name, "a": specs[0].text, "b": specs[1].text, "games": [r.as_dict() for r in results],
-            "time": args.time, "time_a": times[0], "time_b": times[1], "openings": openings, "seed": seed, "wins": score.wins, "draws": score.draws, "losses": score.losses,
+            "time": args.time, "time_a": times[0], "time_b": times[1], "openings": openings, "seed": seed,
+            "wins": score.wins, "draws": score.draws, "losses": score.losses,
             "score": round(score.fraction, 4), "elo": round(elo, 1), "margin": round(margin, 1),
             "nps": speeds, "score_line": score.line()}))
         return 0
