@@ -32,6 +32,12 @@ class Slow:
         return [game.legal_actions()[0]]
 
 
+def test_a_time_odds_game_gives_each_colour_its_own_seconds():
+    white, black = Slow([0], 0), Slow([0], 0)
+    play_game(load_variant("orthodox"), white, black, seconds=(0.3, 0.05), max_plies=6)
+    assert white.asked == [0.3] * 3 and black.asked == [0.05] * 3
+
+
 def test_a_match_on_a_clock_charges_thinking_and_ends_on_time():
     now = [0]
     white, black = Slow(now, 3000), Slow(now, 1000)

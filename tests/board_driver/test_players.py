@@ -308,25 +308,6 @@ def test_builtin_old_plays_a_saved_copy_of_the_search(tmp_path, monkeypatch):
     assert n == 6 and "illegal" not in out.reason
 
 
-class _Timed:
-    """A player that notes the seconds it is given and plays the first legal turn."""
-
-    def __init__(self, text):
-        self.spec = parse_spec(text)
-        self.given: list[float] = []
-
-    def turn(self, game, seconds, *, stop=None):
-        self.given.append(seconds)
-        return [game.legal_actions()[0]]
-
-
-def test_a_time_odds_game_gives_each_colour_its_own_seconds():
-    v = load_variant("orthodox")
-    white, black = _Timed("random"), _Timed("random")
-    play_game(v, white, black, seconds=(0.3, 0.05), max_plies=6)
-    assert white.given == [0.3] * 3 and black.given == [0.05] * 3
-
-
 def test_match_time_odds_follow_the_engine_across_colours(tmp_path):
     r = _cli(["match", "--white", "random", "--black", "random", "--games", "2", "--time", "0.05",
               "--time-a", "0.2", "--seed", "4", "--json", "--no-progress"], tmp_path)
