@@ -64,6 +64,7 @@ NULL_R = 2                 # its reduction (one more from depth 6)
 LMR_AFTER = 3              # quiet moves from this index on are reduced
 CHECK_BONUS = 600          # Cost Progressive: a check's share of a move's quick score
 COST_ROOT_WIDTH = 10       # Cost Progressive: the root's actions searched from two turns deep
+COST_LEVEL2_ROOT_WIDTH = 5  # ... at level 2 (the weakest level that looks at the reply)
 COST_REPLY_FIRST = 8       # Cost Progressive: first actions searched in a turn after the root's
 Q_PLIES = 4                # quiescence of the generic families: actions deep at most
 Q_WIDTH = 6                # ... and actions looked at a node
@@ -760,6 +761,7 @@ class Searcher:
         self.nodes = 0
         self.total_nodes = 0
         self.widen = 0          # Cost Progressive: how much wider than usual the beams are now
+        self.root_width = COST_ROOT_WIDTH   # Cost Progressive: the root's actions searched two turns deep
 
     # -- public ------------------------------------------------------------------------------------
     def choose(self, game, *, clock: Callable[[], float], seconds: float = 1.0,
@@ -897,6 +899,8 @@ class Searcher:
             if scores:
                 best = max(root_moves, key=lambda m: scores.get(b.move_id(m), -INF))
                 best_score = scores[b.move_id(best)]
+        # level 2 weighs the reply to fewer of its first actions than the levels above it
+        self.root_width = COST_LEVEL2_ROOT_WIDTH if max_depth == 2 else COST_ROOT_WIDTH
         for d, w in self._plan(game.family, max_depth):
             self.widen = w
             try:
@@ -931,12 +935,12 @@ class Searcher:
         """The searches of one action, in order: (depth in turns, how much wider the beams)."""
         limit = max_depth if max_depth is not None else 64
         plan = [(d, 0) for d in range(1, limit + 1)]
-        if family == "cost-progressive" and limit >= 3:
+        if family == "cost-progressive" and limit >= 4:
             # a third turn gains nothing measurable over two at 1 s a move (the side's own
-            # last turn answered by nobody), so the time after two turns goes first to the
-            # same two turns searched wider: once at level 3, COST_WIDER times above it
-            wider = min(COST_WIDER, limit - 2)
-            plan[2:2] = [(2, w) for w in range(1, wider + 1)]
+            # last turn answered by nobody), so above level 3 the time after two turns goes
+            # first to the same two turns searched wider, COST_WIDER times; level 3 goes on
+            # to its third turn after two
+            plan[2:2] = [(2, w) for w in range(1, COST_WIDER + 1)]
         return plan
 
     def _root(self, moves, depth: int, prev_scores: dict):
@@ -952,7 +956,7 @@ class Searcher:
         self._partial = None
         side = b.side()
         searched = moves
-        root_width = COST_ROOT_WIDTH + 5 * self.widen
+        root_width = self.root_width + 5 * self.widen
         if b.family == "cost-progressive" and depth >= 2 and len(moves) > root_width:
             # the opponent's whole turn is searched after each of ours: the root's actions
             # the last depth ranked best are searched again, the rest rank below every

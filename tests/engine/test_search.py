@@ -11,7 +11,8 @@ import pytest
 from board_driver.config import load_variant
 from engine.errors import IllegalMoveError
 from engine.game import new_game
-from engine.search import COST_FIRST_SHARE, COST_WIDER, Searcher, betza_value, random_turn
+from engine.search import (COST_FIRST_SHARE, COST_LEVEL2_ROOT_WIDTH, COST_ROOT_WIDTH, COST_WIDER, INF, Searcher,
+                           betza_value, random_turn)
 
 
 class TickClock:
@@ -239,19 +240,44 @@ def test_cost_progressive_top_level_keeps_the_two_turn_answer_when_its_wider_sea
 
 
 def test_cost_progressive_levels_search_two_turns_wider_before_a_third():
-    # A third turn adds nothing measurable over two in Cost Progressive at 1 s, so from level 3
-    # up the time after two turns goes first to the two searched wider: once at level 3,
-    # COST_WIDER times above. Levels 1 and 2 search as before, and no level goes deeper than
-    # its number of turns.
+    # A third turn adds nothing measurable over two in Cost Progressive at 1 s, so above
+    # level 3 the time after two turns goes first to the two searched wider, COST_WIDER
+    # times. Levels 1 to 3 deepen one turn at a time, and no level goes deeper than its
+    # number of turns.
     plan = Searcher._plan
     assert plan("cost-progressive", 1) == [(1, 0)]
     assert plan("cost-progressive", 2) == [(1, 0), (2, 0)]
-    assert plan("cost-progressive", 3) == [(1, 0), (2, 0), (2, 1), (3, 0)]
+    assert plan("cost-progressive", 3) == [(1, 0), (2, 0), (3, 0)]
+    assert plan("cost-progressive", 4) == [(1, 0), (2, 0)] + [(2, w) for w in range(1, COST_WIDER + 1)] + [(3, 0), (4, 0)]
     top = plan("cost-progressive", None)
     assert top[:2 + COST_WIDER + 1] == [(1, 0), (2, 0)] + [(2, w) for w in range(1, COST_WIDER + 1)] + [(3, 0)]
     assert [d for d, _ in top[2 + COST_WIDER:]] == list(range(3, 65))
     # the other families deepen one turn at a time
     assert plan("chess", 3) == [(1, 0), (2, 0), (3, 0)]
+
+
+def test_cost_progressive_level_2_weighs_the_reply_to_fewer_first_actions(monkeypatch):
+    # Level 2, the weakest level that looks at the opponent's reply, looks at it after its
+    # COST_LEVEL2_ROOT_WIDTH best first actions of one turn deep; level 3 (and the levels
+    # above it) after COST_ROOT_WIDTH (the others rank below every one searched).
+    weighed: list = []
+    real = Searcher._root
+
+    def root(self, moves, depth, prev_scores):
+        out = real(self, moves, depth, prev_scores)
+        if depth == 2 and self.widen == 0:
+            weighed.append(sum(s > -INF // 2 for s in out[2].values()))
+        return out
+
+    monkeypatch.setattr(Searcher, "_root", root)
+    game = new_game(load_variant("cost-progressive"), CP_MID)
+    assert len(game.legal_actions()) > COST_ROOT_WIDTH
+    for depth, width in ((2, COST_LEVEL2_ROOT_WIDTH), (3, COST_ROOT_WIDTH)):
+        weighed.clear()
+        Searcher().choose(new_game(load_variant("cost-progressive"), CP_MID), clock=TickClock(1e-6),
+                          seconds=100, depth=depth)
+        assert weighed and weighed[0] == width, (depth, weighed)
+    assert COST_LEVEL2_ROOT_WIDTH < COST_ROOT_WIDTH
 
 
 class _Stale(dict):
