@@ -133,7 +133,7 @@ def cmd_match(args) -> int:
     from board_driver.referee.clock import TimeControl
     tc = TimeControl.parse(args.clock) if getattr(args, "clock", None) else None
     odds = (getattr(args, "time_a", None), getattr(args, "time_b", None))     # seconds of A, of B, or None
-    if tc is not None and any(odds):
+    if tc is not None and odds != (None, None):
         raise ValueError("--time-a and --time-b give seconds a move; with --clock each engine "
                          "thinks what its clock allows (give the clock alone)")
     openings = getattr(args, "openings", 0)
@@ -143,7 +143,7 @@ def cmd_match(args) -> int:
     score = MatchScore()
     results: list[GameResult] = []
     seed = args.seed
-    times = (odds[0] or args.time, odds[1] or args.time)
+    times = tuple(args.time if t is None else t for t in odds)
     players = []
     try:
         for i, spec in enumerate(specs):
