@@ -315,7 +315,7 @@ class GameHost:
         if not isinstance(r, dict) or r.get("side") not in COLOR or not isinstance(r.get("peer"), str):
             return
         if self.broker is None:
-            session.notices.append(f"This game is played against {r['peer']} over the broker, and this board "
+            session.notify(f"This game is played against {r['peer']} over the broker, and this board "
                                    f"has no broker: section: its moves cannot arrive.")
             return
         from board_driver.club.remote_link import RemoteLink
@@ -347,7 +347,7 @@ class GameHost:
         return {"tc": tc, "mode": mode} if tc else None
 
     def _start(self, session: Session, resumed: bool) -> None:
-        session.san_notices = self.san_notices
+        session.name_moves_in_san(self.san_notices)
         self.move_time = self._move_time(session)
         attach(session, seconds=self.move_time, fsf_path=self.fsf_path, background=self.background)
         self._attach_remote(session)
@@ -411,7 +411,7 @@ class GameHost:
             self._start(session, False)
         except BoardDriverError as exc:
             # the new game is on disk; its engine cannot start: the game goes on with people
-            session.notices.append(f"The computer cannot play: {exc}")
+            session.notify(f"The computer cannot play: {exc}")
             self.seat.mount(session, False)
             self.session = session
         self.say(self._new_line(session))

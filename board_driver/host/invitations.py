@@ -146,7 +146,7 @@ class Invitations:
             return
 
         def job(session) -> None:
-            session.notices.append(line)
+            session.notify(line)
         q.put(job)
 
     # -- the handshake ---------------------------------------------------------------------------

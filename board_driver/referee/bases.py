@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from board_driver.referee.reconcile import Base, Preferences
+from board_driver.referee.opponent import Expect
 from engine.contract import ActionKind, BoardState, Termination
 from engine.errors import EngineError
 from engine.variant import PROMOTION_PREFERENCE as PROMOTION_ORDER  # noqa: F401  (re-exported)
@@ -43,7 +44,7 @@ class Bases:
         self.marks = marks          # shared with the session, which keeps it in step with the history
         self._cache: dict = {}
         self._spent: list[dict] = []   # caches invalidated but not yet freed (see release)
-        self.only = None            # the computer's action: the one action accepted now (see .computer)
+        self.only: Expect | None = None     # what is accepted of the side played from elsewhere (Session.expect_only)
         self.generation = 0         # counts the invalidations: equal numbers, the same inputs
         self._promotion = game.variant.promotion_order     # the variant never changes
 
@@ -111,8 +112,9 @@ class Bases:
         else:
             past = g
         occ, actions, turn = past.occupancy(), tuple(past.legal_actions()), past.turn
-        if k == 0 and self.only is not None:
-            actions = tuple(a for a in actions if a == self.only)
+        only = self.only
+        if k == 0 and only is not None:
+            actions = tuple(a for a in actions if only.admits(a))
         start = self.marks[i - 1] if i > 0 else 0
         last_side, last_to_move, last_drop = -1, False, False
         if k == 0:

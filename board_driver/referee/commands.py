@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from board_driver.errors import BoardDriverError
-from board_driver.referee.reconcile import Explanation
+from board_driver.referee.opponent import PeerRequests
 from board_driver.referee.reconcile import VerdictStatus as VS
 from board_driver.referee.texts import COLOR, option_list
 from engine.contract import ActionKind, Termination
@@ -100,8 +100,9 @@ def _cmd_choose(session, cmd, args) -> list[str]:
         return [f"Chosen: {pick.label}."]
     if not key:
         raise CommandError("there is no prompt to answer")
-    session.choice = _piece_key(session.game, key)
-    return [f"Noted: {session.choice} for the next choice (promotion or reserve piece)."]
+    choice = _piece_key(session.game, key)
+    session.note_choice(choice)
+    return [f"Noted: {choice} for the next choice (promotion or reserve piece)."]
 
 
 def _piece_key(game, key: str) -> str:
@@ -156,15 +157,13 @@ def _cmd_silent(session, cmd, args) -> list[str]:
         if action.kind != ActionKind.SETUP:
             raise CommandError(f"setup: {text!r} is not an army set-up")
         _ready_for_silent(session, head)
-        session.commit(Explanation(0, (action,)), len(session.events))
-        if session.occupancy != g.occupancy():
-            session.recover = True
+        session.record_setup(action)
         return ["Army recorded: put the pieces on the squares the LEDs show."]
     if not action.silent:
         raise CommandError(f"{text!r} moves pieces: make that move on the board")
     _ready_for_silent(session, head)
     mover = g.turn
-    session.commit(Explanation(0, (action,)), len(session.events))
+    session.apply_silent(action)
     c = session.clock
     if (session.time.mode == "press" and c is not None and c.running == mover and g.turn != mover
             and session.outcome() is None):
@@ -183,17 +182,12 @@ def _cmd_takeback(session, cmd, args) -> list[str]:
     if out is not None and out.termination is Termination.TIME_FORFEIT:
         raise CommandError("takeback: the game ended on time (a flag fell); start a new game")
     if out is not None and out.termination in (Termination.RESIGNATION, Termination.AGREEMENT):
-        g.unresign()                        # take back the resignation (the agreed draw), not a move
-        if session.journal is not None:
-            session.journal.write({"type": "reopen"}, sync=True)
-        session.invalidate()
-        if session.clock is not None and not (session.time.wait or session.time.paused):
-            session.clock.start(g.turn, session.now)
+        session.reopen()                    # take back the resignation (the agreed draw), not a move
         what = "resignation" if out.termination is Termination.RESIGNATION else "draw"
         return [f"The {what} is taken back: play on."]
     if not g.history:
         raise CommandError("takeback: no action to take back")
-    popped = take_back(session, takeback_plies(session))
+    popped = session.take_back(takeback_plies(session))
     return ["Taken back: " + ", ".join(a.text for a in popped) + "."
             + (" Put the pieces back as the LEDs show." if session.recover else "")]
 
@@ -202,7 +196,7 @@ def takeback_plies(session) -> int:
     """How many actions ``takeback`` takes back: the player's last action, with the actions of
     the side played from elsewhere after it, and the ends of turns before it."""
     g = session.game.copy()
-    computer = getattr(session, "computer", None)
+    computer = session.computer
     n = 0
     while g.history:
         a = g.pop()
@@ -214,39 +208,10 @@ def takeback_plies(session) -> int:
     return n
 
 
-def take_back(session, n: int, why: str = "takeback", **extra) -> list:
-    """Take the last ``n`` actions back: the journal's pops (``why`` and ``extra`` in each), both
-    clocks as they were before them, and the board to put right as the LEDs show. Returns
-    the actions taken back, the last first."""
-    g = session.game
-    popped = []
-    for _ in range(min(n, len(g.history))):
-        popped.append(g.pop())
-        session.marks.pop()
-    if session.marks:
-        session.marks[-1] = len(session.events)     # events before the takeback are no evidence now
-    clks = session.time.takeback(len(popped))     # both clocks as they were before the actions
-    if session.journal is not None:
-        ply = len(g.history) + len(popped)
-        for i, a in enumerate(popped):
-            ply -= 1
-            rec = {"type": "pop", "ply": ply, "action": a.text, "why": why, **extra}
-            if clks:
-                rec["clk"] = clks[i]
-            session.journal.write(rec, sync=False)
-        session.journal.sync()
-    session.invalidate()
-    session.tentative = None
-    session.choice = None
-    if session.occupancy != g.occupancy():
-        session.recover = True
-    return popped
-
-
-def _remote(session):
+def _remote(session) -> PeerRequests | None:
     """The side played on another board (opponents.remote.Remote), or None."""
-    remote = getattr(session, "computer", None)
-    return remote if remote is not None and hasattr(remote, "ask_takeback") else None
+    c = session.computer
+    return c.peer_player() if c is not None else None
 
 
 def _cmd_draw(session, cmd, args) -> list[str]:
@@ -259,17 +224,10 @@ def _cmd_draw(session, cmd, args) -> list[str]:
     remote = _remote(session)
     if remote is not None:
         return [remote.offer_draw(session)]
-    computer = getattr(session, "computer", None)
-    if computer is not None:
+    if session.computer is not None:
         raise CommandError("draw: the computer takes no draw offers (resign, or play on)")
-    g.resign(g.turn, Termination.AGREEMENT, draw=True)
-    session.invalidate()
-    if session.journal is not None:
-        session.journal.write({"type": "draw"}, sync=False)
-        session.journal_result()
-        session.journal.sync()
-    session.invalidate()
-    return [f"Drawn by agreement: {g.outcome().result}."]
+    out = session.agree_draw()
+    return [f"Drawn by agreement: {out.result}."]
 
 
 def _cmd_answer(session, cmd, args) -> list[str]:
@@ -281,8 +239,8 @@ def _cmd_answer(session, cmd, args) -> list[str]:
 
 
 def _cmd_remote(session, cmd, args) -> list[str]:
-    remote = getattr(session, "computer", None)
-    if remote is None or not hasattr(remote, "adopt"):
+    remote = _remote(session)
+    if remote is None:
         raise CommandError("remote: this game is not played against another board")
     if [a.lower() for a in args] != ["adopt"]:
         raise CommandError("remote: say remote adopt")
@@ -299,17 +257,10 @@ def _cmd_resign(session, cmd, args) -> list[str]:
         color = COLOR.index(args[0].lower())
     else:
         color = g.turn
-        computer = getattr(session, "computer", None)
+        computer = session.computer
         if computer is not None and computer.plays(color) and not computer.plays(1 - color):
             color = 1 - color               # the player resigns, not the side played from elsewhere
-    g.resign(color)
-    session.invalidate()                   # the cached outcome is stale: the result must reach the journal
-    if session.journal is not None:
-        session.journal.write({"type": "resign", "color": COLOR[color]}, sync=False)
-        session.journal_result()
-        session.journal.sync()
-    session.invalidate()
-    out = g.outcome()
+    out = session.resign(color)
     return [f"{COLOR[color].capitalize()} resigns: {out.result}."]
 
 
@@ -327,16 +278,12 @@ def _cmd_clock(session, cmd, args) -> list[str]:
     if sub == "pause":
         if c.running is None:
             raise CommandError("clock: the clock is not running")
-        c.stop(session.now)
-        session.time.paused = True
-        session.time.record("pause")
+        session.pause_clock()
         return ["Clock paused. " + session.time.line()]
     if sub in ("start", "resume", "go"):
         if c.running is not None:
             raise CommandError("clock: the clock is already running")
-        session.time.paused = session.time.wait = session.time.setup = False
-        c.start(session.game.turn, session.now)
-        session.time.record("start")
+        session.start_clock()
         return [session.time.line()]
     if sub == "adjust":
         if len(args) != 3 or args[1].lower() not in COLOR:
@@ -346,8 +293,7 @@ def _cmd_clock(session, cmd, args) -> list[str]:
         except ClockError as exc:
             raise CommandError(f"clock adjust: {exc}") from None
         side = COLOR.index(args[1].lower())
-        c.adjust(side, ms, session.now)
-        session.time.record("adjust", color=COLOR[side])
+        session.adjust_clock(side, ms)
         return ["Clock adjusted. " + session.time.line()]
     raise CommandError(f"clock {sub}: say clock, clock pause, clock start or clock adjust white|black TIME")
 
@@ -363,8 +309,7 @@ def press_clock(session) -> list[str]:
         raise CommandError("press: the game is over")
     if c.running is None:
         raise CommandError("press: the clock is stopped (clock start)")
-    c.switch(session.now)
-    session.time.record("press")
+    session.press_clock()
     return [session.time.line()]
 
 
@@ -380,23 +325,23 @@ def _cmd_hint(session, cmd, args) -> list[str]:
     g = session.game
     if session.outcome() is not None:
         raise CommandError("hint: the game is over")
-    computer = getattr(session, "computer", None)
+    computer = session.computer
     if computer is not None and computer.plays(g.turn):
-        peer = getattr(computer, "peer", None)          # a remote opponent: the other board's player
+        peer = computer.peer                # a remote opponent: the other board's player
         raise CommandError(f"hint: {peer} ({COLOR[g.turn]}) is to move" if peer else "hint: the computer is to move")
-    hinter = getattr(session, "hinter", None)
+    hinter = session.hinter
     if hinter is None:
         raise CommandError("hint: no engine is at hand in this game")
     try:
-        if getattr(hinter, "background", False):
+        if hinter.background:
             if not hinter.start(session):
                 return [f"Still looking for a hint for {COLOR[g.turn]}."]
             return [f"Looking for a hint for {COLOR[g.turn]}."]
-        action, words, rec = hinter(session)
+        hint = hinter(session)
     except (BoardDriverError, ValueError) as exc:
         raise CommandError(f"hint: {exc}") from None
-    session.show_hint(action, rec)
-    return [words]
+    session.show_hint(hint.action, hint.record)
+    return [hint.words]
 
 
 def _cmd_new(session, cmd, args) -> list[str]:
@@ -445,11 +390,6 @@ _BY_WORD = {w: c for c in COMMANDS for w in c.words}
 def button_words() -> tuple[str, ...]:
     """The command words a button may send."""
     return tuple(w for c in COMMANDS if c.button for w in c.words if w != "?")
-
-
-def console_words() -> frozenset[str]:
-    """The words the simulator's console carries out itself (board, moves, quit ...)."""
-    return frozenset(w for c in COMMANDS if c.handler is None for w in c.words)
 
 
 def help_lines() -> list[str]:

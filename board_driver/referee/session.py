@@ -19,7 +19,7 @@ game, :mod:`.commands` is the command language, :mod:`.texts` the text a player 
 
 from __future__ import annotations
 
-from typing import Any, Callable, Protocol
+from typing import Callable, Sequence
 
 from board_driver.devices import LedImage, RawFrame
 from board_driver.errors import BoardDriverError
@@ -31,6 +31,7 @@ from board_driver.referee.commands import CommandError, NewGameRequest
 from board_driver.referee.debounce import Debouncer, SquareEvent
 from board_driver.referee.evidence import EventLog
 from board_driver.referee.layout import Layout
+from board_driver.referee.opponent import Decision, Expect, Hint, HintEngine, Opponent
 from board_driver.referee.reconcile import (
     Board,
     Explanation,
@@ -46,32 +47,13 @@ from board_driver.referee.timekeeper import Timekeeper
 from board_driver.referee.texts import COLOR
 from board_driver.referee.unwatched import read_board
 from board_driver.settings import DriverSettings
+from engine.contract import Termination
 from engine.errors import EngineError
-from engine.game import Action
+from engine.game import Action, Outcome
 
-__all__ = ["COLOR", "CommandError", "HELP", "NewGameRequest", "PROMOTION_ORDER", "Session"]
+__all__ = ["COLOR", "CommandError", "HELP", "HintEngine", "NewGameRequest", "PROMOTION_ORDER", "Session"]
 
 HELP = "\n".join(commands.help_lines())
-
-
-class HintEngine(Protocol):
-    """What the ``hint`` command asks (:class:`board_driver.opponents.computer.Hinter`)."""
-
-    background: bool        # True: :meth:`start` it and take the answer up when :meth:`news` says so
-
-    def __call__(self, session: Session) -> tuple[Any, str, dict]:
-        """(the action to light or None, the words, the journal record), waited for."""
-
-    def start(self, session: Session) -> bool:
-        """Look for a hint in the background (False: one is already being looked for)."""
-
-    def news(self) -> bool: ...
-
-    def deadline(self, now: int) -> int | None: ...
-
-    def take(self, session: Session) -> tuple[Any, str, dict] | None: ...
-
-    def close(self) -> None: ...
 
 
 class Session:
@@ -104,7 +86,7 @@ class Session:
         self.notices: list[str] = []
         self._mover = 0                     # the side that made the action being announced
         self.bases = Bases(game, self.marks)
-        self.computer = None                # a .computer.Computer playing one side or both
+        self.computer: Opponent | None = None   # the side(s) played from elsewhere (computer, remote board)
         # the ``hint`` command's engine (opponents.computer.attach sets it: the referee knows no engines)
         self.hinter: HintEngine | None = None
         self.hint_shown: tuple[int, object] | None = None   # (history length, action) lit until the game moves on
@@ -159,9 +141,9 @@ class Session:
         opponent that only looks at its link every few ms (a remote player): what is due on the
         board itself (the page waits for that before it answers)."""
         c = self.computer
-        if c is not None and not polls and getattr(c, "polls", False):
+        if c is not None and not polls and c.polls:
             c = None
-        h = self.hinter if getattr(self.hinter, "background", False) else None
+        h = self.hinter if self.hinter is not None and self.hinter.background else None
         ds = [d for d in (self.debouncer.deadline(), self.verdict.deadline, self.retry_at,
                           c.deadline(self.now) if c is not None else None, self.time.flag_due(),
                           h.deadline(self.now) if h is not None else None) if d is not None]
@@ -409,7 +391,7 @@ class Session:
             v = self._verdict(now)
         for _ in range(64):                 # the computer's silent actions, then its next move shown
             if self.computer is None or (v.status not in (VS.SETTLED, VS.MISMATCH) and not self._withheld(v)) \
-                    or not self.computer.step(self):
+                    or not self.apply_decision(self.computer.decide(self)):
                 break
             v = self._verdict(now)
             if v.status == VS.COMMIT and not self._withheld(v):
@@ -424,9 +406,8 @@ class Session:
             self.tentative = None
         self.verdict = shown if shown is not None else v
         self.notice_verdict(v)
-        seen = getattr(self.computer, "on_verdict", None)
-        if seen is not None:
-            seen(self, v)                   # a remote player previews the move held tentatively
+        if self.computer is not None:
+            self.computer.on_verdict(self, v)   # a remote player previews the move held tentatively
         if render_leds:
             self.render()
 
@@ -435,8 +416,8 @@ class Session:
         the board shows it, its record has not arrived, and nothing is applied until it does."""
         if v.status != VS.COMMIT:
             return False
-        w = getattr(self.bases.only, "withholds", None)
-        return w is not None and bool(w(v.options[0]))
+        only = self.bases.only
+        return only is not None and only.withholds(v.options[0])
 
     def notice_verdict(self, v: Verdict) -> None:
         key = (v.status, tuple(o.label for o in v.options), v.fix, self.recover)
@@ -458,6 +439,184 @@ class Session:
         self.update(self.now)
         self.check_flag(self.now)
         return replies
+
+    # -- intents: every change a helper makes to the game goes through one of these ------------------
+    #
+    # The command language (commands.py), the opponents (opponents/), the game host and the page
+    # never write the session's parts: each of these does one whole job (game, marks, bases,
+    # clocks, tentative move, choice, journal), once. tests/board_driver/test_package_layout.py
+    # fails on a write from outside referee/.
+
+    def notify(self, line: str) -> None:
+        """Say ``line`` to the player (the console, the page, the log)."""
+        self.notices.append(line)
+
+    def name_moves_in_san(self, on: bool) -> None:
+        """Name moves in notices as Nf3 (True; costs an engine push) or by their text (e2e4)."""
+        self.san_notices = on
+
+    def note_choice(self, key: str) -> None:
+        """Remember ``key`` (a piece letter) for the next choice a move asks for."""
+        self.choice = key
+
+    def apply_silent(self, action: Action) -> None:
+        """Apply an action the board cannot see (a purchase, a pass, the end of a turn)."""
+        self.commit(Explanation(0, (action,)), len(self.events))
+
+    def record_setup(self, action: Action) -> None:
+        """Record an army set-up (Army csipgs); the player then sets the pieces up as the LEDs show."""
+        self.apply_silent(action)
+        self._await_board()
+
+    def _await_board(self) -> None:
+        """The board differs from the game: wait for the player to put it right."""
+        if self.occupancy != self.game.occupancy():
+            self.recover = True
+
+    def expect_only(self, expect: Expect | None) -> bool:
+        """What the reconciler accepts of the side played from elsewhere from now on (None: any
+        legal action). True when that changed."""
+        if self.bases.only == expect:
+            return False
+        self.bases.only = expect
+        self.invalidate()
+        return True
+
+    def apply_decision(self, d: Decision) -> bool:
+        """Apply what a side played from elsewhere decided (:mod:`.opponent`); True when the game
+        or what is accepted changed."""
+        for line in d.notices:
+            self.notify(line)
+        changed = d.changed
+        for s in d.silent:
+            self.notify(s.notice)
+            if s.setup:
+                self.record_setup(s.action)
+            else:
+                self.apply_silent(s.action)
+            changed = True
+        if not d.keep_expect:
+            changed |= self.expect_only(d.expect)
+        return changed
+
+    def take_back(self, n: int, why: str = "takeback", **extra: object) -> list[Action]:
+        """Take the last ``n`` actions back: the journal's pops (``why`` and ``extra`` in each),
+        both clocks as they were before them, the tentative move and the pending choice
+        dropped, and the board to put right as the LEDs show. Returns the actions taken back,
+        the last first."""
+        g = self.game
+        popped = []
+        for _ in range(min(n, len(g.history))):
+            popped.append(g.pop())
+            self.marks.pop()
+        if self.marks:
+            self.marks[-1] = len(self.events)       # events before the takeback are no evidence now
+        clks = self.time.takeback(len(popped))      # both clocks as they were before the actions
+        if self.journal is not None:
+            ply = len(g.history) + len(popped)
+            for i, a in enumerate(popped):
+                ply -= 1
+                rec = {"type": "pop", "ply": ply, "action": a.text, "why": why, **extra}
+                if clks:
+                    rec["clk"] = clks[i]
+                self.journal.write(rec, sync=False)
+            self.journal.sync()
+        self.invalidate()
+        self.tentative = None
+        self.choice = None
+        self._await_board()
+        return popped
+
+    def adopt(self, common: int, actions: Sequence[Action], *, after_each: Callable[[], None] | None = None,
+              why: str = "remote adopt") -> list[Action]:
+        """Go on from another record: the actions after its first ``common`` are taken back (as
+        :meth:`take_back`: journal, clocks, tentative move, choice) and ``actions`` applied in
+        their place (``after_each`` is called after each); the board is then put right as the
+        LEDs show. Returns the actions taken back, the last first."""
+        popped = self.take_back(len(self.game.history) - common, why=why)
+        for a in actions:
+            self.apply_silent(a)
+            if after_each is not None:
+                after_each()
+        self._await_board()
+        return popped
+
+    def _end(self, record: dict) -> None:
+        self.invalidate()                   # the cached outcome is stale: the result must reach the journal
+        if self.journal is not None:
+            self.journal.write(record, sync=False)
+            self.journal_result()
+            self.journal.sync()
+        self.invalidate()
+
+    def resign(self, side: int, by: str | None = None) -> Outcome:
+        """``side`` resigns (``by``: the remote board that said so)."""
+        self.game.resign(side)
+        rec: dict = {"type": "resign", "color": COLOR[side]}
+        if by is not None:
+            rec["by"] = by
+        self._end(rec)
+        out = self.outcome()
+        assert out is not None
+        return out
+
+    def agree_draw(self, by: str | None = None) -> Outcome:
+        """Both players agree to a draw (``by``: the remote board that agreed)."""
+        self.game.resign(self.game.turn, Termination.AGREEMENT, draw=True)
+        rec: dict = {"type": "draw"}
+        if by is not None:
+            rec["by"] = by
+        self._end(rec)
+        out = self.outcome()
+        assert out is not None
+        return out
+
+    def reopen(self) -> None:
+        """Take back a resignation or an agreed draw: play goes on, the clock with it."""
+        self.game.unresign()
+        if self.journal is not None:
+            self.journal.write({"type": "reopen"}, sync=True)
+        self.invalidate()
+        c = self.clock
+        if c is not None and not (self.time.wait or self.time.paused):
+            c.start(self.game.turn, self.now)
+
+    def pause_clock(self) -> None:
+        """Stop the running clock (an arbiter's pause), journaled."""
+        c = self.clock
+        assert c is not None
+        c.stop(self.now)
+        self.time.paused = True
+        self.time.record("pause")
+
+    def start_clock(self) -> None:
+        """Start the stopped clock for the side to move, journaled."""
+        c = self.clock
+        assert c is not None
+        self.time.paused = self.time.wait = self.time.setup = False
+        c.start(self.game.turn, self.now)
+        self.time.record("start")
+
+    def adjust_clock(self, side: int, ms: int, **extra: object) -> None:
+        """Set ``side``'s time left to ``ms`` (an arbiter's adjustment, or the remote board's own
+        reading of its player's time), journaled with ``extra``."""
+        c = self.clock
+        assert c is not None
+        c.adjust(side, ms, self.now)
+        self.time.record("adjust", color=COLOR[side], **extra)
+
+    def press_clock(self) -> None:
+        """The clock button: the running side's move is over, the other side's clock starts."""
+        c = self.clock
+        assert c is not None
+        c.switch(self.now)
+        self.time.record("press")
+
+    def script_time(self, *, horizon: int | None, flag_until: int | None) -> None:
+        """An event script's time (sim/events.py): the clocks' view ends at ``horizon`` and no flag
+        falls after ``flag_until`` (None: the real time)."""
+        self.time.horizon = horizon
+        self.time.flag_until = flag_until
 
     # -- views ------------------------------------------------------------------------------------------
     def scene_state(self) -> SceneState:
@@ -498,7 +657,7 @@ class Session:
         """Take up a hint the hinter found in the background (True when one was said): said as
         a notice, lit and journaled; dropped when the game moved on meanwhile."""
         h = self.hinter
-        if h is None or not getattr(h, "background", False) or not h.news():
+        if h is None or not h.background or not h.news():
             return False
         try:
             got = h.take(self)
@@ -507,9 +666,8 @@ class Session:
             return True
         if got is None or self.outcome() is not None:
             return False
-        action, words, rec = got
-        self.show_hint(action, rec)
-        self.notices.append(words)
+        self.show_hint(got.action, got.record)
+        self.notices.append(got.words)
         return True
 
     def drain_notices(self) -> list[str]:
@@ -546,8 +704,17 @@ class Session:
             "clocks": self.time.view(min(self.now, self.time.horizon) if self.time.horizon is not None else None),
         }
 
-    def attach_computer(self, computer) -> None:
-        """Let ``computer`` (a :class:`.computer.Computer`) play its sides from now on."""
+    def attach_hinter(self, hinter: HintEngine) -> None:
+        """Let ``hinter`` answer the ``hint`` command from now on (the referee knows no engines)."""
+        self.hinter = hinter
+
+    @property
+    def expected(self) -> Expect | None:
+        """What the reconciler accepts of the side played from elsewhere (None: any action)."""
+        return self.bases.only
+
+    def attach_computer(self, computer: Opponent) -> None:
+        """Let ``computer`` (a :class:`.computer.Computer`, a remote board) play its sides from now on."""
         self.computer = computer
         self.invalidate()
         self.update(self.now)
@@ -555,8 +722,7 @@ class Session:
     def close(self) -> None:
         if self.computer is not None:
             self.computer.close()
-        close_hinter = getattr(self.hinter, "close", None)
-        if close_hinter is not None:
-            close_hinter()
+        if self.hinter is not None:
+            self.hinter.close()
         if self.journal is not None:
             self.journal.close()

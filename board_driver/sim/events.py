@@ -115,7 +115,7 @@ def play_events(session: Session, board: SimulatedBoard, clock: VirtualClock, ev
     if display is not None:
         display.update(session)
     last = session.now
-    session.time.horizon = None
+    session.script_time(horizon=None, flag_until=None)
     for i, ev in enumerate(events, 1):
         last = ev.t
         clock.advance_to(ev.t)
@@ -128,12 +128,11 @@ def play_events(session: Session, board: SimulatedBoard, clock: VirtualClock, ev
             warnings.append({"event": i, "t": ev.t, "warning": str(exc)})
         pump(session, board, display, ev.t)
     # the script's time ends at its last event: the board settles after it, the clocks stop there
-    session.time.flag_until = last
+    session.script_time(horizon=None, flag_until=last)
     try:
         settle(session, display)
     finally:
-        session.time.flag_until = None
-    session.time.horizon = last
+        session.script_time(horizon=last, flag_until=None)
     return warnings
 
 
