@@ -20,7 +20,7 @@ Where the thinking happens:
   it so): the search runs in a worker thread on a copy of the game (``game.copy()``) and the
   step returns at once, so the LED frame of the player's move (a check, a game end) goes out
   at once and the loop goes on reading frames and commands. Meanwhile the reconciler accepts
-  no action of the computer's side (:data:`THINKING` in ``bases.only``: it equals no action)
+  no action of the computer's side (it expects ``Expect.waiting(Wait.THINKING)``: no action)
   -- a takeback of the player's move still is one -- and ``Computer (black) is thinking.`` is
   said once. The session looks for the answer every :data:`POLL_MS` (:meth:`Computer.deadline`)
   and takes it up on the next tick (:meth:`Computer.news`); from there on all is as in the
@@ -56,7 +56,7 @@ import threading
 from typing import Any
 
 from board_driver.opponents.players import Player, PlayerError, make_player, parse_spec
-from board_driver.referee.reconcile import Explanation
+from board_driver.referee.opponent import Decision, Expect, Hint, Silent, Wait
 from board_driver.referee.scene import movers, victims
 from board_driver.referee.texts import COLOR
 from engine.contract import ActionKind
@@ -64,18 +64,6 @@ from engine.game import Action
 from engine.moves import DROP
 
 
-class _Thinking:
-    """What :attr:`.bases.Bases.only` holds while the computer thinks: it equals no action, so
-    the reconciler accepts no action of the computer's side (a takeback of the player's move,
-    which is explained from an earlier state, still is)."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "THINKING"
-
-
-THINKING = _Thinking()
 POLL_MS = 10            # how often the loop looks for the answer of a search in the background
 SWITCH_SECONDS = 0.001  # the thread switch interval while a search runs (see the module docstring)
 
@@ -142,6 +130,9 @@ class _Polled:
 class Computer(_Polled):
     """The engine players of a game's computer sides, and the plan of the turn under way."""
 
+    polls = False                           # its deadline is a search's end, looked for every POLL_MS
+    peer = None                             # the computer is no other board's player
+
     def __init__(self, players: dict[int, Player], *, seconds: float = 1.0, background: bool = False):
         self.players = dict(players)        # side (0 white, 1 black) -> Player
         self.seconds = seconds
@@ -170,7 +161,7 @@ class Computer(_Polled):
 
     def budget(self, session) -> float:
         """Seconds to think now: from the side's clock under a time control, else ``seconds``."""
-        c = getattr(session, "clock", None)
+        c = session.clock
         if c is None:
             return self.seconds
         side = session.game.turn
@@ -212,64 +203,57 @@ class Computer(_Polled):
             p.close()
 
     # -- the session's hook --------------------------------------------------------------------
-    def step(self, session) -> bool:
-        """After the board is explained: plan the computer's turn when it is to move, apply its
-        silent actions and tell the reconciler which action to accept. True when the game
-        changed (the session then explains the board again). In the background, the turn is
-        searched in a worker thread: until its answer is taken up (a later step), the
-        reconciler accepts no action of the computer's side."""
+    def decide(self, session) -> Decision:
+        """After the board is explained: plan the computer's turn when it is to move, and say
+        what the session is to do -- its next silent action to apply (one a step: the session
+        asks again after each), or the action the reconciler is to accept. In the background,
+        the turn is searched in a worker thread: until its answer is taken up (a later step),
+        the reconciler accepts no action of the computer's side. Reads the session only."""
         g = session.game
-        bases = session.bases
+        said: list[str] = []
         if session.recover or session.outcome() is not None or g.turn not in self.players \
                 or session.tentative is not None:
-            self._forget(bases)
-            return False
+            self._forget()
+            return Decision(expect=None)
         n = len(g.history)
         if self.plan and self._at is not None and n == self._at + 1 and g.history[-1] == self.plan[0]:
             self.plan.pop(0)                # the player carried out the shown action
             self._at = n
         if not self.plan or self._at != n:
             if not self.background:
-                self._think(session)
-            elif not self._answer(session) and self._failed != g.history:
-                return self._wait(session)
-        changed = False
-        while self.plan and self.plan[0].silent and g.turn in self.players and session.outcome() is None:
+                self._think(session, said)
+            elif not self._answer(session, said) and self._failed != g.history:
+                return self._wait(session, said)
+        if self.plan and self.plan[0].silent:
             a = self.plan.pop(0)
-            if a not in g.legal_actions() and a.kind not in (ActionKind.DESIGN, ActionKind.INVENT, ActionKind.SETUP):
-                self.plan = []
-                break
-            session.notices.append(f"Computer ({COLOR[g.turn]}): {describe_silent(a)}.")
-            session.commit(Explanation(0, (a,)), len(session.events))
-            changed = True
-            self._at = len(g.history)
-        if changed and (g.turn not in self.players or session.outcome() is not None):
-            self._forget(bases)
-            return True
+            if a in g.legal_actions() or a.kind in (ActionKind.DESIGN, ActionKind.INVENT, ActionKind.SETUP):
+                self._at = n + 1            # once the session has applied it
+                return Decision(notices=tuple(said), silent=(Silent(a, f"Computer ({COLOR[g.turn]}): "
+                                                                     f"{describe_silent(a)}."),), keep_expect=True)
+            self.plan = []
         nxt = self.plan[0] if self.plan else None
         if nxt is not None and nxt.kind is ActionKind.SETUP:
             # an army set-up is recorded at once; the player then sets the pieces up
             self.plan.pop(0)
-            session.notices.append(f"Computer ({COLOR[g.turn]}) sets up its army: {nxt.text}.")
-            session.commit(Explanation(0, (nxt,)), len(session.events))
-            self._at = len(g.history)
-            if session.occupancy != g.occupancy():
-                session.recover = True
-            self._forget(bases)
-            return True
-        if bases.only != nxt:
-            bases.only = nxt
-            session.invalidate()
-            changed = True
-            if nxt is not None:
-                session.notices.append(describe_move(session, nxt, self._step_label()))
-        return changed
+            self._forget()
+            return Decision(notices=tuple(said), expect=None, silent=(
+                Silent(nxt, f"Computer ({COLOR[g.turn]}) sets up its army: {nxt.text}.", setup=True),))
+        want = Expect.play(nxt) if nxt is not None else None
+        if session.expected != want and nxt is not None:
+            said.append(describe_move(session, nxt, self._step_label()))
+        return Decision(notices=tuple(said), expect=want)
+
+    def on_verdict(self, session, v) -> None:
+        pass
+
+    def peer_player(self) -> None:
+        return None                         # the computer takes no takeback requests or draw offers
 
     def _step_label(self) -> str:
         physical = [a for a in self.plan if not a.silent]
         return f" (then {len(physical) - 1} more)" if len(physical) > 1 else ""
 
-    def _forget(self, bases) -> None:
+    def _forget(self) -> None:
         self.plan = []
         self._at = None
         s = self._search
@@ -277,11 +261,8 @@ class Computer(_Polled):
             s.stopped.set()                 # the game moved on: its answer is not wanted
             if s.done.is_set():
                 self._search = None
-        if bases.only is not None:
-            bases.only = None
-            bases.invalidate()
 
-    def _think(self, session) -> None:
+    def _think(self, session, said: list[str]) -> None:
         g = session.game
         player = self.players[g.turn]
         try:
@@ -289,13 +270,13 @@ class Computer(_Polled):
         except (PlayerError, ValueError) as exc:
             msg = f"Computer ({COLOR[g.turn]}) cannot move: {exc}"
             self.errors.append(msg)
-            session.notices.append(msg)
+            said.append(msg)
             plan = []
         self.plan = plan
         self._at = len(g.history)
 
     # -- thinking in the background ------------------------------------------------------------
-    def _answer(self, session) -> bool:
+    def _answer(self, session, said: list[str]) -> bool:
         """Take up the answer of a finished search when it is for the game as it stands (True);
         a stale one is dropped."""
         s = self._search
@@ -311,18 +292,17 @@ class Computer(_Polled):
                 raise s.error               # a bug, as it would be when thinking in the step
             msg = f"Computer ({COLOR[g.turn]}) cannot move: {s.error}"
             self.errors.append(msg)
-            session.notices.append(msg)
+            said.append(msg)
             self._failed = list(g.history)  # not tried again in this position
         self.plan = s.plan or []
         self._at = len(g.history)
         return True
 
-    def _wait(self, session) -> bool:
+    def _wait(self, session, said: list[str]) -> Decision:
         """The computer is to move and has no answer yet: a search starts unless one is still
         running (a stale one ends first: never two searches at once on an engine), and the
         reconciler accepts nothing of the computer's side meanwhile."""
         g = session.game
-        bases = session.bases
         self.plan = []
         self._at = None
         if self._search is not None and not self._search.current(g):
@@ -330,12 +310,10 @@ class Computer(_Polled):
         if self._search is None:
             self._search = _Search(g, self.players[g.turn], self.budget(session))
             self._search.start()
-        if bases.only is THINKING:
-            return False
-        bases.only = THINKING
-        session.invalidate()
-        session.notices.append(f"Computer ({COLOR[g.turn]}) is thinking.")
-        return True
+        want = Expect.waiting(Wait.THINKING)
+        if session.expected != want:
+            said.append(f"Computer ({COLOR[g.turn]}) is thinking.")
+        return Decision(notices=tuple(said), expect=want)
 
     def hint(self):
         """The action the LEDs should show the player to carry out, or None."""
@@ -488,7 +466,7 @@ class Hinter(_Polled):
             words = f"{head} {', then '.join(silent + ([shown.text] if shown is not None else []))}."
         rec = {"type": "hint", "ply": len(g.history), "color": side, "actions": [a.text for a in ev.best],
                "engine": self._player().spec.text, "cp": cp, "mate": mate}
-        return shown, words, rec
+        return Hint(shown, words, rec)
 
     # -- in the background ------------------------------------------------------------------------
     @property
@@ -561,9 +539,9 @@ def attach(session, *, seconds: float = 1.0, fsf_path: str | None = None,
     and the ``hint`` command its engine (:class:`Hinter`).
     ``background``: it thinks in a worker thread from the start (a session the real-time loop
     is to run: a computer to move first does not hold up the loop)."""
-    variant = getattr(session.game, "variant", None)
-    if variant is not None and getattr(session, "hinter", None) is None:
-        session.hinter = Hinter(variant, fsf_path=fsf_path, background=background)
+    variant = session.game.variant
+    if session.hinter is None:
+        session.attach_hinter(Hinter(variant, fsf_path=fsf_path, background=background))
     computer = Computer.for_players(session.players, variant, seconds=seconds, fsf_path=fsf_path,
                                     background=background)
     if computer is not None:

@@ -2,8 +2,8 @@
 
 ``--white remote:board-02`` on board-01 (whose player then plays Black) and ``--black
 remote:board-01`` on board-02 start one game on both boards (docs/remote.md). To the session a
-:class:`Remote` is a side played from elsewhere, exactly like the computer (the same hook:
-``step``, ``hint``, ``news``, ``deadline``, ``plays``): when the remote side has moved, its action
+:class:`Remote` is a side played from elsewhere, exactly like the computer (the same protocol,
+:class:`board_driver.referee.opponent.Opponent`: ``decide``, ``hint``, ``news``, ``deadline``, ``plays``): when the remote side has moved, its action
 is lit on the LEDs and said in words, and the reconciler accepts only that action for the remote
 side; its silent actions (a purchase, a design, the end of a turn) are applied at once.
 
@@ -28,7 +28,7 @@ Nothing lost, nothing forked:
   (see *takebacks and draw offers* below);
 * a move this board holds tentatively (a hold, a prompt with a default) goes out at once as a
   *preview* (``.../GAME/preview``, retracted with ``"action": null``): the peer lights it like a
-  remote move and accepts nothing of it until the action's record arrives (:class:`Previewed`).
+  remote move and accepts nothing of it until the action's record arrives (``Expect.previewed``).
   A preview is never part of the record.
 """
 
@@ -38,66 +38,16 @@ import hashlib
 import time
 from typing import Any
 
-from board_driver.opponents.computer import THINKING, describe_move, describe_silent
-from board_driver.referee.commands import CommandError, take_back, takeback_plies
-from board_driver.referee.reconcile import Explanation, VerdictStatus
+from board_driver.opponents.computer import describe_move, describe_silent
+from board_driver.referee.commands import CommandError, takeback_plies
+from board_driver.referee.opponent import Decision, Expect, Silent, Wait
+from board_driver.referee.reconcile import VerdictStatus
 from board_driver.referee.texts import COLOR
 from engine.contract import ActionKind, Termination
 from engine.game import Action
 
 POLL_MS = 10            # how often the loop looks at the link when nothing arrived
 RESEND_EVERY = 1.0      # seconds between two requests for the same missing actions
-
-
-class _Stopped:
-    """``bases.only`` while the two boards disagree: it equals no action."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "FORKED"
-
-
-FORKED = _Stopped()
-
-
-class _Agreed(_Stopped):
-    """``bases.only`` while a takeback or draw accepted here waits for the asking board."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "AGREED"
-
-
-AGREED = _Agreed()
-
-
-class Previewed:
-    """``bases.only`` while the peer's preview is lit (docs/remote.md, *Previews*): it equals the
-    previewed action, so the reconciler follows the board towards it as the player carries it
-    out (the LEDs show the move under way), but the session withholds its commit
-    (:meth:`withholds`) until the action's record arrives. Nothing else of the remote side is
-    accepted meanwhile."""
-
-    __slots__ = ("action",)
-
-    def __init__(self, action: Action) -> None:
-        self.action = action
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, Previewed):
-            return other.action == self.action
-        return isinstance(other, Action) and other == self.action
-
-    def __hash__(self) -> int:
-        return hash(self.action)
-
-    def withholds(self, expl: Explanation) -> bool:
-        return expl.depth == 0 and len(expl.actions) == 1 and expl.actions[0] == self.action
-
-    def __repr__(self) -> str:
-        return f"PREVIEWED({self.action.text})"
 
 
 def position_hash(game) -> str:
@@ -182,78 +132,61 @@ class Remote:
     def close(self) -> None:
         self.link.close()
 
-    def step(self, session) -> bool:
+    def decide(self, session) -> Decision:
+        """Take in what the peer said and say what the session is to do: the peer's next silent
+        action to apply (one a step), its army to record, or what the reconciler accepts of its
+        side -- its action once its record arrived, its preview, or nothing while it is to move,
+        while the boards disagree or while an accepted request waits for the asking board.
+        Requests, resignations and clock readings from the peer are carried out through the
+        session's intents (:meth:`.Session.take_back`, ``agree_draw``, ``resign``, ``adjust_clock``)."""
         g = session.game
-        bases = session.bases
         self._sync(session)
         changed = self._requests_in(session)
         changed |= self._take(session)
-        changed |= self._settle_preview(session)
+        cur = session.expected
+        if self._settle_preview(session) and cur is not None and cur.preview:
+            cur = None                      # the step says what is accepted now
         self._publish(session)
+
+        def only(want: Expect | None) -> Decision:
+            return Decision(expect=want, changed=changed or want != cur)
+
         if self._requests_out(session):     # a request accepted here: nothing moves until it is carried out
             self.shown = None
-            return self._only(session, AGREED) or changed
+            return only(Expect.waiting(Wait.AGREED))
         if self.stopped:
             self.shown = None
-            return self._only(session, FORKED) or changed
+            return only(Expect.waiting(Wait.FORKED))
         if session.recover or session.outcome() is not None or g.turn != self.side or session.tentative is not None:
             self.shown = None
             self.waiting_said = False
-            return self._only(session, None) or changed
+            return only(None)
         n = len(g.history)
-        for _ in range(64):                 # the peer's silent actions, applied at once
-            msg = self.peer_actions.get(n)
-            if msg is None or g.turn != self.side or session.outcome() is not None:
-                break
-            a = self._action(session, msg)
-            if a is None or not a.silent:
-                break
-            session.notices.append(f"{self.peer} ({COLOR[g.turn]}): {describe_silent(a)}.")
-            session.commit(Explanation(0, (a,)), len(session.events))
-            changed = True
-            self._sync(session)
-            n = len(g.history)
-            if self.stopped:
-                return self._only(session, FORKED) or True
-        if g.turn != self.side or session.outcome() is not None:
-            self.shown = None
-            self._publish(session)
-            return self._only(session, None) or changed
         msg = self.peer_actions.get(n)
         a = self._action(session, msg) if msg is not None else None
-        if a is not None and a.kind is ActionKind.SETUP:
-            session.notices.append(f"{self.peer} ({COLOR[g.turn]}) sets up its army: {a.text}.")
-            session.commit(Explanation(0, (a,)), len(session.events))
-            self._sync(session)
-            if session.occupancy != g.occupancy():
-                session.recover = True
-            self._publish(session)
-            return True
+        if a is not None and a.silent:      # the peer's silent actions, applied at once (one a step)
+            note = (f"{self.peer} ({COLOR[g.turn]}) sets up its army: {a.text}." if a.kind is ActionKind.SETUP
+                    else f"{self.peer} ({COLOR[g.turn]}): {describe_silent(a)}.")
+            return Decision(silent=(Silent(a, note, setup=a.kind is ActionKind.SETUP),), expect=cur, changed=True)
         if a is None:
             lit = self._show_preview(session, n)
             if lit is not None:
-                return lit or changed
+                return only(lit)
             self.shown = None
             if not self.waiting_said:
                 self.waiting_said = True
-                session.notices.append(f"Waiting for {self.peer} ({COLOR[self.side]}) to move.")
-            return self._only(session, THINKING) or changed
+                session.notify(f"Waiting for {self.peer} ({COLOR[self.side]}) to move.")
+            return only(Expect.waiting(Wait.THINKING))
         self.waiting_said = False
-        if bases.only != a:
+        want = Expect.play(a)
+        if cur != want:
             self.shown = a
-            self._only(session, a)
             self.shown_at.setdefault(n, time.time())
-            session.notices.append(describe_move(session, a, head=f"{self.peer} ({COLOR[g.turn]}) plays"))
-            return True
-        return changed
+            session.notify(describe_move(session, a, head=f"{self.peer} ({COLOR[g.turn]}) plays"))
+        return only(want)
 
-    def _only(self, session, a) -> bool:
-        bases = session.bases
-        if bases.only is a or (a is not None and bases.only == a):
-            return False
-        bases.only = a
-        session.invalidate()
-        return True
+    def peer_player(self) -> Remote:
+        return self                         # the other board's player answers takebacks and draws
 
     def _action(self, session, msg: dict):
         g = session.game
@@ -311,8 +244,7 @@ class Remote:
             return
         clk = (self.peer_actions.get(seq) or {}).get("clk")
         if type(clk) is int and clk >= 0 and clk != c.remaining(session.now)[mover]:
-            c.adjust(mover, clk, session.now)
-            session.time.record("adjust", color=COLOR[mover], by=self.peer, ply=seq)
+            session.adjust_clock(mover, clk, by=self.peer, ply=seq)
 
     def _rebuild(self, g) -> None:
         c = g.copy()
@@ -391,7 +323,7 @@ class Remote:
                 self._on_preview(payload, at)
             elif kind == "presence" and payload is not None:
                 self._preview_link_changed()
-                session.notices.append(f"{self.peer} is {'online' if payload.get('online') else 'offline'}.")
+                session.notify(f"{self.peer} is {'online' if payload.get('online') else 'offline'}.")
         self._check_peer(session)
         p = self.pending_resign
         if p is not None and p["seq"] == len(session.game.history) and self.fork is None:
@@ -431,9 +363,9 @@ class Remote:
         if fork != self.peer_fork:
             self.peer_fork = fork
             if fork is not None:
-                session.notices.append(f"{self.peer} says the two boards disagree: {fork}. Play stops.")
+                session.notify(f"{self.peer} says the two boards disagree: {fork}. Play stops.")
             elif self.fork is None:
-                session.notices.append(f"{self.peer} agrees again: play goes on.")
+                session.notify(f"{self.peer} agrees again: play goes on.")
         if n > self._heard():
             self._ask(self._heard())
         if have < len(self.texts):
@@ -450,16 +382,9 @@ class Remote:
             self.pending_resign = p         # taken once this board has caught up
             return False
         self.pending_resign = None
-        side = COLOR.index(color)
-        g.resign(side)
-        session.invalidate()
-        if session.journal is not None:
-            session.journal.write({"type": "resign", "color": color, "by": self.peer}, sync=False)
-            session.journal_result()
-            session.journal.sync()
-        session.invalidate()
-        self._result_sent = (g.outcome().result, g.outcome().reason)
-        session.notices.append(f"{self.peer} ({color}) resigns: {g.outcome().result}.")
+        out = session.resign(COLOR.index(color), by=self.peer)
+        self._result_sent = (out.result, out.reason)
+        session.notify(f"{self.peer} ({color}) resigns: {out.result}.")
         return True
 
     def _check_peer(self, session) -> None:
@@ -469,7 +394,7 @@ class Remote:
             if self._agree():
                 self.fork = None
                 self._state_sent = None
-                session.notices.append(f"The two boards agree again ({self.peer}'s record and this board's): "
+                session.notify(f"The two boards agree again ({self.peer}'s record and this board's): "
                                        f"play goes on.")
             return
         for seq in sorted(self.peer_actions):
@@ -517,7 +442,7 @@ class Remote:
                f"({n} actions) part at action {seq + 1}: {why}. Play stops. {advice}")
         self.errors.append(msg)
         self.log(msg)
-        session.notices.append(msg)
+        session.notify(msg)
 
     # -- previews: the move the sender's board holds tentatively, lit on this board at once -----------
     def _init_previews(self) -> None:
@@ -605,16 +530,12 @@ class Remote:
                 and p is not None and p.get("seq") == seq and p.get("action") == a.text):
             return False
         self.previewing = None
-        if isinstance(session.bases.only, Previewed):
-            session.bases.only = None       # the step sets what is accepted now
-            session.invalidate()
-            return True
-        return False
+        return True
 
-    def _show_preview(self, session, n: int) -> bool | None:
+    def _show_preview(self, session, n: int) -> Expect | None:
         """The peer's preview of its action ``n`` (no record of it yet): lit like a remote move,
         followed by the reconciler, its commit withheld. None when there is none to show (the
-        step then waits as before); else whether what is accepted changed."""
+        step then waits as before); else what the reconciler is to accept."""
         p = self.peer_preview
         if (p is None or p.get("seq") != n or n in self.peer_actions or not isinstance(p.get("action"), str)
                 or p.get("prev") != self.hashes[n]):
@@ -629,13 +550,7 @@ class Remote:
             self.previewing = (n, a)
             self.preview_shown_at.setdefault(n, time.time())
         self.shown = None
-        want = Previewed(self.previewing[1])
-        only = session.bases.only
-        if isinstance(only, Previewed) and only == want:
-            return False
-        session.bases.only = want
-        session.invalidate()
-        return True
+        return Expect.previewed(self.previewing[1])
 
     # -- the remote command ------------------------------------------------------------------------------
     def adopt(self, session) -> str:
@@ -649,25 +564,17 @@ class Remote:
         common = 0
         while common < min(heard, len(self.texts)) and self.peer_actions[common].get("hash") == self.hashes[common + 1]:
             common += 1
-        popped = []
-        while len(g.history) > common:
-            popped.append(g.pop())
-            session.marks.pop()
-        if session.journal is not None:
-            ply = len(g.history) + len(popped)
-            for a in popped:
-                ply -= 1
-                session.journal.write({"type": "pop", "ply": ply, "action": a.text, "why": "remote adopt"}, sync=False)
-            session.journal.sync()
-        session.invalidate()
         self.fork = None
         self.texts, self.hashes, self.sides = self.texts[:common], self.hashes[:common + 1], self.sides[:common]
-        for seq in range(common, heard):
-            a = g.parse(self.peer_actions[seq]["action"])
-            session.commit(Explanation(0, (a,)), len(session.events))
-            self._sync(session)
-        if session.occupancy != g.occupancy():
-            session.recover = True
+        theirs = []
+        c = g.copy()
+        while len(c.history) > common:
+            c.pop()
+        for seq in range(common, heard):    # parsed in turn, each in the position before it
+            a = c.parse(self.peer_actions[seq]["action"])
+            c.push(a)
+            theirs.append(a)
+        popped = session.adopt(common, theirs, after_each=lambda: self._sync(session))
         self._state_sent = None
         return (f"Took {self.peer}'s record: {heard} actions ({len(popped)} of this board's taken back). "
                 f"Put the pieces as the LEDs show.")
@@ -754,7 +661,7 @@ class Remote:
             self.answer_out = {"id": req["id"], "accept": False, "why": "stale", "t": time.time()}
             return f"{self.peer}'s {self._what(req)} no longer fits the game here: declined."
         if self.asking is not None:     # one agreement at a time: this board's own request goes
-            session.notices.append(f"Your {self._what(self.asking)} is withdrawn.")
+            session.notify(f"Your {self._what(self.asking)} is withdrawn.")
             self.asking = None
         self.agreed, self.agreed_said = req, False
         self.answer_out = {"id": req["id"], "accept": True, "t": time.time()}
@@ -824,7 +731,7 @@ class Remote:
             asked = self.asked if self.asked is not None and self.asked_said == self.asked["id"] else None
             gone = self.agreed if self.agreed is not None else asked
             if gone is not None:
-                session.notices.append(f"{self.peer} withdrew its {self._what(gone)}.")
+                session.notify(f"{self.peer} withdrew its {self._what(gone)}.")
             self.asked = self.agreed = None
             self.asked_said = None
             self.answer_out = None
@@ -848,10 +755,10 @@ class Remote:
         self.asking = None
         if not p.get("accept"):
             if p.get("why") == "stale":
-                session.notices.append(f"{self.peer} had moved on: your {self._what(req)} came too late "
+                session.notify(f"{self.peer} had moved on: your {self._what(req)} came too late "
                                        f"and lapsed (ask again if you still want it).")
             else:
-                session.notices.append(f"{self.peer} declines your {self._what(req)}.")
+                session.notify(f"{self.peer} declines your {self._what(req)}.")
             return False
         if len(self.texts) != req["n"] or self.hashes[req["n"]] != req["hash"] or session.outcome() is not None:
             return False                        # this board moved on meanwhile: withdrawn, the peer is told
@@ -874,19 +781,13 @@ class Remote:
         if req["what"] == "draw":
             if session.outcome() is not None:
                 return False
-            g.resign(g.turn, Termination.AGREEMENT, draw=True)
-            session.invalidate()
-            if session.journal is not None:
-                session.journal.write({"type": "draw", "by": who}, sync=False)
-                session.journal_result()
-                session.journal.sync()
-            session.invalidate()
+            out = session.agree_draw(by=who)
             head = f"{who} accepts your draw offer" if asked_here else f"{who} and you agree to a draw"
-            session.notices.append(f"{head}: drawn by agreement, {g.outcome().result}.")
+            session.notify(f"{head}: drawn by agreement, {out.result}.")
             return True
         to = req["to"]
         names = list(reversed(self._texts_of(req)))     # the last first, as the takeback says them
-        popped = take_back(session, len(g.history) - to, why="takeback", by=who) if len(g.history) > to else []
+        popped = session.take_back(len(g.history) - to, why="takeback", by=who) if len(g.history) > to else []
         self._sync(session)
         for k in [k for k in self.peer_actions if k >= to]:
             del self.peer_actions[k]
@@ -901,7 +802,7 @@ class Remote:
         head = f"{who} accepts your takeback" if asked_here else f"Taken back as {who} asked"
         put = " Put the pieces back as the LEDs show." if session.recover else ""
         unmade = "" if len(popped) == len(names) else f" ({len(names) - len(popped)} not yet made here)"
-        session.notices.append(f"{head}: {', '.join(names)}{unmade}.{put}")
+        session.notify(f"{head}: {', '.join(names)}{unmade}.{put}")
         return True
 
     def _requests_out(self, session) -> bool:
@@ -912,7 +813,7 @@ class Remote:
                                 or session.outcome() is not None or self.stopped):
             self.asking = None
             why = "a move was made" if session.outcome() is None else "the game is over"
-            session.notices.append(f"Your {self._what(req)} is withdrawn: {why}.")
+            session.notify(f"Your {self._what(req)} is withdrawn: {why}.")
         req = self.asked
         if req is not None:
             fit = self._fits(session, req)
@@ -921,22 +822,22 @@ class Remote:
                 self.answer_out = {"id": req["id"], "accept": False, "why": "stale", "t": time.time()}
                 if session.outcome() is None:
                     late = "after your move" if self.asked_said is None else "and then you moved"
-                    session.notices.append(f"{self.peer} asked for a {'draw' if req['what'] == 'draw' else 'takeback'} "
+                    session.notify(f"{self.peer} asked for a {'draw' if req['what'] == 'draw' else 'takeback'} "
                                            f"{late}: it lapsed.")
             elif fit == "ok" and self.asked_said != req["id"]:
                 self.asked_said = req["id"]
                 side = f"{self.peer} ({COLOR[self.side]})"
                 if req["what"] == "draw":
-                    session.notices.append(f"{side} offers a draw: say accept or decline.")
+                    session.notify(f"{side} offers a draw: say accept or decline.")
                 else:
-                    session.notices.append(f"{side} asks to take back {', '.join(self._texts_of(req))}: "
+                    session.notify(f"{side} asks to take back {', '.join(self._texts_of(req))}: "
                                            f"say accept or decline.")
         if self.agreed is not None and session.outcome() is not None:
             self.agreed = None
         self._say_requests()
         if self.agreed is not None and not self.agreed_said:
             self.agreed_said = True
-            session.notices.append(f"Waiting for {self.peer} to carry out the {self.agreed['what']}.")
+            session.notify(f"Waiting for {self.peer} to carry out the {self.agreed['what']}.")
         return self.agreed is not None
 
     def _texts_of(self, req: dict) -> list[str]:

@@ -14,6 +14,7 @@ from drivertools import Table
 from board_driver.devices import RawFrame
 from board_driver.opponents.computer import Computer, attach
 from board_driver.referee.scene import movers
+from board_driver.referee.opponent import Expect
 from board_driver.opponents.players import Player, PlayerError, make_player
 from board_driver.referee.runner import run_realtime
 
@@ -162,12 +163,12 @@ def test_the_players_move_is_lit_while_the_computer_thinks_then_its_move():
         rig.run((always, lambda r: r.move("e2", "e4")), (planned, None))
         assert s.computer.background                     # the loop switched it
         a = s.computer.hint()
-        assert s.bases.only == a
+        assert s.expected == Expect.play(a)
         # the player carries the computer's move out: it is accepted as in the step
         (frm,), (to,) = movers(a), a.places
         rig.run((always, lambda r: r.move(s.name(frm), s.name(to))),
                 (lambda r: len(s.game.history) == 2 and not r.frames, None))
-        assert s.game.history[-1] == a and s.computer.hint() is None and s.bases.only is None
+        assert s.game.history[-1] == a and s.computer.hint() is None and s.expected is None
     finally:
         s.close()
     first = next(f for f in rig.shown if f["moves"] == ["e2e4"])
@@ -206,7 +207,7 @@ def test_a_takeback_while_the_computer_thinks_is_seen_and_its_stale_answer_dropp
                 (taken_back, lambda r: gated.gate.set()),           # only then the search answers
                 (answered, None))
         stale = len(rig.shown)
-        assert s.game.history == [] and s.computer.hint() is None and s.bases.only is None
+        assert s.game.history == [] and s.computer.hint() is None and s.expected is None
         assert gated.asked == [["e2e4"]]
         rig.run((always, lambda r: r.move("d2", "d4")), (planned, None))
     finally:
@@ -368,7 +369,7 @@ def _hint_table(tmp_path):
     from board_driver.opponents.computer import Hinter
     t = Table("orthodox", fen=SCHOLAR, data=tmp_path)
     s = t.session
-    s.hinter = Hinter(s.game.variant, spec="builtin:2")
+    s.attach_hinter(Hinter(s.game.variant, spec="builtin:2"))
     gated = GatedHints(make_player("builtin:2", s.game.variant))
     s.hinter.player = gated
     return t, s, gated, Rig(s)

@@ -23,7 +23,7 @@ def _records(t: Table) -> list[dict]:
 def test_hint_is_said_lit_and_journaled_until_the_move_is_made(tmp_path):
     t = Table("orthodox", fen=SCHOLAR, data=tmp_path)
     assert attach(t.session) is None and isinstance(t.session.hinter, Hinter)   # no computer, a hinter
-    t.session.hinter = Hinter(t.session.game.variant, spec="builtin:2")
+    t.session.attach_hinter(Hinter(t.session.game.variant, spec="builtin:2"))
     out = t.say("hint")
     assert len(out) == 1 and out[0].startswith("Hint for white (#1): Qxf7#: "), out
     assert "take the black pawn off f7" in out[0] and "move the queen from h5 to f7" in out[0]
@@ -45,13 +45,13 @@ def test_hint_refuses_when_the_computer_is_to_move_or_the_game_is_over(tmp_path)
     t = Table("orthodox", fen=SCHOLAR)
     v = t.session.game.variant
     t.session.attach_computer(Computer({0: make_player("builtin:1", v)}, seconds=0.1))
-    t.session.hinter = Hinter(v, spec="builtin:1")
+    t.session.attach_hinter(Hinter(v, spec="builtin:1"))
     with pytest.raises(CommandError, match="computer is to move"):
         t.say("hint")
     t2 = Table("orthodox")
     with pytest.raises(CommandError, match="no engine"):
         t2.say("hint")
-    t2.session.hinter = Hinter(v, spec="builtin:1")
+    t2.session.attach_hinter(Hinter(v, spec="builtin:1"))
     t2.say("resign")
     with pytest.raises(CommandError, match="game is over"):
         t2.say("hint")

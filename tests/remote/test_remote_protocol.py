@@ -11,7 +11,8 @@ import pytest
 
 from board_driver.host.game_host import GameHost, GameRequest, SimSeat
 from board_driver.journal import GameStore
-from board_driver.opponents.remote import AGREED, Remote, position_hash
+from board_driver.opponents.remote import Remote, position_hash
+from board_driver.referee.opponent import Expect, Wait
 from board_driver.referee.reconcile import Explanation
 from board_driver.settings import load_profile, load_settings
 from board_driver.sim.board import VirtualClock
@@ -82,19 +83,19 @@ def test_an_action_past_a_gap_is_held_until_the_missing_one_arrives(tmp_path):
     gid = session.game_id
     msgs = record(session.game, ["e2e4", "e7e5", "g1f3"])
     link.deliver("action", gid, msgs[2])                             # the peer's second move first
-    remote.step(session)
-    assert remote.hint() is None and session.bases.only is not None   # nothing to show: waiting
+    session.apply_decision(remote.decide(session))
+    assert remote.hint() is None and session.expected is not None   # nothing to show: waiting
     assert ("resend", {"from": 0}) in link.sent                       # the hole is asked for
     states = [p for k, p in link.sent if k == "state"]
     assert states[-1]["have"] == 0
     link.deliver("action", gid, msgs[0])                              # the gap is filled
-    remote.step(session)
+    session.apply_decision(remote.decide(session))
     assert remote.hint() is not None and remote.hint().text == "e2e4"
     play_local(session, "e2e4")                                       # the player carries it out
-    remote.step(session)
+    session.apply_decision(remote.decide(session))
     assert remote.hint() is None                                      # this board's own turn
     play_local(session, "e7e5")
-    remote.step(session)                                              # the held action, with no new message
+    session.apply_decision(remote.decide(session))                                              # the held action, with no new message
     assert remote.hint() is not None and remote.hint().text == "g1f3"
     assert remote.fork is None
     sent = [p["seq"] for k, p in link.sent if k == "action"]
@@ -106,13 +107,13 @@ def test_an_action_from_another_position_stops_the_board_and_says_so(tmp_path):
     host, session, remote, link = open_remote(tmp_path, side=1)      # the peer plays Black
     gid = session.game_id
     play_local(session, "e2e4")
-    remote.step(session)
+    session.apply_decision(remote.decide(session))
     forged = record(session.game, ["d2d4", "d7d5"])[1]               # prev: a position this board never had
     link.deliver("action", gid, forged)
-    remote.step(session)
+    session.apply_decision(remote.decide(session))
     assert remote.fork is not None and remote.hint() is None
     assert any("The two boards disagree" in n for n in session.notices)
-    remote.step(session)                                              # the loop's next step tells the peer
+    session.apply_decision(remote.decide(session))                                              # the loop's next step tells the peer
     states = [p for k, p in link.sent if k == "state"]
     assert states[-1]["fork"]                                         # the peer is told
     host.close()
@@ -129,10 +130,10 @@ def moves_to(session, remote, link, texts: list[str]) -> None:
     for seq, t in enumerate(texts):
         if (seq % 2) == remote.side:
             link.deliver("action", session.game_id, msgs[seq])
-            remote.step(session)
+            session.apply_decision(remote.decide(session))
             assert remote.hint() is not None and remote.hint().text == t
         play_local(session, t)
-        remote.step(session)
+        session.apply_decision(remote.decide(session))
 
 
 def test_a_takeback_asked_here_is_made_once_the_peer_accepts(tmp_path):
@@ -141,14 +142,14 @@ def test_a_takeback_asked_here_is_made_once_the_peer_accepts(tmp_path):
     moves_to(session, remote, link, ["e2e4", "e7e5"])
     replies = session.command("takeback")
     assert replies == ["Asked b2 to take back e2e4, e7e5: waiting for the answer ('decline' withdraws the request)."]
-    remote.step(session)
+    session.apply_decision(remote.decide(session))
     ask = sent(link, "ask")[-1]
     assert ask["what"] == "takeback" and ask["n"] == 2 and ask["to"] == 0
     assert len(session.game.history) == 2                             # nothing taken back before the answer
     old = record(session.game, ["e2e4", "e7e5"])
     link.deliver("answer", session.game_id, {"id": ask["id"], "accept": True})
     link.deliver("action", session.game_id, old[1])                   # the peer's older record, resent meanwhile
-    remote.step(session)
+    session.apply_decision(remote.decide(session))
     assert session.game.history == []
     assert any("b2 accepts your takeback: e7e5, e2e4." in n for n in session.notices)
     kinds = [(k, p.get("n") if k == "state" and p else p) for k, p in link.sent if k in ("state", "ask")]
@@ -165,16 +166,16 @@ def test_the_peer_s_takeback_is_asked_here_and_made_after_the_peer_has_made_it(t
     g = session.game
     ask = {"id": "takeback-2-1", "what": "takeback", "n": 2, "hash": position_hash(g), "to": 1, "side": "black"}
     link.deliver("ask", session.game_id, ask)
-    remote.step(session)
+    session.apply_decision(remote.decide(session))
     assert session.notices[-1] == "b2 (black) asks to take back e7e5: say accept or decline."
     assert remote.requests()["asked"] == {"what": "takeback", "text": "b2 (black) asks to take back e7e5"}
     assert session.command("accept") == ["Accepted b2's takeback request: it is carried out on both boards."]
     assert sent(link, "answer")[-1]["accept"] is True and len(g.history) == 2
-    assert session.bases.only is AGREED and not session.bases.base(0).actions     # no action is accepted meanwhile
+    assert session.expected == Expect.waiting(Wait.AGREED) and not session.bases.base(0).actions     # no action is accepted meanwhile
     after_e4 = record(g, ["e2e4"])[0]["hash"]
     link.deliver("state", session.game_id, {"n": 1, "hash": after_e4, "have": 1})
     link.deliver("ask", session.game_id, None)                        # the peer's request is gone
-    remote.step(session)
+    session.apply_decision(remote.decide(session))
     assert [a.text for a in g.history] == ["e2e4"]
     assert any(n.startswith("Taken back as b2 asked: e7e5.") for n in session.notices)
     assert sent(link, "answer")[-1] is None and remote.requests()["asked"] is None
@@ -187,9 +188,9 @@ def test_a_takeback_asked_across_a_move_lapses_and_changes_nothing(tmp_path):
     g = session.game
     ask = {"id": "takeback-2-1", "what": "takeback", "n": 2, "hash": position_hash(g), "to": 1, "side": "black"}
     play_local(session, "g1f3")                                       # the player moved before the request came
-    remote.step(session)
+    session.apply_decision(remote.decide(session))
     link.deliver("ask", session.game_id, ask)
-    remote.step(session)
+    session.apply_decision(remote.decide(session))
     assert sent(link, "answer")[-1] == {**sent(link, "answer")[-1], "id": ask["id"], "accept": False, "why": "stale"}
     assert "b2 asked for a takeback after your move: it lapsed." in session.notices
     assert [a.text for a in g.history] == ["e2e4", "e7e5", "g1f3"]
@@ -203,25 +204,25 @@ def test_a_draw_offered_here_ends_the_game_once_the_peer_accepts_and_a_move_with
     host, session, remote, link = open_remote(tmp_path, side=1)
     moves_to(session, remote, link, ["e2e4", "e7e5"])
     session.command("draw")
-    remote.step(session)
+    session.apply_decision(remote.decide(session))
     first = sent(link, "ask")[-1]
     assert first["what"] == "draw" and first["n"] == 2
     play_local(session, "g1f3")                                       # the offerer's next move withdraws it
-    remote.step(session)
+    session.apply_decision(remote.decide(session))
     assert sent(link, "ask")[-1] is None and "Your draw offer is withdrawn: a move was made." in session.notices
     link.deliver("answer", session.game_id, {"id": first["id"], "accept": True})   # too late: nothing happens
-    remote.step(session)
+    session.apply_decision(remote.decide(session))
     assert session.outcome() is None
     moves_to_peer = record(session.game, ["e2e4", "e7e5", "g1f3", "b8c6"])[3]
     link.deliver("action", session.game_id, moves_to_peer)
-    remote.step(session)
+    session.apply_decision(remote.decide(session))
     play_local(session, "b8c6")
-    remote.step(session)
+    session.apply_decision(remote.decide(session))
     session.command("draw")
-    remote.step(session)
+    session.apply_decision(remote.decide(session))
     offer = sent(link, "ask")[-1]
     link.deliver("answer", session.game_id, {"id": offer["id"], "accept": True})
-    remote.step(session)
+    session.apply_decision(remote.decide(session))
     out = session.outcome()
     assert (out.result, out.reason) == ("1/2-1/2", "agreement")
     assert sent(link, "state")[-1]["result"] == ["1/2-1/2", "agreement"]
@@ -235,20 +236,20 @@ def test_the_peer_s_takeback_of_a_move_not_yet_carried_out_here_unlights_it(tmp_
     g = session.game
     msgs = record(g, ["e2e4"])
     link.deliver("action", session.game_id, msgs[0])
-    remote.step(session)
+    session.apply_decision(remote.decide(session))
     assert remote.hint() is not None and remote.hint().text == "e2e4"  # shown, not yet carried out
     link.deliver("ask", session.game_id, {"id": "takeback-1-1", "what": "takeback", "n": 1, "hash": msgs[0]["hash"],
                                           "to": 0, "side": "white"})
-    remote.step(session)
+    session.apply_decision(remote.decide(session))
     assert session.notices[-1] == "b2 (white) asks to take back e2e4: say accept or decline."
     session.command("accept")
-    assert remote.hint() is None and session.bases.only is AGREED
+    assert remote.hint() is None and session.expected == Expect.waiting(Wait.AGREED)
     link.deliver("state", session.game_id, {"n": 0, "hash": position_hash(g), "have": 0})
-    remote.step(session)
+    session.apply_decision(remote.decide(session))
     assert g.history == [] and remote.hint() is None and 0 not in remote.peer_actions
     assert "Taken back as b2 asked: e2e4 (1 not yet made here)." in session.notices
     link.deliver("action", session.game_id, record(g, ["d2d4"])[0])   # the peer plays another move
-    remote.step(session)
+    session.apply_decision(remote.decide(session))
     assert remote.hint() is not None and remote.hint().text == "d2d4" and remote.fork is None
     host.close()
 
