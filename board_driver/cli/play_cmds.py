@@ -13,7 +13,7 @@ from board_driver.opponents.computer import carry_out
 from board_driver.opponents.remote import parse_spec
 from board_driver.referee.commands import lookup
 from board_driver.referee.runner import Display, pump, settle
-from board_driver.referee.session import CommandError, NewGameRequest, Session
+from board_driver.referee.session import CommandError, Session
 from board_driver.settings import load_profile, load_settings
 from board_driver.sim.board import SimulatedBoard, SimulatorError, VirtualClock
 from board_driver.sim.console import parse_physical, render_board, status_lines
@@ -130,9 +130,9 @@ def _play_events(args, store, settings, profile) -> int:
     display = Display(board)
     try:
         warnings = play_events(session, board, clock, script.events(), display)
-    except NewGameRequest as req:
+    except BoardDriverError:
         host.close()
-        raise BoardDriverError(f"'new {req.variant}' is not available in an event file: run play again") from None
+        raise
     report = session.report()
     report["warnings"] = warnings
     report["resumed"] = host.resumed
@@ -203,14 +203,15 @@ def _play_interactive(args, store, settings, profile) -> int:
                     continue
                 for reply in session.command(text, clock()):
                     print(reply)
+                req = session.take_handover()
+                if req is not None:         # new: the game host replaces the game
+                    replaced = host.replace(req)
+                    if replaced is not None and seat.board is not None:
+                        session, board = replaced, seat.board
+                        display = Display(board)
             else:
                 for op in ops:
                     _do(op, board, session, display, clock)
-        except NewGameRequest as req:
-            replaced = host.replace(req)
-            if replaced is not None and seat.board is not None:
-                session, board = replaced, seat.board
-                display = Display(board)
         except (CommandError, SimulatorError, ValueError, BoardDriverError) as exc:
             print(f"error: {exc}")
         pump(session, board, display, clock())

@@ -26,21 +26,24 @@ from __future__ import annotations
 import queue
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from board_driver.devices import LedSink, RawFrame, SensorSource
 from board_driver.errors import BoardDriverError
 from board_driver.host.lifecycle import LifecycleError, Opening, clock_spec, open_game, replace_game
 from board_driver.journal import GameStore, load_any
 from board_driver.opponents.computer import attach, check_players
-from board_driver.referee.commands import NewGameRequest
+from board_driver.referee.commands import HandOver, NewGame
 from board_driver.referee.layout import BoardProfile, Layout
-from board_driver.referee.runner import run_realtime
+from board_driver.referee.runner import LoopCommand, run_realtime
 from board_driver.referee.session import Session
 from board_driver.referee.texts import COLOR, dice_lines
 from board_driver.settings import DriverSettings
 from board_driver.sim.board import SimulatedBoard
 from engine.variant import Variant
+
+if TYPE_CHECKING:
+    from board_driver.host.invitations import RemoteStart
 
 MOVE_TIME = 1.0         # seconds the computer thinks a move, unless the game or the user says otherwise
 
@@ -370,7 +373,7 @@ class GameHost:
         return f"New game {session.game_id}: {session.variant_name}.{tail}"
 
     # -- a new game in place of this one ------------------------------------------------------
-    def replace(self, req: NewGameRequest) -> Session | None:
+    def replace(self, req: HandOver) -> Session | None:
         """The new game ``req`` asks for, in place of the one in progress. A bad variant, FEN or
         player is said as an error and the game goes on (None). ``req.reply``, when set, is
         told the new game (``{"new_game": variant, "game": id}``) or the error."""
@@ -379,6 +382,7 @@ class GameHost:
         from board_driver.host.invitations import RemoteStart
         if isinstance(req, RemoteStart):
             return self._open_agreed(req, old)
+        assert isinstance(req, NewGame), req
         try:
             remote = self._remote_of(*((req.players or {}).get(c) for c in COLOR))
             if remote is not None:       # a remote game: invited now, opened once the peer agrees
@@ -422,7 +426,7 @@ class GameHost:
                                   "game": session.game_id})
         return session
 
-    def _open_agreed(self, req, old: Session) -> Session | None:
+    def _open_agreed(self, req: RemoteStart, old: Session) -> Session | None:
         """The remote game both boards agreed on (:class:`.invitations.RemoteStart`), in place of
         the game in progress (left unfinished when it is)."""
         agreed = req.agreed
@@ -448,7 +452,7 @@ class GameHost:
         self.invitations.changed()
         return session
 
-    def _replace_clock(self, req: NewGameRequest, old: Session) -> dict | None:
+    def _replace_clock(self, req: NewGame, old: Session) -> dict | None:
         """A new game keeps the time control of the game it replaces (or the one asked for)."""
         tc = getattr(req, "clock", None)
         pending, self.pending_clock = self.pending_clock, None
@@ -461,7 +465,7 @@ class GameHost:
         return self.clock_spec
 
     # -- the real-time loop ---------------------------------------------------------------------
-    def run(self, *, commands: queue.Queue | None = None, stop: Callable[[], bool] = lambda: False,
+    def run(self, *, commands: queue.Queue[LoopCommand] | None = None, stop: Callable[[], bool] = lambda: False,
             on_update: Callable[[Session], None] | None = None,
             wrap: Callable[[Session, SensorSource, LedSink], tuple[SensorSource, LedSink]] | None = None,
             on_session: Callable[[Session], None] | None = None) -> Session:
@@ -478,12 +482,11 @@ class GameHost:
                 source, sink = wrap(session, source, sink)
             if on_session is not None:
                 on_session(session)
-            try:
-                run_realtime(session, source, sink, self.clock, commands=commands, stop=stop,
-                             on_notice=self.say, on_update=on_update)
+            req = run_realtime(session, source, sink, self.clock, commands=commands, stop=stop,
+                               on_notice=self.say, on_update=on_update)
+            if req is None:
                 return session
-            except NewGameRequest as req:
-                self.replace(req)
+            self.replace(req)
 
     def link(self) -> dict:
         """The board's link, as the page and the logs report it."""

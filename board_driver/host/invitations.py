@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import re
 import threading
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable
 
 from board_driver.errors import BoardDriverError
-from board_driver.referee.commands import NewGameRequest
+from board_driver.referee.commands import HandOver
 from board_driver.referee.texts import COLOR
 
 if TYPE_CHECKING:       # pragma: no cover
@@ -32,16 +33,15 @@ class RemoteError(BoardDriverError):
     """A remote request cannot be carried out (no broker, no such invitation, one waiting)."""
 
 
-class RemoteStart(NewGameRequest):
-    """Both boards agreed on a game: the loop hands it to the game host (raised by a job), which
-    opens it in place of the game in progress."""
+@dataclass
+class RemoteStart(HandOver):
+    """Both boards agreed on a game: it comes on the loop's queue and the loop hands it to the
+    game host, which opens it in place of the game in progress."""
 
-    def __init__(self, agreed: dict, link: Any, peer: str, side: int):
-        super().__init__(agreed["variant"], fen=agreed.get("fen"), players=dict(agreed["players"]))
-        self.agreed = agreed
-        self.link = link
-        self.peer = peer
-        self.side = side                # the side the peer plays
+    agreed: dict
+    link: Any
+    peer: str
+    side: int                       # the side the peer plays
 
 
 NO_BROKER = "no broker configured (the board's profile has no broker section: docs/club.md, docs/remote.md)"
@@ -238,13 +238,9 @@ class Invitations:
             return
         if self.outgoing is not None:
             self.outgoing = dict(self.outgoing, state="agreed", game=agreed["game"])
-        start = RemoteStart(agreed, link, peer, side)
-
-        def job(session) -> None:
-            raise start
         q = self.commands
         if q is None:               # no loop to hand it to
             link.close()
             return
-        q.put(job)
+        q.put(RemoteStart(agreed, link, peer, side))
         self.changed()

@@ -12,7 +12,7 @@ game and applied like a move.
 from __future__ import annotations
 
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 from board_driver.errors import BoardDriverError
@@ -27,24 +27,30 @@ class CommandError(BoardDriverError, ValueError):
     """A console command cannot be carried out now."""
 
 
-class NewGameRequest(Exception):
-    """A new game is asked for (the ``new`` command, a button, the page): raised out of the
-    loop to the game host, which owns the devices and replaces the session.
+class HandOver:
+    """A command for the game host, not the session: the loop ends and hands it over (the game
+    host owns the devices and replaces the session). It comes on the loop's command queue
+    (the page's ``POST /api/new``, an agreed remote game) or from a command the session carried
+    out (``new``: :meth:`.session.Session.take_handover`)."""
+
+    reply: Future | None = None
+
+
+@dataclass
+class NewGame(HandOver):
+    """A new game is asked for (the ``new`` command, a button, the page).
 
     ``fen`` and ``players`` are what the asker named (None: the start position, and the
     players of the game in progress). ``reply`` is told the outcome when someone waits for it
     (the page's ``POST /api/new``): the new game's id, or the error that kept the old game on.
     """
 
-    def __init__(self, variant: str, *, fen: str | None = None, players: dict[str, str] | None = None,
-                 clock: str | None = None, clock_mode: str | None = None):
-        super().__init__(variant)
-        self.variant = variant
-        self.fen = fen
-        self.players = players
-        self.clock = clock              # a time control for the new game (None: the same as before)
-        self.clock_mode = clock_mode
-        self.reply: Future | None = None
+    variant: str
+    fen: str | None = None
+    players: dict[str, str] | None = None
+    clock: str | None = None            # a time control for the new game (None: the same as before)
+    clock_mode: str | None = None
+    reply: Future | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -345,7 +351,8 @@ def _cmd_hint(session, cmd, args) -> list[str]:
 
 
 def _cmd_new(session, cmd, args) -> list[str]:
-    raise NewGameRequest(args[0] if args else session.variant_name)
+    session.hand_over(NewGame(args[0] if args else session.variant_name))
+    return []
 
 
 COMMANDS: tuple[Command, ...] = (
@@ -414,7 +421,8 @@ def lookup(word: str) -> Command | None:
 
 def run(session, text: str) -> list[str]:
     """Carry out one session command; returns the replies. Raises CommandError when it
-    cannot be carried out (the message says why) and NewGameRequest for ``new``."""
+    cannot be carried out (the message says why); ``new`` leaves a :class:`NewGame` for the loop
+    (:meth:`.session.Session.take_handover`)."""
     words = text.strip().split()
     if not words:
         return []

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import gc
 import queue
-from typing import Callable
+from typing import Callable, Union
 
 from board_driver.devices import LedImage, LedSink, SensorSource
 from board_driver.errors import BoardDriverError
 from board_driver.journal import JournalError
+from board_driver.referee.commands import HandOver
 from board_driver.referee.session import Session
 from engine.errors import EngineError
 
@@ -108,20 +109,26 @@ def collect_garbage() -> None:
 POLL = 0.05     # seconds the service loop waits for a frame before an idle step (tick, prepare)
 
 
-def run_realtime(session: Session, source: SensorSource, sink: LedSink, clock: Callable[[], int], *,
-                 commands: "queue.Queue[str] | None" = None, stop: Callable[[], bool] = lambda: False,
-                 on_notice: Callable[[str], None] = print, poll: float = POLL,
-                 on_update: Callable[[Session], None] | None = None) -> Session:
-    """The service loop: frames and commands in, LED frames out, until ``stop()``.
+LoopCommand = Union[str, Callable[[Session], object], HandOver]
+"""What the loop's command queue carries: a console line (a button's word), a job called with
+the session (the web page's: see :mod:`board_driver.web.bridge`), or a :class:`HandOver` for the
+game host (a new game, an agreed remote game)."""
 
-    A command is a console line, or a callable that is called with the session (the web
-    page's jobs: see :mod:`board_driver.web.bridge`). ``on_update(session)`` is called after
+
+def run_realtime(session: Session, source: SensorSource, sink: LedSink, clock: Callable[[], int], *,
+                 commands: "queue.Queue[LoopCommand] | None" = None, stop: Callable[[], bool] = lambda: False,
+                 on_notice: Callable[[str], None] = print, poll: float = POLL,
+                 on_update: Callable[[Session], None] | None = None) -> HandOver | None:
+    """The service loop: frames and commands in, LED frames out, until ``stop()`` (None) or
+    until a command is for the game host (a new game): that :class:`HandOver` is returned.
+
+    A command is a :data:`LoopCommand`. ``on_update(session)`` is called after
     every step (the page's snapshots). The session's computer thinks in the background here
     (:meth:`board_driver.opponents.computer.Computer.think_in_background`): a commit's LED frame goes out
     at once, and frames and commands are read while it thinks. So does the ``hint`` command's."""
     if session.computer is not None:
         session.computer.think_in_background()
-    if session.hinter is not None and hasattr(session.hinter, "think_in_background"):
+    if session.hinter is not None:
         session.hinter.think_in_background()    # the hint command's search too
     display = Display(sink)
     display.update(session)
@@ -135,7 +142,9 @@ def run_realtime(session: Session, source: SensorSource, sink: LedSink, clock: C
             gc.enable()
 
 
-def _loop(session, source, display, clock, commands, stop, on_notice, poll, on_update) -> Session:
+def _loop(session: Session, source: SensorSource, display: Display, clock: Callable[[], int],
+          commands: "queue.Queue[LoopCommand] | None", stop: Callable[[], bool], on_notice: Callable[[str], None],
+          poll: float, on_update: Callable[[Session], None] | None) -> HandOver | None:
     failing = None
     ahead = False                   # the session has more work ahead: look for a frame, do not wait
     while not stop():
@@ -162,23 +171,33 @@ def _loop(session, source, display, clock, commands, stop, on_notice, poll, on_u
             failing = str(exc)
         while commands is not None:
             try:
-                text = commands.get_nowait()
+                item = commands.get_nowait()
             except queue.Empty:
                 break
-            if callable(text):
+            if isinstance(item, HandOver):
+                for line in session.drain_notices():
+                    on_notice(line)
+                return item             # for the game host
+            if callable(item):
                 for line in session.drain_notices():    # what happened before the job, in order
                     on_notice(line)
-                text(session)           # a job: it answers its caller itself
+                item(session)           # a job: it answers its caller itself
+                handover = session.take_handover()
+                if handover is not None:
+                    return handover     # the job gave the session a ``new`` command
                 continue
             try:
-                for line in session.command(text, clock()):
+                for line in session.command(item, clock()):
                     on_notice(line)
             except (ValueError, BoardDriverError, EngineError) as exc:
                 on_notice(f"error: {exc}")      # a bad command is an error message, never an exit
+            handover = session.take_handover()
+            if handover is not None:
+                return handover         # ``new``: the game host replaces the session
         display.update(session)
         for line in session.drain_notices():
             on_notice(line)
         if on_update is not None:
             on_update(session)
         collect_garbage()
-    return session
+    return None

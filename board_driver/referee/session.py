@@ -27,7 +27,7 @@ from board_driver.journal import GameStore, Journal, JournalError
 from board_driver.referee import commands, texts
 from board_driver.referee.clock import Clock, ClockState
 from board_driver.referee.bases import PROMOTION_ORDER, Bases
-from board_driver.referee.commands import CommandError, NewGameRequest
+from board_driver.referee.commands import CommandError, HandOver, NewGame
 from board_driver.referee.debounce import Debouncer, SquareEvent
 from board_driver.referee.evidence import EventLog
 from board_driver.referee.layout import Layout
@@ -51,7 +51,7 @@ from engine.contract import Termination
 from engine.errors import EngineError
 from engine.game import Action, Outcome
 
-__all__ = ["COLOR", "CommandError", "HELP", "HintEngine", "NewGameRequest", "PROMOTION_ORDER", "Session"]
+__all__ = ["COLOR", "CommandError", "HELP", "HandOver", "HintEngine", "NewGame", "PROMOTION_ORDER", "Session"]
 
 HELP = "\n".join(commands.help_lines())
 
@@ -96,6 +96,7 @@ class Session:
         self.leds: LedImage = LedImage.dark(layout.physical_size)
         self.led_layers: tuple[str | None, ...] = (None,) * layout.physical_size
         self.time = Timekeeper(self)        # the chess clock: docs/board-driver.md, *Chess clocks*
+        self._handover: HandOver | None = None  # a new game asked for, for the loop to hand to the game host
 
     # -- inputs -----------------------------------------------------------------------------------
     def on_frame(self, frame: RawFrame) -> None:
@@ -454,6 +455,15 @@ class Session:
     def name_moves_in_san(self, on: bool) -> None:
         """Name moves in notices as Nf3 (True; costs an engine push) or by their text (e2e4)."""
         self.san_notices = on
+
+    def hand_over(self, cmd: HandOver) -> None:
+        """Leave ``cmd`` (a new game) for the loop, which ends and hands it to the game host."""
+        self._handover = cmd
+
+    def take_handover(self) -> HandOver | None:
+        """What a command left for the game host (the loop asks after each command), once."""
+        cmd, self._handover = self._handover, None
+        return cmd
 
     def note_choice(self, key: str) -> None:
         """Remember ``key`` (a piece letter) for the next choice a move asks for."""

@@ -18,7 +18,7 @@ from typing import Callable, Iterable, Iterator
 from board_driver.devices import RawFrame
 from board_driver.errors import BoardDriverError
 from board_driver.referee.runner import Display, pump, settle
-from board_driver.referee.session import CommandError, NewGameRequest, Session
+from board_driver.referee.session import CommandError, NewGame, Session
 from board_driver.sim.board import SimulatedBoard, SimulatorError, VirtualClock
 from engine.geometry import Geometry
 
@@ -123,9 +123,12 @@ def play_events(session: Session, board: SimulatedBoard, clock: VirtualClock, ev
         try:
             apply_event(session, board, display, ev)
         except (SimulatorError, CommandError, ValueError) as exc:
-            if strict or isinstance(exc, NewGameRequest):
+            if strict:
                 raise
             warnings.append({"event": i, "t": ev.t, "warning": str(exc)})
+        req = session.take_handover()
+        if isinstance(req, NewGame):
+            raise SimulatorError(f"'new {req.variant}' is not available in an event file: run play again")
         pump(session, board, display, ev.t)
     # the script's time ends at its last event: the board settles after it, the clocks stop there
     session.script_time(horizon=None, flag_until=last)

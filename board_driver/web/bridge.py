@@ -30,7 +30,7 @@ from typing import Any, Callable
 
 from board_driver.devices import SLOW, LedImage, RawFrame
 from board_driver.errors import BoardDriverError
-from board_driver.referee.session import NewGameRequest
+from board_driver.referee.commands import HandOver
 from board_driver.web.live_eval import LiveEval
 from board_driver.web.state import NOTICE_KEEP, snapshot
 from engine.contract import TextEnum
@@ -443,10 +443,6 @@ class WebBridge:
                 return
             try:
                 result = fn(session)
-            except NewGameRequest as req:
-                req.reply = fut         # the game host answers once the new game is on disk, or refused
-                self._dirty = True
-                raise
             except BaseException as exc:       # handed to the waiting request, never lost
                 fut.set_exception(exc)
                 self._dirty = self._dirty or changes
@@ -454,6 +450,16 @@ class WebBridge:
             self._dirty = self._dirty or changes
             fut.set_result(result)
         self.commands.put(job)
+        self.wake.set()
+        return fut
+
+    def hand_over(self, cmd: HandOver) -> concurrent.futures.Future:
+        """Give the game host ``cmd`` (a new game) through the loop's queue; the future (the
+        command's ``reply``) has the answer once the new game is on disk, or the refusal."""
+        fut = cmd.reply
+        assert fut is not None, "a command handed over from the page has a reply"
+        self._dirty = True
+        self.commands.put(cmd)
         self.wake.set()
         return fut
 

@@ -8,6 +8,7 @@ reference.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import hashlib
 import ipaddress
 import json
@@ -23,7 +24,7 @@ from aiohttp import WSMsgType, web
 
 from board_driver.errors import BoardDriverError
 from board_driver.journal import GameStore, JournalError
-from board_driver.referee.session import CommandError, NewGameRequest
+from board_driver.referee.session import CommandError, NewGame
 from board_driver.sim.board import SimulatorError
 from board_driver.web.analyses import SECONDS as ANALYSE_SECONDS
 from board_driver.web.analyses import BusyError as AnalysisBusy
@@ -356,11 +357,18 @@ class WebServer:
         return c is not None and c.state is WizardState.RUNNING
 
     async def _ask(self, fn, timeout: float = 10.0, *, changes: bool = True):
+        """``fn(session)`` run in the board loop, its answer awaited."""
+        self._refuse_while_calibrating()
+        return await self._answer(self.bridge.call(fn, changes=changes), timeout)
+
+    def _refuse_while_calibrating(self) -> None:
         if self._calibrating():
             raise ApiError(409, "the board is being calibrated: the game waits until the calibration ends "
                                 "or is stopped (GET /api/calibrate)")
+
+    async def _answer(self, fut: concurrent.futures.Future, timeout: float = 10.0):
         try:
-            return await asyncio.wait_for(asyncio.wrap_future(self.bridge.call(fn, changes=changes)), timeout)
+            return await asyncio.wait_for(asyncio.wrap_future(fut), timeout)
         except asyncio.TimeoutError:
             raise ApiError(503, "the board loop did not answer in time") from None
 
@@ -524,9 +532,9 @@ class WebServer:
             except ClockError as exc:
                 raise ApiError(400, f"clock: {exc}") from None
 
-        def run(session):
-            raise NewGameRequest(variant, players=players, fen=fen, clock=clock, clock_mode=mode)
-        started = await self._ask(run)
+        self._refuse_while_calibrating()
+        started = await self._answer(self.bridge.hand_over(
+            NewGame(variant, players=players, fen=fen, clock=clock, clock_mode=mode, reply=concurrent.futures.Future())))
         if "invited" in started:            # a remote:PEER player: invited; the game opens once PEER accepts
             return _json({"ok": True, **started}, status=202)
         return _json({"ok": True, "variant": started["variant"], "game": started["game"], "players": players})

@@ -23,7 +23,7 @@ from webtools import Server, start_serve, until
 from board_driver.errors import BoardDriverError
 from board_driver.host.game_host import GameHost, GameRequest, SimSeat
 from board_driver.journal import GameStore, load_any
-from board_driver.referee.commands import NewGameRequest
+from board_driver.referee.commands import NewGame
 from board_driver.settings import load_profile, load_settings
 from board_driver.sim.board import VirtualClock
 
@@ -79,9 +79,8 @@ def test_a_bad_new_game_is_an_error_and_the_game_goes_on(tmp_path):
     host = host_of(tmp_path, said)
     s = host.open(GameRequest(new=True))
     gid = s.game_id
-    for req in (NewGameRequest("no-such-variant"), NewGameRequest("orthodox", fen="not a fen"),
-                NewGameRequest("orthodox", players={"white": "fsf:99", "black": "Bob"})):
-        req.reply = Future()
+    for req in (NewGame("no-such-variant", reply=Future()), NewGame("orthodox", fen="not a fen", reply=Future()),
+                NewGame("orthodox", players={"white": "fsf:99", "black": "Bob"}, reply=Future())):
         assert host.replace(req) is None
         assert host.session is s and s.game_id == gid and GameStore(tmp_path).current() == gid
         assert isinstance(req.reply.exception(timeout=0), (ValueError, BoardDriverError))
@@ -93,8 +92,7 @@ def test_a_bad_new_game_is_an_error_and_the_game_goes_on(tmp_path):
 def test_a_new_game_from_a_position_is_set_up_on_the_simulated_board(tmp_path):
     host = host_of(tmp_path)
     old = host.open(GameRequest(new=True, white="Ann", black="Bob")).game_id
-    req = NewGameRequest("orthodox", fen="4k3/8/8/3p4/4P3/8/8/4K3 w - - 0 1")
-    req.reply = Future()
+    req = NewGame("orthodox", fen="4k3/8/8/3p4/4P3/8/8/4K3 w - - 0 1", reply=Future())
     new = host.replace(req)
     assert new is not None and new.game_id != old
     assert req.reply.result(timeout=0) == {"new_game": "orthodox", "variant": "orthodox", "game": new.game_id}
@@ -117,12 +115,10 @@ def test_a_clock_asked_at_a_resume_is_said_to_wait_for_the_next_new_game(tmp_pat
     assert s.game_id == gid and s.clock is not None and s.clock.tc.text == "60+1"     # the game's own
     assert any(line.startswith("--clock 300: game ") and "keeps its own time control (60+1)" in line
                and "gets 300" in line for line in said), said
-    req = NewGameRequest("orthodox")
-    req.reply = Future()
+    req = NewGame("orthodox", reply=Future())
     new = again.replace(req)
     assert new is not None and new.clock is not None and new.clock.tc.text == "300"
-    req = NewGameRequest("orthodox")                      # and the one after keeps it
-    req.reply = Future()
+    req = NewGame("orthodox", reply=Future())                      # and the one after keeps it
     newer = again.replace(req)
     assert newer is not None and newer.clock is not None and newer.clock.tc.text == "300"
     again.close()
