@@ -44,9 +44,9 @@ _MODULE_OF = {name: module for name, module, _ in COMMANDS}
 
 def version() -> str:
     """The installed package's version (or the checkout's pyproject.toml when not installed)."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as dist_version
     try:
-        from importlib.metadata import PackageNotFoundError
-        from importlib.metadata import version as dist_version
         return dist_version("fairyboard")
     except PackageNotFoundError:
         pass

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Protocol, cast
 
 from board_driver.devices import RawFrame
 from board_driver.hardware._check import Section
@@ -68,7 +68,7 @@ def import_gpio() -> GpioModule:
             "`pip install 'fairyboard[pi5]'` (rpi-lgpio provides the same module)") from None
     except RuntimeError as exc:  # RPi.GPIO raises this off a Pi or without /dev/gpiomem access
         raise HardwareError(f"RPi.GPIO cannot run here: {exc}") from None
-    return GPIO
+    return cast(GpioModule, GPIO)           # the module, as the protocol above declares what it offers
 
 
 def setup_pin(gpio: GpioModule, pin: int, direction: int, **kw: Any) -> None:

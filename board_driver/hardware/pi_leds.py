@@ -182,7 +182,7 @@ class SpiDriver:
     def __init__(self, count: int, bus: int = 0, device: int = 0, *, spidev_module=None) -> None:
         if spidev_module is None:
             try:
-                import spidev
+                import spidev  # pyright: ignore[reportMissingImports]  (the pi extra: only on a Pi)
             except ImportError as exc:
                 raise MissingLibraryError(
                     f"LEDs on the Pi's SPI need the spidev module ({exc}): "
@@ -217,7 +217,7 @@ class Ws281xDriver:
     def __init__(self, count: int, pin: int = 18, *, module=None) -> None:
         if module is None:
             try:
-                import rpi_ws281x
+                import rpi_ws281x  # pyright: ignore[reportMissingImports]  (the pi extra: only on a Pi)
             except ImportError as exc:
                 raise MissingLibraryError(
                     f"LEDs on the Pi's PWM need the rpi_ws281x module ({exc}): "

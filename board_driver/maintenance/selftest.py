@@ -98,7 +98,7 @@ def device_findings(findings: dict[str, Any], profile, *, source, leds=None, ser
         leds.show(LedImage.dark(n))
         findings["leds"] = shown
     link = link_health(serial)
-    if link is not None:
+    if link is not None and serial is not None:
         findings["link"] = link
         h = serial.health()
         for name in LINK_PROBLEMS:

@@ -108,12 +108,14 @@ class _Polled:
     """What the session asks of a search in a worker thread (``self._search``: a :class:`_Search`
     or :class:`_HintSearch`): whether it has news, and when to look again."""
 
-    _search: _Search | _HintSearch | None
+    def _job(self) -> _Search | _HintSearch | None:
+        """The search under way, or done with its answer not yet taken."""
+        raise NotImplementedError
 
     def news(self) -> bool:
         """True once when a search in the background has ended (the session then takes its
         answer up, or drops it when the game changed meanwhile)."""
-        s = self._search
+        s = self._job()
         if s is None or s.told or not s.done.is_set():
             return False
         s.told = True
@@ -121,7 +123,7 @@ class _Polled:
 
     def deadline(self, now: int) -> int | None:
         """When the session should look for the answer of the search under way, or None."""
-        s = self._search
+        s = self._job()
         if s is None or s.told:
             return None
         return now if s.done.is_set() else now + POLL_MS
@@ -158,6 +160,9 @@ class Computer(_Polled):
                 p.close()
             raise
         return cls(players, seconds=seconds, background=background) if players else None
+
+    def _job(self) -> _Search | None:
+        return self._search
 
     def budget(self, session) -> float:
         """Seconds to think now: from the side's clock under a time control, else ``seconds``."""
@@ -315,7 +320,7 @@ class Computer(_Polled):
             said.append(f"Computer ({COLOR[g.turn]}) is thinking.")
         return Decision(notices=tuple(said), expect=want)
 
-    def hint(self):
+    def hint(self) -> Action | None:
         """The action the LEDs should show the player to carry out, or None."""
         return self.plan[0] if self.plan and not self.plan[0].silent else None
 
@@ -435,6 +440,9 @@ class Hinter(_Polled):
 
     def think_in_background(self) -> None:
         self.background = True
+
+    def _job(self) -> _HintSearch | None:
+        return self._search
 
     def _player(self) -> Player:
         from board_driver.opponents.analysis import best_engine

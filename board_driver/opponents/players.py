@@ -103,15 +103,6 @@ def parse_spec(text: str) -> EngineSpec:
     return EngineSpec(kind, level)
 
 
-def is_spec(text: str) -> bool:
-    """True when ``text`` names a computer player (used to tell a name from a spec)."""
-    try:
-        parse_spec(text)
-    except PlayerError:
-        return False
-    return True
-
-
 PAGE_LEVELS = (1, 2, 3)         # the built-in levels a player picks from on the page, weakest first
 _TURNS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five"}
 
@@ -381,11 +372,11 @@ def _protocol():
         """UCI with Fairy-Stockfish's variants: the position is sent as the engine's FEN of any
         board size (python-chess's boards are 8x8), UCI_Variant named as the variants.ini does."""
 
-        def _position(self, board) -> None:           # noqa: D401 (python-chess's hook)
-            if getattr(board, "variant", None):
+        def _position(self, board: _Position) -> None:   # type: ignore[override]  # noqa: D401 (python-chess's hook, given our _Position)
+            if board.variant:
                 self.send_line(f"setoption name UCI_Variant value {board.variant}")
             self.send_line(f"position fen {board.fen()}")
-            self.board = board
+            self.board = board  # type: ignore[assignment]
 
     return VariantUci
 
@@ -422,29 +413,30 @@ class UciPlayer(Player):
                     raise PlayerError(f"{spec}: {exc}") from None
             ini = fsf.variants_ini(variant)
             self.uci_variant = fsf.fsf_name(variant.name)
+        import chess.engine
         try:
-            import chess.engine
-            self.engine: chess.engine.SimpleEngine | None = chess.engine.SimpleEngine.popen(_protocol(), command, timeout=20)
+            engine = chess.engine.SimpleEngine.popen(_protocol(), command, timeout=20)
         except (OSError, ValueError) as exc:
             raise PlayerError(f"{spec}: cannot start {' '.join(command)!r}: {exc}") from None
         except Exception as exc:   # chess.engine.EngineError, asyncio timeouts
             raise PlayerError(f"{spec}: {' '.join(command)!r} does not speak UCI: {exc}") from None
-        self.name = self.engine.id.get("name", command[0])
+        self.engine: chess.engine.SimpleEngine | None = engine      # None once closed
+        self.name = engine.id.get("name", command[0])
         try:
             if ini is not None:
                 if _legacy(self.name):
                     ini = legacy_ini(ini, f"{spec}: {self.name}")
-                if "VariantPath" not in self.engine.options:
+                if "VariantPath" not in engine.options:
                     raise PlayerError(f"{spec}: {self.name} cannot load variants (no VariantPath option); "
                                       f"it plays orthodox chess only")
                 self._dir = tempfile.mkdtemp(prefix="fairyboard-fsf-")
                 p = Path(self._dir) / "variants.ini"
                 p.write_text(ini, encoding="utf-8")
-                self.engine.configure({"VariantPath": str(p)})
+                engine.configure({"VariantPath": str(p)})
             if spec.level is not None:
-                if "Skill Level" not in self.engine.options:
+                if "Skill Level" not in engine.options:
                     raise PlayerError(f"{spec}: {self.name} has no Skill Level option")
-                self.engine.configure({"Skill Level": spec.level})
+                engine.configure({"Skill Level": spec.level})
         except PlayerError:
             self.close()
             raise

@@ -84,10 +84,6 @@ class EventLog:
         """Index of the last event after which the board showed ``occupancy`` (-1: never)."""
         return self._seen.get(occupancy, -1)
 
-    def last_lift(self, square: int) -> int:
-        """Index of the last lift from ``square`` (-1: none)."""
-        return self._lift.get(square, -1)
-
     def first_lift_since(self, square: int, index: int) -> int:
         """Index of the first lift from ``square`` at ``index`` or later (-1: none)."""
         lifts = self._lifts.get(square)

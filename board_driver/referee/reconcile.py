@@ -703,14 +703,17 @@ def _finish(options, partials, lifted_sq, placed_sq, now, last_t, hold_ms, prefs
         picked = [o for o in options if prefs.choice in o.keys()]
         if picked:
             options = picked
-    common = dict(partial=tuple(partials), lifted=lifted_sq, placed=placed_sq)
+    partial = tuple(partials)
     if len(options) == 1:
         if extendable and now - last_t < hold_ms:
-            return Verdict(VerdictStatus.HOLD, options=tuple(options), deadline=last_t + hold_ms, **common)
-        return Verdict(VerdictStatus.COMMIT, options=tuple(options), **common)
+            return Verdict(VerdictStatus.HOLD, options=tuple(options), deadline=last_t + hold_ms, partial=partial,
+                           lifted=lifted_sq, placed=placed_sq)
+        return Verdict(VerdictStatus.COMMIT, options=tuple(options), partial=partial, lifted=lifted_sq,
+                       placed=placed_sq)
     options = _order(options, prefs, steps)
     default = 0 if _has_default(options, prefs, steps) else None
-    return Verdict(VerdictStatus.PROMPT, options=tuple(options), default=default, **common)
+    return Verdict(VerdictStatus.PROMPT, options=tuple(options), default=default, partial=partial, lifted=lifted_sq,
+                   placed=placed_sq)
 
 
 def _order(options: list[Explanation], prefs: Preferences, steps: bool) -> list[Explanation]:

@@ -89,7 +89,7 @@ class Session:
         self.computer: Opponent | None = None   # the side(s) played from elsewhere (computer, remote board)
         # the ``hint`` command's engine (opponents.computer.attach sets it: the referee knows no engines)
         self.hinter: HintEngine | None = None
-        self.hint_shown: tuple[int, object] | None = None   # (history length, action) lit until the game moves on
+        self.hint_shown: tuple[int, Action] | None = None   # (history length, action) lit until the game moves on
         self._scene: SceneState | None = None
         self._last_status: tuple | None = None
         self._held: tuple | None = None     # (inputs, verdict) of the last hold: see _verdict
@@ -655,7 +655,7 @@ class Session:
         self.leds, self.led_layers = render_scene(self.layout, self.settings.palette, self.scene_state(),
                                                   shown, recover, prompt_sq, computer=hint)
 
-    def show_hint(self, action, rec: dict) -> None:
+    def show_hint(self, action: Action | None, rec: dict) -> None:
         """Light ``action`` (None: nothing to light) as the hint until the game moves on, and
         journal the hint's record."""
         self.hint_shown = (len(self.game.history), action) if action is not None else None
