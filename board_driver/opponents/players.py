@@ -12,9 +12,9 @@ the page)::
     fsf:SKILL        the same at its Skill Level SKILL (-20..20)
     uci:COMMAND      any UCI engine started with COMMAND (orthodox chess, or any variant
                      Fairy-Stockfish can express when the engine takes a VariantPath)
-    builtin-old[:LEVEL]  for measuring a change of the search: the built-in search from
-                     another copy of engine/search.py, the file named by $FAIRYBOARD_BUILTIN_OLD
-                     (e.g. ``git show main:engine/search.py > /tmp/old_search.py``)
+
+More kinds can be added with :func:`register_kind` (the benchmarks' ``builtin-old``, the search
+of another copy of engine/search.py: tests/bench/old_search.py).
 
 A player answers :meth:`Player.turn` with the actions of its whole turn, each legal after the
 ones before it (a csipgs action and its design phase, every move of a Cost Progressive turn).
@@ -45,8 +45,7 @@ from engine.search import Searcher, level_depth, random_turn
 FSF_DEFAULT = "/usr/games/fairy-stockfish"
 WASM_DIR = Path(__file__).resolve().parent / "fsf_wasm"   # the node launcher and its package.json
 WASM_PACKAGE = "fairy-stockfish-nnue.wasm"
-KINDS = ("builtin", "random", "fsf", "uci", "builtin-old")
-OLD_SEARCH_ENV = "FAIRYBOARD_BUILTIN_OLD"
+KINDS = ("builtin", "random", "fsf", "uci")
 
 
 class PlayerError(BoardDriverError, ValueError):
@@ -85,7 +84,7 @@ def parse_spec(text: str) -> EngineSpec:
         if not arg.strip():
             raise PlayerError(f"engine spec {text!r}: uci needs a command, e.g. uci:stockfish")
         return EngineSpec("uci", None, arg.strip())
-    if kind not in KINDS:
+    if kind not in KINDS and kind not in _REGISTERED:
         raise PlayerError(f"engine spec {text!r}: unknown engine {kind!r} "
                           "(use builtin, builtin:LEVEL, random, fsf, fsf:SKILL or uci:COMMAND)")
     if not sep:
@@ -96,7 +95,7 @@ def parse_spec(text: str) -> EngineSpec:
         level = int(arg)
     except ValueError:
         raise PlayerError(f"engine spec {text!r}: the level {arg!r} is not a whole number") from None
-    if kind in ("builtin", "builtin-old") and not 1 <= level <= 20:
+    if _builtin_levels(kind) and not 1 <= level <= 20:
         raise PlayerError(f"engine spec {text!r}: builtin levels are 1 to 20 (turns searched)")
     if kind == "fsf" and not -20 <= level <= 20:
         raise PlayerError(f"engine spec {text!r}: Fairy-Stockfish skill levels are -20 to 20")
@@ -113,7 +112,7 @@ def describe_spec(spec: EngineSpec | str) -> str:
     are measured against each other in docs/board-driver.md, *Strength*)."""
     if isinstance(spec, str):
         spec = parse_spec(spec)
-    if spec.kind in ("builtin", "builtin-old"):
+    if _builtin_levels(spec.kind):
         if spec.level is None:
             return "full strength: uses all its time"
         n = _TURNS.get(spec.level, str(spec.level))
@@ -165,34 +164,38 @@ class Player:
         self.close()
 
 
-def old_search_module():
-    """The module of ``builtin-old``: the copy of engine/search.py named by
-    $FAIRYBOARD_BUILTIN_OLD, loaded as a sibling of engine.search (PlayerError without it)."""
-    import importlib.util
-    import sys
-    path = os.environ.get(OLD_SEARCH_ENV)
-    if not path or not Path(path).is_file():
-        raise PlayerError(f"builtin-old needs ${OLD_SEARCH_ENV} naming a copy of engine/search.py "
-                          f"(e.g. git show main:engine/search.py > /tmp/old_search.py)")
-    name = "engine._search_old"
-    mod = sys.modules.get(name)
-    if mod is None or getattr(mod, "__file__", None) != str(Path(path).resolve()):
-        spec = importlib.util.spec_from_file_location(name, str(Path(path).resolve()))
-        if spec is None or spec.loader is None:
-            raise PlayerError(f"builtin-old: cannot load {path} as a Python module")
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[name] = mod
-        spec.loader.exec_module(mod)
-    return mod
+@dataclass(frozen=True)
+class PlayerKind:
+    """A kind of player added with :func:`register_kind`: how to make one for a spec and a
+    variant, and why it cannot play one (None: it can)."""
+
+    make: Callable[..., Player]             # (spec, variant, *, clock) -> Player
+    why_not: Callable[[EngineSpec, object], str | None]
+    builtin_levels: bool = False            # its levels are the built-in search's (1-20 turns)
+
+
+_REGISTERED: dict[str, PlayerKind] = {}
+
+
+def _builtin_levels(kind: str) -> bool:
+    """The kind's levels are the built-in search's turns (1-20)."""
+    k = _REGISTERED.get(kind)
+    return kind == "builtin" or (k is not None and k.builtin_levels)
+
+
+def register_kind(name: str, kind: PlayerKind) -> None:
+    """Let engine specs name ``name`` (``name`` or ``name:LEVEL``) from now on."""
+    _REGISTERED[name.lower()] = kind
 
 
 class BuiltinPlayer(Player):
-    def __init__(self, spec: EngineSpec, *, clock=time.monotonic):
+    def __init__(self, spec: EngineSpec, *, clock=time.monotonic, search=None):
+        """``search``: a module with the search's ``Searcher`` and ``level_depth`` (default
+        engine.search; the benchmarks give another copy of it)."""
         self.spec = spec
-        mod = old_search_module() if spec.kind == "builtin-old" else None
-        self.depth = (mod.level_depth if mod else level_depth)(spec.level)
+        self.depth = (search.level_depth if search is not None else level_depth)(spec.level)
         self.clock = clock
-        self.searcher = mod.Searcher() if mod else Searcher()
+        self.searcher = search.Searcher() if search is not None else Searcher()
         self.total_nodes = 0
         self.total_seconds = 0.0
 
@@ -567,8 +570,10 @@ def make_player(spec: EngineSpec | str, variant, *, fsf_path: str | None = None,
     """A player for ``variant`` (PlayerError when the engine cannot play it)."""
     if isinstance(spec, str):
         spec = parse_spec(spec)
-    if spec.kind in ("builtin", "builtin-old"):
+    if spec.kind == "builtin":
         return BuiltinPlayer(spec, clock=clock)
+    if spec.kind in _REGISTERED:
+        return _REGISTERED[spec.kind].make(spec, variant, clock=clock)
     if spec.kind == "random":
         return RandomPlayer(spec, seed=seed)
     return UciPlayer(spec, variant, fsf_path=fsf_path)
@@ -581,12 +586,8 @@ def can_play(spec: EngineSpec | str, variant) -> str | None:
         spec = parse_spec(spec)
     if spec.kind in ("builtin", "random"):
         return None
-    if spec.kind == "builtin-old":
-        try:
-            old_search_module()
-        except PlayerError as exc:
-            return str(exc)
-        return None
+    if spec.kind in _REGISTERED:
+        return _REGISTERED[spec.kind].why_not(spec, variant)
     if variant.family != "chess":
         return f"UCI engines play chess-family variants; {variant.name!r} is {variant.family}"
     if spec.kind == "fsf":

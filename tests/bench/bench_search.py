@@ -113,10 +113,10 @@ def compare(old_file: str | None, rounds: int, budget: float, variants, old_tree
         def old_times(name):
             return _tree_depth_times(old_tree, name, budget)
     else:
-        from board_driver.opponents.players import OLD_SEARCH_ENV, old_search_module
+        import old_search
         what = old_file or ""
-        os.environ[OLD_SEARCH_ENV] = what
-        old = old_search_module().Searcher
+        os.environ[old_search.ENV] = what
+        old = old_search.load().Searcher
 
         def old_times(name):
             return _depth_times(old, name, 8, budget)

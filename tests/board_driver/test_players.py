@@ -289,11 +289,22 @@ def test_play_refuses_an_engine_that_cannot_play_before_creating_a_game(tmp_path
 
 
 def test_builtin_old_plays_a_saved_copy_of_the_search(tmp_path, monkeypatch):
+    import importlib.util
     from pathlib import Path
 
     import engine.search
-    from board_driver.opponents.players import OLD_SEARCH_ENV
+    from board_driver.opponents import players
+    bench = Path(__file__).resolve().parents[1] / "bench" / "old_search.py"
+    spec = importlib.util.spec_from_file_location("old_search", bench)
+    assert spec is not None and spec.loader is not None
+    old_search = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(old_search)
+    OLD_SEARCH_ENV = old_search.ENV
     v = load_variant("orthodox")
+    monkeypatch.setattr(players, "_REGISTERED", {})
+    with pytest.raises(PlayerError, match="unknown engine 'builtin-old'"):
+        parse_spec("builtin-old:3")                         # a benchmark's kind: not in the product
+    old_search.register()
     assert parse_spec("builtin-old:3").text == "builtin-old:3"
     monkeypatch.delenv(OLD_SEARCH_ENV, raising=False)
     assert "FAIRYBOARD_BUILTIN_OLD" in can_play("builtin-old", v)
