@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import sys
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from board_driver.opponents.players import Player, PlayerError, make_player, parse_spec
 from board_driver.referee.opponent import Decision, Expect, Hint, Silent, Wait
@@ -62,6 +62,9 @@ from board_driver.referee.texts import COLOR
 from engine.contract import ActionKind
 from engine.game import Action
 from engine.moves import DROP
+
+if TYPE_CHECKING:
+    from board_driver.referee.session import Session
 
 
 POLL_MS = 10            # how often the loop looks for the answer of a search in the background
@@ -133,7 +136,7 @@ class Computer(_Polled):
     """The engine players of a game's computer sides, and the plan of the turn under way."""
 
     polls = False                           # its deadline is a search's end, looked for every POLL_MS
-    peer = None                             # the computer is no other board's player
+    peer: str | None = None                 # the computer is no other board's player
 
     def __init__(self, players: dict[int, Player], *, seconds: float = 1.0, background: bool = False):
         self.players = dict(players)        # side (0 white, 1 black) -> Player
@@ -164,7 +167,7 @@ class Computer(_Polled):
     def _job(self) -> _Search | None:
         return self._search
 
-    def budget(self, session) -> float:
+    def budget(self, session: Session) -> float:
         """Seconds to think now: from the side's clock under a time control, else ``seconds``."""
         c = session.clock
         if c is None:
@@ -208,7 +211,7 @@ class Computer(_Polled):
             p.close()
 
     # -- the session's hook --------------------------------------------------------------------
-    def decide(self, session) -> Decision:
+    def decide(self, session: Session) -> Decision:
         """After the board is explained: plan the computer's turn when it is to move, and say
         what the session is to do -- its next silent action to apply (one a step: the session
         asks again after each), or the action the reconciler is to accept. In the background,
@@ -248,7 +251,7 @@ class Computer(_Polled):
             said.append(describe_move(session, nxt, self._step_label()))
         return Decision(notices=tuple(said), expect=want)
 
-    def on_verdict(self, session, v) -> None:
+    def on_verdict(self, session: Session, v) -> None:
         pass
 
     def peer_player(self) -> None:
@@ -267,7 +270,7 @@ class Computer(_Polled):
             if s.done.is_set():
                 self._search = None
 
-    def _think(self, session, said: list[str]) -> None:
+    def _think(self, session: Session, said: list[str]) -> None:
         g = session.game
         player = self.players[g.turn]
         try:
@@ -281,7 +284,7 @@ class Computer(_Polled):
         self._at = len(g.history)
 
     # -- thinking in the background ------------------------------------------------------------
-    def _answer(self, session, said: list[str]) -> bool:
+    def _answer(self, session: Session, said: list[str]) -> bool:
         """Take up the answer of a finished search when it is for the game as it stands (True);
         a stale one is dropped."""
         s = self._search
@@ -303,7 +306,7 @@ class Computer(_Polled):
         self._at = len(g.history)
         return True
 
-    def _wait(self, session, said: list[str]) -> Decision:
+    def _wait(self, session: Session, said: list[str]) -> Decision:
         """The computer is to move and has no answer yet: a search starts unless one is still
         running (a stale one ends first: never two searches at once on an engine), and the
         reconciler accepts nothing of the computer's side meanwhile."""
@@ -349,7 +352,7 @@ def describe_silent(a: Action) -> str:
     return a.text
 
 
-def describe_move(session, a: Action, more: str = "", head: str | None = None) -> str:
+def describe_move(session: Session, a: Action, more: str = "", head: str | None = None) -> str:
     """What the player is to do on the board for the computer, in words (``head`` instead of
     ``Computer (black) plays``: a hint's)."""
     g = session.game
@@ -450,12 +453,12 @@ class Hinter(_Polled):
             self.player = make_player(self.spec or best_engine(self.variant), self.variant, fsf_path=self.fsf_path)
         return self.player
 
-    def __call__(self, session):
+    def __call__(self, session: Session):
         """(the action to light or None, the words, the journal record) for the side to move."""
         g = session.game
         return self.words(session, g, self._player().evaluate(g.copy(), self.seconds))
 
-    def words(self, session, g, ev):
+    def words(self, session: Session, g, ev):
         from board_driver.opponents.analysis import score_text
         side = COLOR[g.turn]
         if not ev.best:
@@ -481,7 +484,7 @@ class Hinter(_Polled):
     def thinking(self) -> bool:
         return self._search is not None and not self._search.done.is_set()
 
-    def start(self, session) -> bool:
+    def start(self, session: Session) -> bool:
         """Start looking for a hint in the position as it stands; False when one is already
         being looked for in it."""
         g = session.game
@@ -494,7 +497,7 @@ class Hinter(_Polled):
         self._search.thread.start()
         return True
 
-    def take(self, session):
+    def take(self, session: Session):
         """The finished search's (action, words, record), or None when the game moved on
         meanwhile. Its error (the engine failed) is raised as it would be in the step."""
         s, self._search = self._search, None
@@ -540,7 +543,7 @@ class _HintSearch:
             self.done.set()
 
 
-def attach(session, *, seconds: float = 1.0, fsf_path: str | None = None,
+def attach(session: Session, *, seconds: float = 1.0, fsf_path: str | None = None,
            background: bool = False) -> Computer | None:
     """Give the session a Computer for the sides its players name by an engine spec (the
     names are kept in the game record, so a resumed game plays on against the computer),
@@ -557,7 +560,7 @@ def attach(session, *, seconds: float = 1.0, fsf_path: str | None = None,
     return computer
 
 
-def carry_out(session, step) -> bool:
+def carry_out(session: Session, step) -> bool:
     """Do the computer's shown action as a player would, through ``step(kind, square)`` (kind
     ``lift`` or ``place``): victims off, its pieces lifted, then set down on their squares.
     True when there was one. For demonstrations with the computer on both sides."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from board_driver.errors import BoardDriverError
 from board_driver.referee.opponent import PeerRequests
@@ -21,6 +21,9 @@ from board_driver.referee.reconcile import VerdictStatus as VS
 from board_driver.referee.texts import COLOR, option_list
 from engine.contract import ActionKind, Termination
 from engine.errors import EngineError, IllegalMoveError
+
+if TYPE_CHECKING:
+    from board_driver.referee.session import Session
 
 
 class CommandError(BoardDriverError, ValueError):
@@ -73,7 +76,7 @@ class Command:
 BOARD_HELP = "lift e2 | place e4 | e2-e4 (lift e2, place e4; an occupied e4 is lifted first)"
 
 
-def _cmd_help(session, cmd, args) -> list[str]:
+def _cmd_help(session: Session, cmd, args) -> list[str]:
     lines = help_lines()
     verbs = session.game.silent_verbs()
     if verbs:
@@ -82,7 +85,7 @@ def _cmd_help(session, cmd, args) -> list[str]:
     return lines
 
 
-def _cmd_choose(session, cmd, args) -> list[str]:
+def _cmd_choose(session: Session, cmd, args) -> list[str]:
     t = session.tentative
     v = session.verdict
     prompt = v if v.status == VS.PROMPT else (t.verdict if t is not None and t.verdict.status == VS.PROMPT else None)
@@ -121,7 +124,7 @@ def _piece_key(game, key: str) -> str:
     return key
 
 
-def _ready_for_silent(session, cmd: str) -> None:
+def _ready_for_silent(session: Session, cmd: str) -> None:
     v = session.verdict
     if session.recover or v.status == VS.MISMATCH:
         raise CommandError(f"{cmd}: first make the board match the game (" + session.fix_text(v.fix) + ")")
@@ -134,7 +137,7 @@ def _ready_for_silent(session, cmd: str) -> None:
         session.commit(chosen, len(session.events))
 
 
-def _cmd_silent(session, cmd, args) -> list[str]:
+def _cmd_silent(session: Session, cmd, args) -> list[str]:
     """pass, end, buy, design, invent, setup: actions the board cannot see."""
     g = session.game
     head = cmd.split(":")[0]
@@ -155,7 +158,8 @@ def _cmd_silent(session, cmd, args) -> list[str]:
             session.update(session.now)
             action = g.parse(text)
     except IllegalMoveError as exc:
-        why = g.why_not(head.lower()) if not any(a.kind == head for a in session.bases.base(0).actions) else ""
+        here = session.bases.base(0)
+        why = g.why_not(head.lower()) if here is None or not any(a.kind == head for a in here.actions) else ""
         if why:
             raise CommandError(f"{head}: not possible now in {session.variant_name} ({why})") from None
         raise CommandError(str(exc)) from None
@@ -177,7 +181,7 @@ def _cmd_silent(session, cmd, args) -> list[str]:
     return []
 
 
-def _cmd_takeback(session, cmd, args) -> list[str]:
+def _cmd_takeback(session: Session, cmd, args) -> list[str]:
     g = session.game
     out = session.outcome()
     remote = _remote(session)
@@ -198,7 +202,7 @@ def _cmd_takeback(session, cmd, args) -> list[str]:
             + (" Put the pieces back as the LEDs show." if session.recover else "")]
 
 
-def takeback_plies(session) -> int:
+def takeback_plies(session: Session) -> int:
     """How many actions ``takeback`` takes back: the player's last action, with the actions of
     the side played from elsewhere after it, and the ends of turns before it."""
     g = session.game.copy()
@@ -214,13 +218,13 @@ def takeback_plies(session) -> int:
     return n
 
 
-def _remote(session) -> PeerRequests | None:
+def _remote(session: Session) -> PeerRequests | None:
     """The side played on another board (opponents.remote.Remote), or None."""
     c = session.computer
     return c.peer_player() if c is not None else None
 
 
-def _cmd_draw(session, cmd, args) -> list[str]:
+def _cmd_draw(session: Session, cmd, args) -> list[str]:
     """draw: in a remote game an offer the other board's player answers; at one board (both
     players there) the draw they agreed to."""
     g = session.game
@@ -236,7 +240,7 @@ def _cmd_draw(session, cmd, args) -> list[str]:
     return [f"Drawn by agreement: {out.result}."]
 
 
-def _cmd_answer(session, cmd, args) -> list[str]:
+def _cmd_answer(session: Session, cmd, args) -> list[str]:
     """accept / decline: the other board's takeback request or draw offer (a remote game)."""
     remote = _remote(session)
     if remote is None:
@@ -244,7 +248,7 @@ def _cmd_answer(session, cmd, args) -> list[str]:
     return [remote.answer(session, cmd == "accept")]
 
 
-def _cmd_remote(session, cmd, args) -> list[str]:
+def _cmd_remote(session: Session, cmd, args) -> list[str]:
     remote = _remote(session)
     if remote is None:
         raise CommandError("remote: this game is not played against another board")
@@ -253,7 +257,7 @@ def _cmd_remote(session, cmd, args) -> list[str]:
     return [remote.adopt(session)]
 
 
-def _cmd_resign(session, cmd, args) -> list[str]:
+def _cmd_resign(session: Session, cmd, args) -> list[str]:
     g = session.game
     if g.outcome() is not None:
         raise CommandError("resign: the game is already over")
@@ -270,7 +274,7 @@ def _cmd_resign(session, cmd, args) -> list[str]:
     return [f"{COLOR[color].capitalize()} resigns: {out.result}."]
 
 
-def _cmd_clock(session, cmd, args) -> list[str]:
+def _cmd_clock(session: Session, cmd, args) -> list[str]:
     """clock: show both; clock pause | start; clock adjust white|black TIME (an arbiter's)."""
     from board_driver.referee.clock import ClockError, parse_time
     c = session.clock
@@ -278,19 +282,19 @@ def _cmd_clock(session, cmd, args) -> list[str]:
         raise CommandError("clock: this game has no time control (start one with --clock 300+3)")
     sub = args[0].lower() if args else ""
     if sub == "":
-        return [session.time.line()]
+        return [_clock_line(session)]
     if session.outcome() is not None:
         raise CommandError("clock: the game is over")
     if sub == "pause":
         if c.running is None:
             raise CommandError("clock: the clock is not running")
         session.pause_clock()
-        return ["Clock paused. " + session.time.line()]
+        return ["Clock paused. " + _clock_line(session)]
     if sub in ("start", "resume", "go"):
         if c.running is not None:
             raise CommandError("clock: the clock is already running")
         session.start_clock()
-        return [session.time.line()]
+        return [_clock_line(session)]
     if sub == "adjust":
         if len(args) != 3 or args[1].lower() not in COLOR:
             raise CommandError("clock adjust: say clock adjust white|black TIME (5:00, 1:30:00, 90)")
@@ -300,11 +304,18 @@ def _cmd_clock(session, cmd, args) -> list[str]:
             raise CommandError(f"clock adjust: {exc}") from None
         side = COLOR.index(args[1].lower())
         session.adjust_clock(side, ms)
-        return ["Clock adjusted. " + session.time.line()]
+        return ["Clock adjusted. " + _clock_line(session)]
     raise CommandError(f"clock {sub}: say clock, clock pause, clock start or clock adjust white|black TIME")
 
 
-def press_clock(session) -> list[str]:
+def _clock_line(session: Session) -> str:
+    """Both clocks in a line (the game has a clock)."""
+    line = session.time.line()
+    assert line is not None, "a clock command in a game with a clock"
+    return line
+
+
+def press_clock(session: Session) -> list[str]:
     """The clock button (press mode): the running side's move is over, the other side's clock starts."""
     c = session.clock
     if c is None:
@@ -316,14 +327,14 @@ def press_clock(session) -> list[str]:
     if c.running is None:
         raise CommandError("press: the clock is stopped (clock start)")
     session.press_clock()
-    return [session.time.line()]
+    return [_clock_line(session)]
 
 
-def _cmd_press(session, cmd, args) -> list[str]:
+def _cmd_press(session: Session, cmd, args) -> list[str]:
     return press_clock(session)
 
 
-def _cmd_hint(session, cmd, args) -> list[str]:
+def _cmd_hint(session: Session, cmd, args) -> list[str]:
     """The best action for the side to move: said, lit on the LEDs like the computer's move
     until the game moves on, and journaled as ``{"type": "hint", ...}``. In the real-time loop
     the engine looks for it in the background: the command answers at once and the hint is
@@ -350,7 +361,7 @@ def _cmd_hint(session, cmd, args) -> list[str]:
     return [hint.words]
 
 
-def _cmd_new(session, cmd, args) -> list[str]:
+def _cmd_new(session: Session, cmd, args) -> list[str]:
     session.hand_over(NewGame(args[0] if args else session.variant_name))
     return []
 
@@ -419,7 +430,7 @@ def lookup(word: str) -> Command | None:
     return c
 
 
-def run(session, text: str) -> list[str]:
+def run(session: Session, text: str) -> list[str]:
     """Carry out one session command; returns the replies. Raises CommandError when it
     cannot be carried out (the message says why); ``new`` leaves a :class:`NewGame` for the loop
     (:meth:`.session.Session.take_handover`)."""

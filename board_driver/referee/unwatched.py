@@ -19,11 +19,16 @@ is noted all the same.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from board_driver.referee.debounce import SquareEvent
 from board_driver.referee.reconcile import Explanation, Tentative, Verdict
 from board_driver.referee.reconcile import VerdictStatus as VS
 from engine.contract import ActionKind
 from engine.geometry import bits
+
+if TYPE_CHECKING:
+    from board_driver.referee.session import Session
 
 MAX_PHYSICAL = 2
 
@@ -71,7 +76,7 @@ def sequences(game, occupancy: int, physical: int = MAX_PHYSICAL) -> list[tuple]
     return out
 
 
-def read_board(session, occupancy: int, now: int) -> None:
+def read_board(session: Session, occupancy: int, now: int) -> None:
     """``occupancy`` is what the board shows now, read afresh after a time nobody watched."""
 
     session.now = max(session.now, now)

@@ -13,6 +13,8 @@ else is a console command for the session.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import re
 from dataclasses import dataclass
 
@@ -20,6 +22,9 @@ from board_driver.devices import FAST, SLOW, LedImage
 from board_driver.referee.scene import Palette
 from board_driver.referee.texts import state_lines
 from engine.geometry import FILE_LETTERS
+
+if TYPE_CHECKING:
+    from board_driver.referee.session import Session
 
 # any letter and number, so that a square off the board (z1, e9) is named as such, not taken
 # for a command
@@ -63,7 +68,7 @@ def parse_physical(line: str) -> list[PhysicalOp] | None:
     return ops
 
 
-def render_board(session, board, *, color: bool, palette: Palette | None = None) -> str:
+def render_board(session: Session, board, *, color: bool, palette: Palette | None = None) -> str:
     """The physical board as text: pieces, lifted squares and LED colours."""
     layout = session.layout
     prof = layout.profile
@@ -154,7 +159,7 @@ def piece_legend(game) -> str | None:
         " (upper case White, lower case Black)"
 
 
-def status_lines(session) -> list[str]:
+def status_lines(session: Session) -> list[str]:
     g = session.game
     out = session.outcome()
     lines = []

@@ -90,7 +90,7 @@ def iter_events(lines: Iterable[str], geometry: Geometry, source: str = "events"
 
 
 
-def apply_event(session, board, display, ev) -> None:
+def apply_event(session: Session, board, display, ev) -> None:
     """One scripted event on the simulated board: a lift, a place, or a console command (for
     which the board is brought up to date first, as a player speaks after what the board
     showed). Raises what the simulator or the command raises."""
