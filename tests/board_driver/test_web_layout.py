@@ -3,8 +3,8 @@ server by feature*):
 
 * nothing in ``board_driver/cli/`` or ``board_driver/web/`` wires objects by setting their
   attributes after they were made: read with :mod:`ast`, every attribute an assignment sets
-  (``x.a = ...``, ``x.a += ...``, ``x.a: T = ...``, in tuple targets too) must be one of
-  ``self``'s or ``cls``'s. ``front.server.tools = ...``, ``self.bridge.lobby = ...``,
+  (``x.a = ...``, ``x.a += ...``, ``x.a: T = ...``, in tuple targets too, or
+  ``setattr(x, ...)``) must be one of ``self``'s or ``cls``'s. ``front.server.tools = ...``, ``self.bridge.lobby = ...``,
   ``host.say = ...`` or ``prompter.stopping = ...`` all fail, whether the object was made in
   the same function or handed in; a handful of exceptions are listed below with their reason.
   Calls are not checked: a method that changes its own object is that object's business;
@@ -59,14 +59,21 @@ def _targets(node: ast.AST) -> list[ast.expr]:
     return out
 
 
+def _own(node: ast.expr) -> bool:
+    return isinstance(node, ast.Name) and node.id in ("self", "cls")
+
+
 def foreign_attribute_writes(source: str) -> list[tuple[int, str]]:
     """(line, target) of every assignment to an attribute of anything but ``self`` or ``cls``."""
     out = []
     for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr" \
+                and node.args and not _own(node.args[0]):
+            out.append((node.lineno, ast.unparse(node)))
         for t in _targets(node):
             if not isinstance(t, ast.Attribute):
                 continue
-            if isinstance(t.value, ast.Name) and t.value.id in ("self", "cls"):
+            if _own(t.value):
                 continue
             out.append((t.lineno, ast.unparse(t)))
     return sorted(out)
@@ -81,6 +88,7 @@ def serve(front, stop):
     self.bridge.lobby = invitations.status
     a, front.bridge.link = 1, host.link
     x.n += 1
+    setattr(host, "stopping", stop.is_set)
 
 class Thing:
     def __init__(self, inner):
@@ -88,10 +96,12 @@ class Thing:
         self.count: int = 0
     def bump(self):
         self.count += 1
+        setattr(self, "count", 0)
         self.inner.show(1)
 """
     assert [t for _, t in foreign_attribute_writes(code)] == [
-        "host.say", "front.server.tools", "self.bridge.lobby", "front.bridge.link", "x.n"]
+        "host.say", "front.server.tools", "self.bridge.lobby", "front.bridge.link", "x.n",
+        "setattr(host, 'stopping', stop.is_set)"]
 
 
 def test_the_front_ends_wire_nothing_after_construction():
