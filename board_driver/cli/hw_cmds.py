@@ -20,9 +20,13 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from board_driver.errors import BoardDriverError, ConfigError
 from board_driver.maintenance.install import ENV_FILE, HARDWARE_DIR, UDEV_NAME, UNIT_NAME, render_unit, user_exists
+
+if TYPE_CHECKING:       # pragma: no cover
+    from board_driver.web.context import BoardTools
 
 
 
@@ -211,6 +215,8 @@ def cmd_serve(args) -> int:
     from board_driver.host.link import WatchedSource, setup_logging
     from board_driver.journal import GameStore, data_dir
     from board_driver.settings import load_settings
+    from board_driver.web.bridge import Notices
+    from board_driver.web.board_io import OverlaySink
     from board_driver.web.service import WebConfig, WebFront, hardware_info, monotonic_ms, scripted
 
     setup_logging()
@@ -238,45 +244,48 @@ def cmd_serve(args) -> int:
         print(line, flush=True)
 
     host = club = front = hw = None
+    listen = args.web or web_cfg.listen             # the board's page (docs/web.md)
     try:
         commands: queue.Queue = queue.Queue()
         seat: SimSeat | HardwareSeat
+        tools: BoardTools | None = None                 # the page's Board tab
+        source: WatchedSource | None = None
         if sim:
-            seat = SimSeat(store, monotonic_ms)
+            sim_seat = seat = SimSeat(store, monotonic_ms)
+            if listen:
+                from board_driver.web.tools import SimTools
+                tools = SimTools(board.profile, lambda: sim_seat.board)
         else:
             hw = open_hardware(board)
             if hw.buttons is not None:
                 hw.buttons.start(commands.put)
             source = WatchedSource(hw.source, log)
-            seat = HardwareSeat(source, hw.leds if hw.leds is not None else NullLeds(board.profile.size),
-                                board.profile)
+            leds = hw.leds if hw.leds is not None else NullLeds(board.profile.size)
+            sink = OverlaySink(leds) if listen else leds      # the page's pairing squares on top of the game's
+            seat = HardwareSeat(source, sink, board.profile)
+            if listen:
+                from board_driver.web.tools import HardwareTools
+                tools = HardwareTools(board, hw, source, sink, stopping=stop.is_set)
         _console(commands)
         club = start_for_board(board, store.root, hw=hw, log=say)   # the profile's broker: publish the games live
-        host = GameHost(store, settings=settings, profile=board.profile, seat=seat, clock=monotonic_ms, say=say,
+        notices = Notices() if listen else None     # the page's notices: every line the host says goes there too
+        host = GameHost(store, settings=settings, profile=board.profile, seat=seat, clock=monotonic_ms,
+                        say=notices.speaker(say) if notices is not None else say,
                         note=lambda line: log.warning("%s", line), fsf_path=_fsf_path(board), background=True,
-                        broker=broker_of(board.data, str(board.path)))
-        host.stopping = stop.is_set
+                        broker=broker_of(board.data, str(board.path)), stopping=stop.is_set)
         wrap = on_update = None
-        listen = args.web or web_cfg.listen
-        if listen:                                            # the board's page (docs/web.md)
+        if listen:
             front = WebFront(listen, store=store, commands=commands, sim=sim,
                              password=web_cfg.password, say=say, hardware=lambda: hardware_info(board, hw),
-                             hosts=web_cfg.hosts)
-            if isinstance(seat, SimSeat):
-                from board_driver.web.tools import SimTools
-                front.server.tools = SimTools(board.profile, lambda: front.bridge.board)
-            else:
-                from board_driver.web.tools import HardwareTools
-                seat.sink = front.overlay_on(seat.sink)
-                front.server.tools = HardwareTools(board, hw, seat.source, seat.sink, stopping=stop.is_set)
-            front.bridge.link = host.link                     # the link's state in every snapshot
+                             hosts=web_cfg.hosts, notices=notices, tools=tools,
+                             link=host.link,                  # the link's state in every snapshot
+                             remote=host.invitations)         # boards online, invitations
             wrap, on_update = front.wrap, front.bridge.on_update
-            host.say = front.speaker(say)
-            front.remote_on(host.invitations, announce=club is None)   # boards online, invitations
-        if isinstance(seat, HardwareSeat):
+            front.start_remote(announce=club is None)
+        if source is not None:
             deadline = time.monotonic() + 5
-            while seat.first is None and time.monotonic() < deadline and not stop.is_set():
-                seat.first = seat.source.read(0.2)
+            while source.last is None and time.monotonic() < deadline and not stop.is_set():
+                source.read(0.2)                        # the board's first frame: the seat reads it
         host.open(GameRequest.from_args(args))
         host.run(commands=commands, stop=stop.is_set, on_update=on_update,
                  wrap=scripted(wrap or (lambda session, source, sink: (source, sink)), args.events, commands,

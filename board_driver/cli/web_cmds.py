@@ -13,8 +13,7 @@ def register(sub) -> None:
                        description="The devices paired with the board's page (their tokens, kept as hashes in "
                                    "web-tokens.json in the data folder: $FAIRYBOARD_DATA, "
                                    "$XDG_DATA_HOME/fairyboard or ~/.local/share/fairyboard).")
-    wsub = p.add_subparsers(dest="web_command", metavar="ACTION")
-    wsub.required = True
+    wsub = p.add_subparsers(dest="web_command", metavar="ACTION", required=True)
     q = wsub.add_parser("devices", help="one line per paired device: id, label, how, created, last used, expires")
     q.add_argument("--json", action="store_true", help="print a JSON list")
     q.set_defaults(handler=cmd_devices)
@@ -25,7 +24,7 @@ def register(sub) -> None:
 
 def _store():
     from board_driver.journal import data_dir
-    from board_driver.web.bridge import TokenStore
+    from board_driver.web.auth import TokenStore
     return TokenStore(data_dir() / "web-tokens.json")
 
 

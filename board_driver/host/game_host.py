@@ -186,7 +186,8 @@ class GameHost:
     def __init__(self, store: GameStore, *, settings: DriverSettings, profile: BoardProfile, seat: Seat,
                  clock: Callable[[], int], say: Callable[[str], None] = print,
                  note: Callable[[str], None] | None = None, fsf_path: str | None = None,
-                 background: bool = False, san_notices: bool = True, broker=None):
+                 background: bool = False, san_notices: bool = True, broker=None,
+                 stopping: Callable[[], bool] = lambda: False):
         self.store = store
         self.settings = settings
         self.profile = profile
@@ -203,7 +204,7 @@ class GameHost:
         self.clock_spec: dict | None = None     # the time control new games get (the last one asked for)
         self.pending_clock: tuple[dict | None] | None = None  # (--clock asked at a resume,): for the next new game
         self.broker = broker            # the profile's broker: (BrokerConfig): remote games go through it
-        self.stopping: Callable[[], bool] = lambda: False   # the front end is stopping (a handshake gives up)
+        self.stopping = stopping        # the front end is stopping (a handshake gives up)
         self._link: Any = None          # the remote game's link (a RemoteLink), made by the handshake
         from board_driver.host.invitations import Invitations
         self.invitations = Invitations(self)    # the page's boards online, invitations, accept, decline

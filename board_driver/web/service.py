@@ -21,15 +21,20 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
 from board_driver.errors import ConfigError
-from board_driver.web.bridge import (
-    OverlaySink,
-    TokenStore,
-    WebBridge,
-    WebSource,
-)
+from board_driver.web.auth import LoginLimiter, TokenStore
+from board_driver.web.bridge import Notices, WebBridge
+from board_driver.web.board_io import OverlaySink, WebSource
+from board_driver.web.hosts import HostNames
+
+if TYPE_CHECKING:       # pragma: no cover
+    from board_driver.journal import GameStore
+    from board_driver.web.context import BoardTools, RemoteLobby
+    from board_driver.web.server import WebServer
+
+STATIC = Path(__file__).resolve().parent / "static"
 
 PLAY_DEFAULT = "127.0.0.1:8080"
 SERVE_DEFAULT = "0.0.0.0:8080"
@@ -109,44 +114,61 @@ def parse_listen(text: str, what: str = "--web") -> tuple[str, int]:
     return host, n
 
 
-def start_web(listen: str, *, store, commands, sim: bool, password: str | None, data_root: Path | None,
-              say=print, hardware=None, tools=None, hosts=()):
-    """Start the server; returns (bridge, server). ``hardware()`` answers ``GET /api/hardware``."""
+def start_web(listen: str, *, store: GameStore, commands: "queue.Queue[Any]", sim: bool, password: str | None,
+              data_root: Path | None, say: Callable[[str], None] = print, hardware: Callable[[], dict] | None = None,
+              tools: BoardTools | None = None, hosts: Iterable[str] = (), notices: Notices | None = None,
+              link: Callable[[], dict] | None = None, remote: RemoteLobby | None = None) -> tuple[WebBridge, WebServer]:
+    """Start the server; returns (bridge, server). ``hardware()`` answers ``GET /api/hardware``;
+    ``tools`` are the Board tab's; ``notices`` the page's notices (the game host's ``say``
+    writes there too); ``link()`` the board's link in every snapshot; ``remote`` the boards
+    online and invitations (host/invitations.py)."""
+    from board_driver.web.analyses import GameAnalyses     # the server's modules (aiohttp) only when served
+    from board_driver.web.catalog import Catalog
+    from board_driver.web.context import AppContext, Sockets, ToolDesk
     from board_driver.web.server import WebServer
     host, port = parse_listen(listen)
     tokens = TokenStore(Path(data_root) / "web-tokens.json" if data_root is not None else None)
-    bridge = WebBridge(commands=commands, tokens=tokens, password=password, sim=sim)
-    server = WebServer(bridge, store, host=host, port=port, hardware=hardware, tools=tools, hosts=hosts).start()
+    bridge = WebBridge(commands=commands, tokens=tokens, password=password, sim=sim, link=link,
+                       lobby=remote.status if remote is not None else None,
+                       notices=notices if notices is not None else Notices())
+    sockets = Sockets()
+    ctx = AppContext(bridge=bridge, store=store, hosts=HostNames(host, hosts), sockets=sockets,
+                     analyses=GameAnalyses(store, on_change=lambda status: sockets.send({"type": "analysis",
+                                                                                          "analysis": status})),
+                     logins=LoginLimiter(), desk=ToolDesk(tools), catalog=Catalog(), static=STATIC,
+                     hardware=hardware, remote=remote)
+    server = WebServer(ctx, host=host, port=port).start()
     say(f"fairyboard: the page is at {server.url}")
     return bridge, server
 
 
 class WebFront:
     """The page on a game host's game: the server, the bridge between its thread and the board
-    loop, and the pairing overlay on the LEDs. ``say`` is the host's: every line said to the
-    players also goes to the page's notices."""
+    loop, and the pairing overlay on the LEDs. ``notices`` are the page's notices, made before
+    the game host so that its ``say`` writes there too (:meth:`Notices.speaker`); ``link`` and
+    ``remote`` are the host's (``GameHost.link``, ``GameHost.invitations``)."""
 
-    def __init__(self, listen: str, *, store, commands, sim: bool, password: str | None, say=print,
-                 hardware=None, hosts=()):
+    def __init__(self, listen: str, *, store: GameStore, commands: "queue.Queue[Any]", sim: bool,
+                 password: str | None, say: Callable[[str], None] = print, hardware: Callable[[], dict] | None = None,
+                 hosts: Iterable[str] = (), notices: Notices | None = None, link: Callable[[], dict] | None = None,
+                 remote: RemoteLobby | None = None, tools: BoardTools | None = None):
         self.bridge, self.server = start_web(listen, store=store, commands=commands, sim=sim, password=password,
-                                             data_root=store.root, say=say, hardware=hardware, hosts=hosts)
+                                             data_root=store.root, say=say, hardware=hardware, tools=tools,
+                                             hosts=hosts, notices=notices, link=link, remote=remote)
         self.sim = sim
+        self.remote = remote
         self.overlay: OverlaySink | None = None
 
-    def speaker(self, say):
-        """``say`` that also puts the line among the page's notices."""
-        def both(line: str) -> None:
-            say(line)
-            self.bridge.notice(line)
-        return both
-
-    def overlay_on(self, sink) -> OverlaySink:
-        """The LED sink with the pairing squares on top (one per sink, kept across games)."""
+    def overlay_on(self, sink: Any) -> OverlaySink:
+        """The LED sink with the pairing squares on top (one per sink, kept across games; a sink
+        that is an overlay already, as the real board's is, is that one)."""
+        if isinstance(sink, OverlaySink):
+            return sink
         if self.overlay is None or self.overlay.inner is not sink:
             self.overlay = OverlaySink(sink)
         return self.overlay
 
-    def wrap(self, session, source, sink):
+    def wrap(self, session: Any, source: Any, sink: Any) -> tuple[WebSource, OverlaySink]:
         """The devices as the loop sees them while the page is served (GameHost.run's ``wrap``)."""
         overlay = self.overlay_on(sink)
         self.bridge.attach(session, board=getattr(source, "inner", source) if self.sim else None, sink=overlay)
@@ -155,13 +177,12 @@ class WebFront:
         self.bridge.on_update(session)
         return WebSource(source, self.bridge, wakeable=self.sim), overlay
 
-    def remote_on(self, invitations, *, announce: bool) -> None:
+    def start_remote(self, *, announce: bool) -> None:
         """The remote games' part of the page (board_driver/host/invitations.py): the boards
         online, the invitations to this board, accept and decline; read from the broker only
         when the profile has one."""
-        invitations.start(announce=announce, on_change=self.bridge.refresh)
-        self.server.remote = invitations
-        self.bridge.lobby = invitations.status
+        if self.remote is not None:
+            self.remote.start(announce=announce, on_change=self.bridge.refresh)
 
     def stop(self) -> None:
         self.server.stop()
@@ -169,7 +190,8 @@ class WebFront:
 
 def play_web(args, store, settings, profile, board_name: str, broker=None) -> int:
     """``fairyboard play --web``: the simulated board in real time, with the page (and, with
-    ``--events``, a script played on it at its times)."""
+    ``--events``, a script played on it at its times). The one place its objects are made and
+    handed to each other."""
     from board_driver.host.game_host import GameHost, GameRequest, SimSeat
     from board_driver.web.tools import SimTools
 
@@ -182,18 +204,17 @@ def play_web(args, store, settings, profile, board_name: str, broker=None) -> in
 
     commands: queue.Queue = queue.Queue()
     seat = SimSeat(store, monotonic_ms)
-    host = GameHost(store, settings=settings, profile=profile, seat=seat, clock=monotonic_ms, say=say,
-                    note=lambda line: print(f"fairyboard play: {line}", file=sys.stderr), background=True,
-                    broker=broker)     # the profile's broker: remote:PEER (docs/remote.md)
-    host.stopping = stop.is_set
+    notices = Notices()                     # the page's notices: every line the host says goes there too
+    host = GameHost(store, settings=settings, profile=profile, seat=seat, clock=monotonic_ms,
+                    say=notices.speaker(say), note=lambda line: print(f"fairyboard play: {line}", file=sys.stderr),
+                    background=True, broker=broker,     # the profile's broker: remote:PEER (docs/remote.md)
+                    stopping=stop.is_set)
     info = {"board": profile.name, "size": f"{profile.files}x{profile.ranks}", "sensors": "sim", "leds": "sim",
             "calibrated": True, "problems": [], "link": None}
     front = WebFront(listen, store=store, commands=commands, sim=True, password=web.password, say=say,
-                     hardware=lambda: info, hosts=web.hosts)
-    front.server.tools = SimTools(profile, lambda: front.bridge.board)
-    front.bridge.link = host.link
-    host.say = front.speaker(say)
-    front.remote_on(host.invitations, announce=True)     # no club publisher here: the lobby says it is online
+                     hardware=lambda: info, hosts=web.hosts, notices=notices, link=host.link,
+                     remote=host.invitations, tools=SimTools(profile, lambda: seat.board))
+    front.start_remote(announce=True)     # no club publisher here: the lobby says it is online
     try:
         host.open(GameRequest.from_args(args))
         host.run(commands=commands, stop=stop.is_set, on_update=front.bridge.on_update,

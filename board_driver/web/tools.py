@@ -51,12 +51,13 @@ class WebPrompter:
     Each change takes the next ``seq``: a status pushed over the WebSocket and one in an HTTP
     answer may reach the page in either order, and the page keeps the newer."""
 
-    def __init__(self, on_change: Callable[[dict], None] = lambda status: None):
+    def __init__(self, on_change: Callable[[dict], None] = lambda status: None, *,
+                 stopping: Callable[[], bool] = lambda: False):
         self._lock = threading.Lock()
         self._answers: "queue.Queue[str]" = queue.Queue()
         self._abort = threading.Event()
         self.on_change = on_change
-        self.stopping: Callable[[], bool] = lambda: False    # the service is stopping (SIGTERM)
+        self.stopping = stopping        # the service is stopping (SIGTERM): the wizard ends
         self.state = WizardState.RUNNING
         self.lines: list[dict] = []
         self._n = 0
@@ -222,7 +223,6 @@ class HardwareTools:
         chain = self.hw.leds if leds else None
         if chain is not None and not hasattr(chain, "show_chain"):
             chain = None
-        prompter.stopping = self.stopping           # a SIGTERM ends the wizard, not waits for it
         try:
             wizard = PageWizard(StoppableSource(self.source, prompter), prompter, files=p.files, ranks=p.ranks,
                                 leds=chain, led_order=p.led_order, settle=settle, square_timeout=timeout)
@@ -267,8 +267,17 @@ class SimTools:
         self.profile = profile
         self.board_fn = board_fn
 
+    def stopping(self) -> bool:
+        return False
+
     def calibration_refusal(self) -> str | None:
         return "the simulated board needs no calibration (calibrate a real board: fairyboard serve --web)"
+
+    def plan(self, squares: list[str], out: str | None = None):
+        raise BoardDriverError(self.calibration_refusal())
+
+    def calibrate(self, session, prompter: WebPrompter, plan, *, leds: bool, settle: float, timeout: float) -> None:
+        raise BoardDriverError(self.calibration_refusal())
 
     def selftest(self, session, seconds: float, leds: bool) -> dict:
         from board_driver.maintenance.selftest import device_findings

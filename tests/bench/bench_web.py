@@ -31,7 +31,7 @@ from board_driver.journal import GameStore
 from board_driver.referee.runner import run_realtime
 from board_driver.settings import load_profile, load_settings
 from board_driver.sim.board import SimulatedBoard
-from board_driver.web.bridge import OverlaySink, WebSource
+from board_driver.web.board_io import OverlaySink, WebSource
 from board_driver.web.service import start_web
 from board_driver.web.state import snapshot
 

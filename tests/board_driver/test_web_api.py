@@ -71,7 +71,7 @@ def _outside_address() -> str | None:
     """One of this machine's addresses that is not loopback (IPv4), if it has one."""
     import ipaddress
 
-    from board_driver.web.server import machine_addresses
+    from board_driver.web.hosts import machine_addresses
     return next((a for a in sorted(machine_addresses()) if ipaddress.ip_address(a).version == 4
                  and not ipaddress.ip_address(a).is_loopback), None)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from board_driver.web.bridge import (
+from board_driver.web.auth import (
     LOGIN_FREE,
     LOGIN_MAX_DELAY,
     LOGIN_TOTAL_FREE,
@@ -86,7 +86,7 @@ def test_clients_are_told_apart_by_address_and_ipv6_by_their_64():
 
 
 def test_a_host_header_is_read_as_its_name_alone():
-    from board_driver.web.server import host_name
+    from board_driver.web.hosts import host_name
     assert host_name("Board.Local:8080") == "board.local"
     assert host_name("[::1]:8080") == "::1"
     assert host_name("chess.example.org.") == "chess.example.org"
@@ -96,7 +96,7 @@ def test_a_host_header_is_read_as_its_name_alone():
 def test_the_board_answers_to_its_own_names_only():
     import socket
 
-    from board_driver.web.server import HostNames
+    from board_driver.web.hosts import HostNames
     h = HostNames("0.0.0.0", ["chess.example.org", "192.168.7.7"])
     name = socket.gethostname().lower()
     for ok in ("localhost:8080", "127.0.0.1", "[::1]:1", f"{name}:8080", f"{name.split('.')[0]}.local",
@@ -121,7 +121,7 @@ def test_the_profile_may_name_more_hosts_and_nothing_else():
 # -- tokens: expiry, the owner's list, revocation --------------------------------------------------
 
 def test_a_token_expires_after_30_days_unused_and_each_use_restarts_them(tmp_path):
-    from board_driver.web.bridge import TOKEN_DAYS, TokenStore
+    from board_driver.web.auth import TOKEN_DAYS, TokenStore
     clock = Clock(1_700_000_000.0)
     store = TokenStore(tmp_path / "web-tokens.json", clock=clock)
     token = store.grant("Firefox on Linux (10.0.0.2)", "pairing")
@@ -138,7 +138,7 @@ def test_tokens_are_kept_as_hashes_in_a_private_file_and_survive_a_restart(tmp_p
     import json
     import stat
 
-    from board_driver.web.bridge import TokenStore
+    from board_driver.web.auth import TokenStore
     path = tmp_path / "web-tokens.json"
     token = TokenStore(path).grant("Chrome on Android (10.0.0.3)", "password")
     text = path.read_text()
@@ -152,7 +152,7 @@ def test_tokens_are_kept_as_hashes_in_a_private_file_and_survive_a_restart(tmp_p
 
 
 def test_the_owner_revokes_one_device_or_all_and_another_process_may_too(tmp_path):
-    from board_driver.web.bridge import TokenStore
+    from board_driver.web.auth import TokenStore
     path = tmp_path / "web-tokens.json"
     store = TokenStore(path)
     a, b, c = (store.grant(f"device {i}") for i in range(3))
@@ -166,7 +166,7 @@ def test_tokens_of_the_first_format_are_read_and_expire_from_now(tmp_path):
     import hashlib
     import json
 
-    from board_driver.web.bridge import TokenStore
+    from board_driver.web.auth import TokenStore
     path = tmp_path / "web-tokens.json"
     path.write_text(json.dumps({"tokens": [hashlib.sha256(b"old").hexdigest()]}))
     clock = Clock(1_700_000_000.0)
@@ -194,17 +194,17 @@ def _pair(bridge, table, square: str, client: str = "c"):
     """A waiting pairing on ``square`` (as start_pairing makes them, its square chosen)."""
     import time
 
-    from board_driver.web.bridge import PAIR_SECONDS, Pairing
+    from board_driver.web.pairing import PAIR_SECONDS, Pairing
     layout, geo = table.session.layout, table.session.game.geometry
     sq = geo.parse(square)
     p = Pairing(f"p-{square}", square, layout.physical(sq), layout.sensor_of(sq), time.monotonic() + PAIR_SECONDS,
                 client=client)
-    bridge._pairings[p.id] = p
+    bridge.pairings._pairings[p.id] = p
     return p
 
 
 def test_a_lift_and_put_back_of_the_lit_piece_alone_pairs():
-    from board_driver.web.bridge import PairingState
+    from board_driver.web.pairing import PairingState
     from drivertools import Table
     t = Table("orthodox")
     bridge = _bridge_on(t)
@@ -218,7 +218,7 @@ def test_a_lift_and_put_back_of_the_lit_piece_alone_pairs():
 
 
 def test_a_capture_made_on_the_lit_square_does_not_pair():
-    from board_driver.web.bridge import PairingState
+    from board_driver.web.pairing import PairingState
     from drivertools import Table
     t = Table("orthodox", fen="rnbqkbnr/ppp1pppp/8/3p4/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2")
     geo, layout = t.session.game.geometry, t.session.layout
@@ -246,7 +246,7 @@ def test_a_capture_made_on_the_lit_square_does_not_pair():
 
 
 def test_the_pairing_square_is_apart_from_the_move_under_way_and_the_captures():
-    from board_driver.web.bridge import pairing_squares
+    from board_driver.web.pairing import pairing_squares
     from drivertools import Table
     t = Table("orthodox", fen="r3k2r/pppq1ppp/8/3p4/4P3/8/PPPP1PPP/R3K2R w KQkq - 0 1")
     name = t.session.game.geometry.name
@@ -263,7 +263,7 @@ def test_the_pairing_square_is_apart_from_the_move_under_way_and_the_captures():
 def test_one_waiting_pairing_per_client_and_a_client_cannot_keep_squares_lit():
     import time
 
-    from board_driver.web.bridge import MAX_WAITING, PAIR_PER_CLIENT, PairingBusy
+    from board_driver.web.pairing import MAX_WAITING, PAIR_PER_CLIENT, PairingBusy
     from drivertools import Table
     t = Table("orthodox")
     bridge = _bridge_on(t)
@@ -278,7 +278,7 @@ def test_one_waiting_pairing_per_client_and_a_client_cannot_keep_squares_lit():
         x.deadline = time.monotonic() - 1
     for _ in range(PAIR_PER_CLIENT):            # the watcher's pairings run out, one after another
         p.deadline = time.monotonic() - 1
-        bridge._expire()
+        bridge.pairings.expire()
         try:
             p = bridge.start_pairing(t.session, client="10.0.0.9")
         except PairingBusy as exc:
