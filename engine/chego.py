@@ -43,8 +43,8 @@ from types import MappingProxyType
 from typing import NamedTuple
 
 from .errors import FenError, IllegalMoveError, VariantError
-from .contract import ActionKind
-from .game import Action, FamilyGame, Outcome, find_action
+from .contract import ActionKind, Termination
+from .game import Action, FamilyGame, Outcome, Territory, find_action
 from .geometry import bits
 from .moves import DROP, decode, encode
 from .position import BLACK, WHITE, Position
@@ -525,10 +525,9 @@ class ChegoGame(FamilyGame):
         if self.passes < 2:
             return None
         w, b = self.points()
-        reason = f"both players passed: {w}-{b} points"
         if w == b:
-            return Outcome("1/2-1/2", reason)
-        return Outcome("1-0", reason, WHITE) if w > b else Outcome("0-1", reason, BLACK)
+            return Outcome.draw(Termination.TERRITORY, Territory(w, b))
+        return Outcome.win(WHITE if w > b else BLACK, Termination.TERRITORY, Territory(w, b))
 
     # -- the rules -------------------------------------------------------------------------
     def _analyse(self) -> _Analysis:

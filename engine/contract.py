@@ -62,7 +62,8 @@ _SILENT_KINDS = frozenset({ActionKind.PASS, ActionKind.END, ActionKind.BUY, Acti
 
 
 class Termination(TextEnum):
-    """How a game ended (:attr:`~engine.game.Outcome.termination`)."""
+    """How a game ended (:attr:`~engine.game.Outcome.termination`; the outcome's reason text
+    and the PGN ``Termination`` tag are this text, or its detail's)."""
 
     CHECKMATE = "checkmate"
     STALEMATE = "stalemate"
@@ -77,21 +78,6 @@ class Termination(TextEnum):
     NO_ROYAL_IN_ARMY = "no royal piece in army"  # Army csipgs: an army was set up without one
     ADJUDICATED = "adjudicated"                 # a match ended a game that went on too long
     OTHER = "other"                             # any other reason (a match's forfeit ...)
-
-    @classmethod
-    def of(cls, reason: str) -> Termination:
-        """The termination an outcome's ``reason`` text names (OTHER when none does)."""
-        try:
-            return cls(reason)
-        except ValueError:
-            pass
-        if reason.startswith("both players passed"):
-            return cls.TERRITORY
-        if "army" in reason and "royal" in reason:
-            return cls.NO_ROYAL_IN_ARMY
-        if reason.startswith("adjudicated"):
-            return cls.ADJUDICATED
-        return cls.OTHER
 
 
 def _frozen_map(m: Mapping | None) -> Mapping:

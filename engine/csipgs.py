@@ -63,7 +63,7 @@ from .csipgs_cost import (
 from .errors import BetzaError, EngineError, IllegalMoveError, VariantError
 from .contract import ActionKind, Termination
 from .game import (
-    Action, ArmySetup, DesignChange, DoubleMove, FamilyGame, Invention, Outcome, Purchase, Transfer,
+    Action, ArmySetup, ArmyWithoutRoyal, DesignChange, DoubleMove, FamilyGame, Invention, Outcome, Purchase, Transfer,
 )
 from .moves import DROP, decode, encode, to_uci
 from .position import BLACK, WHITE, Position, slot_copier
@@ -1033,13 +1033,9 @@ class CsipgsGame(FamilyGame):
                 keep = ((left / 2) // step) * step
             st.treasury[c] += keep
         pos = self.position
-        missing = [not pos.royal_squares(c) for c in (0, 1)]
-        if all(missing):
-            st.army_result = Outcome("0-1", "no royal piece in either army (Black wins)", BLACK)
-        elif missing[WHITE]:
-            st.army_result = Outcome("0-1", "White's army has no royal piece", BLACK)
-        elif missing[BLACK]:
-            st.army_result = Outcome("1-0", "Black's army has no royal piece", WHITE)
+        missing = ArmyWithoutRoyal(not pos.royal_squares(WHITE), not pos.royal_squares(BLACK))
+        if any(missing):        # that player loses; Black wins when both forgot
+            st.army_result = Outcome.win(BLACK if missing.white else WHITE, Termination.NO_ROYAL_IN_ARMY, missing)
         st.phase = "action"
         st.turn = WHITE
         st.ply = 1
