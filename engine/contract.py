@@ -222,19 +222,24 @@ class Game(Protocol):
 
     def legal_actions(self) -> Sequence[Action]:
         """Every legal action now (empty when the game is over)."""
+        ...
 
     def parse(self, text: str) -> Action:
         """The legal action written ``text``; IllegalMoveError says why not."""
+        ...
 
     def push(self, action: Action | str) -> Action:
         """Play a legal action. An action that is not legal now (stale, from another game, or
         made up) raises IllegalMoveError and changes nothing."""
+        ...
 
     def pop(self) -> Action:
         """Take back the last action (and a resignation after it)."""
+        ...
 
     def copy(self) -> Game:
         """An independent game in the same state, history included (pop works on it)."""
+        ...
 
     def outcome(self) -> Outcome | None: ...
     def fen(self) -> str: ...
@@ -250,13 +255,16 @@ class Game(Protocol):
     def silent_verbs(self) -> Mapping[str, str]:
         """The silent verbs (``pass``, ``end``, ``buy`` ...) this family knows, each with what
         it does here."""
+        ...
 
     def why_not(self, verb: str) -> str:
         """Why ``verb`` cannot be played now ('' when it can, or when the family has no
         better reason than the parser's)."""
+        ...
 
     def why_refused(self, lifted: frozenset[int], placed: frozenset[int]) -> str:
         """Why no legal action leaves the board so ('' when the family cannot say)."""
+        ...
 
     def resign(self, color: int, reason: Termination = Termination.RESIGNATION, *, draw: bool = False) -> None: ...
     def unresign(self) -> None: ...

@@ -198,20 +198,19 @@ class CsipgsRules:
             a = rules.get("army") or {}
             if not isinstance(a, dict):
                 raise fail("army", a, "must be a mapping")
-            fields = {f.name: f.default for f in dataclasses.fields(Army)}
+            army_keys = [f.name for f in dataclasses.fields(Army)]
             for k in a:
-                if k not in fields:
-                    raise fail(f"army.{k}", a[k], f"unknown key (known: {', '.join(fields)})")
-            vals = dict(fields)
-            vals["budget"] = amount("army.budget", a.get("budget", 52), positive=True)
-            vals["pieces"] = whole("army.pieces", a.get("pieces", 16), 1)
-            vals["leftover"] = choice("army.leftover", a.get("leftover", "lose"), ("lose", "keep", "half"))
-            vals["second_row"] = choice("army.second_row", a.get("second_row", "value"), ("value", "forward"))
-            vals["second_row_max"] = amount("army.second_row_max", a.get("second_row_max", 2))
-            vals["setup"] = choice("army.setup", a.get("setup", "secret"), ("secret", "alternating"))
-            for k in ("min_cost", "max_cost"):
-                vals[k] = None if a.get(k) is None else amount(f"army.{k}", a[k])
-            out["army"] = Army(**vals)
+                if k not in army_keys:
+                    raise fail(f"army.{k}", a[k], f"unknown key (known: {', '.join(army_keys)})")
+            out["army"] = Army(
+                budget=amount("army.budget", a.get("budget", 52), positive=True),
+                pieces=whole("army.pieces", a.get("pieces", 16), 1),
+                leftover=choice("army.leftover", a.get("leftover", "lose"), ("lose", "keep", "half")),
+                second_row=choice("army.second_row", a.get("second_row", "value"), ("value", "forward")),
+                second_row_max=amount("army.second_row_max", a.get("second_row_max", 2)),
+                setup=choice("army.setup", a.get("setup", "secret"), ("secret", "alternating")),
+                min_cost=None if a.get("min_cost") is None else amount("army.min_cost", a["min_cost"]),
+                max_cost=None if a.get("max_cost") is None else amount("army.max_cost", a["max_cost"]))
         rules_value = cls(designs=(), **out)
         prices = rules_value.price_list()
         canon = []
