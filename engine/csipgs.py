@@ -830,7 +830,7 @@ class CsipgsGame(FamilyGame):
         why = self._buy_refusal(design)
         if why is None:
             for a in self.legal_actions():
-                if a.kind == ActionKind.BUY and a.detail.design == design:
+                if a.kind == ActionKind.BUY and a.detail_as(Purchase).design == design:
                     return a
             why = "not allowed now"
         raise IllegalMoveError(f"{text!r}: {why}")
@@ -999,12 +999,13 @@ class CsipgsGame(FamilyGame):
         st = self.state
         us = st.turn
         pos = self.position
-        for design, sq in action.detail.placed:
+        placed = action.detail_as(ArmySetup).placed
+        for design, sq in placed:
             t = self._ensure_type(design)
             pos = self.position
             pos.put_piece(sq, t, us)
             st.army_spent[us] += self.cost(design).exact
-        st.army_count[us] += len(action.detail.placed)
+        st.army_count[us] += len(placed)
         army = self.rules.army
         assert army is not None
         done = [st.army_count[c] == army.pieces for c in (0, 1)]
@@ -1056,7 +1057,7 @@ class CsipgsGame(FamilyGame):
             st.moved, st.reset = True, kind == ActionKind.CAPTURE or forward
             st.phase = "design"
         elif kind in (ActionKind.MOVE, ActionKind.CAPTURE):
-            double = action.detail
+            double = action.detail_as(DoubleMove)
             forward = self._forward_only((pos.board[decode(double.first)[0]] >> 1) - 1)
             pos.push(double.first)
             pos.push(double.second)
@@ -1068,7 +1069,7 @@ class CsipgsGame(FamilyGame):
             st.moved, st.reset = True, True
             st.phase = "design"
         elif kind == ActionKind.BUY:
-            purchase = action.detail
+            purchase = action.detail_as(Purchase)
             st.treasury[st.turn] -= purchase.price
             t = self._ensure_type(purchase.design)
             self.position.hands[st.turn][t] += 1
@@ -1078,13 +1079,13 @@ class CsipgsGame(FamilyGame):
             else:
                 self._end_turn()
         elif kind == ActionKind.DESIGN:
-            change = action.detail
+            change = action.detail_as(DesignChange)
             designs = list(st.designs[st.turn])
             designs[change.slot - 1] = change.design
             st.designs[st.turn] = tuple(designs)
             self._end_turn()
         elif kind == ActionKind.INVENT:
-            inv = action.detail
+            inv = action.detail_as(Invention)
             used = max(inv.mine, inv.theirs)
             st.prices = (st.prices.with_modifier(inv.name, used) if inv.what == "modifier"
                          else st.prices.with_atom(inv.name, used, inv.family))
@@ -1233,8 +1234,9 @@ class CsipgsGame(FamilyGame):
         g = self.geometry
         pos = self.position
         if action.code < 0:
-            frm, mid, _, _ = decode(action.detail.first)
-            to = decode(action.detail.second)[1]
+            double = action.detail_as(DoubleMove)
+            frm, mid, _, _ = decode(double.first)
+            to = decode(double.second)[1]
             text = f"{action.piece.upper()}{g.name(frm)}-{g.name(mid)}-{g.name(to)}"
         else:
             frm, to, _, _ = decode(action.code)
@@ -1260,7 +1262,7 @@ class CsipgsGame(FamilyGame):
         position alone and taken back: the game's own push copies the whole state)."""
         pos = self.position
         mover = self.state.turn
-        steps = (action.code,) if action.code >= 0 else (action.detail.first, action.detail.second)
+        steps = (action.code,) if action.code >= 0 else tuple(action.detail_as(DoubleMove))
         for m in steps:
             pos.push(m)
         try:

@@ -25,7 +25,7 @@ import importlib
 from dataclasses import dataclass
 from fractions import Fraction
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Union
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, TypeVar, Union
 
 from .contract import ActionKind, BoardState, PieceMap, Termination
 from .errors import IllegalMoveError, VariantError
@@ -77,7 +77,13 @@ class Invention(NamedTuple):
 
 class ArmySetup(NamedTuple):
     """Army csipgs: the (design, square) pairs of a recorded army."""
-    placed: tuple
+    placed: tuple[tuple[str, int], ...]
+
+
+# Chego's detail is the (square, letter) of each piece a drop kills
+ActionDetail = Union[MoveCost, DoubleMove, Transfer, Purchase, DesignChange, Invention, ArmySetup,
+                     tuple[tuple[int, str], ...]]
+_D = TypeVar("_D", MoveCost, DoubleMove, Transfer, Purchase, DesignChange, Invention, ArmySetup)
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +96,7 @@ class Action:
     places: frozenset[int] = frozenset()   # squares that end up holding a moved/new piece
     code: int = -1                     # the engine's int move, or -1
     piece: str = ""                    # letter of the piece that moves / is dropped / bought
-    detail: Any = ()                   # family data: one of the NamedTuples above; Chego: ((square, letter), ...) killed
+    detail: ActionDetail = ()          # family data: one of the NamedTuples above; Chego: ((square, letter), ...) killed
     promotion: str = ""                # letter of the piece a pawn promotes to ("" if none)
     drop: str = ""                     # letter of the piece dropped ("" if none)
 
@@ -98,6 +104,14 @@ class Action:
     def silent(self) -> bool:
         """True when the board cannot see this action (no piece moves)."""
         return not self.lifts and not self.places
+
+    def detail_as(self, kind: type[_D]) -> _D:
+        """The detail, which the action's family and kind say is a ``kind``
+        (``a.detail_as(Purchase).price``); TypeError when it is not."""
+        d = self.detail
+        if not isinstance(d, kind):
+            raise TypeError(f"{self.text!r}: its detail is {d!r}, not a {kind.__name__}")
+        return d
 
     def __str__(self) -> str:
         return self.text
