@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Mapping, Protocol, Sequence, runtime_checkable
 
 if TYPE_CHECKING:       # pragma: no cover
     from .game import Action, Outcome
+    from .geometry import Geometry
 
 
 class TextEnum(str, Enum):
@@ -218,7 +219,7 @@ class Game(Protocol):
     @property
     def turn(self) -> int: ...
     @property
-    def geometry(self): ...
+    def geometry(self) -> Geometry: ...
 
     def legal_actions(self) -> Sequence[Action]:
         """Every legal action now (empty when the game is over)."""

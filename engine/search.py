@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Callable, Hashable, Protocol
 
-from .contract import ActionKind
+from .contract import ActionKind, Game
 from .csipgs import END as CSIPGS_END
 from .moves import CASTLE, DROP, EN_PASSANT, NORMAL
 
@@ -898,7 +898,7 @@ class Searcher:
         return next((a for a in game.legal_actions() if b.move_id(a) == entry[4]), None)
 
     # -- one action --------------------------------------------------------------------------------
-    def _backend(self, game) -> _Backend:
+    def _backend(self, game: Game) -> _Backend:
         size = game.geometry.size
         z = self._zobrist.get(size)
         if z is None:
