@@ -165,9 +165,9 @@ _DETAIL_TYPES: dict[Termination, type] = {
     Termination.ADJUDICATED: Adjudication, Termination.OTHER: Forfeit,
 }
 
-WIN: tuple[tuple[Fraction, Fraction], tuple[Fraction, Fraction]] = \
+_WIN: tuple[tuple[Fraction, Fraction], tuple[Fraction, Fraction]] = \
     ((Fraction(1), Fraction(0)), (Fraction(0), Fraction(1)))     # by the winner's colour
-DRAW: tuple[Fraction, Fraction] = (Fraction(1, 2), Fraction(1, 2))
+_DRAW: tuple[Fraction, Fraction] = (Fraction(1, 2), Fraction(1, 2))
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,12 +200,12 @@ class Outcome:
     @classmethod
     def win(cls, winner: int, termination: Termination, detail: OutcomeDetail = None) -> Outcome:
         """``winner`` (0 White, 1 Black) takes the whole point."""
-        return cls(termination, WIN[winner], detail)
+        return cls(termination, _WIN[winner], detail)
 
     @classmethod
     def draw(cls, termination: Termination, detail: OutcomeDetail = None) -> Outcome:
         """Half a point each."""
-        return cls(termination, DRAW, detail)
+        return cls(termination, _DRAW, detail)
 
     @property
     def winner(self) -> int | None:
