@@ -52,8 +52,8 @@ CASES = {
         "agreement", Termination.AGREEMENT),
     "flag fall, the other side cannot win": (
         "orthodox", [{"type": "flag", "color": "white", "draw": True},
-                     {"type": "result", "result": "1/2-1/2", "reason": "time forfeit"}], "4k3/8/8/8/8/8/8/4K2R w - - 0 1",
-        "time forfeit", Termination.TIME_FORFEIT),
+                     {"type": "result", "result": "1/2-1/2", "reason": "time forfeit"}],
+        "4k3/8/8/8/8/8/8/4K2R w - - 0 1", "time forfeit", Termination.TIME_FORFEIT),
     "Chego: both players passed": (
         "chego", [*pushes("N@e4", "pass", "pass"),
                   {"type": "result", "result": "1-0", "reason": "both players passed: 8-0 points"}], None,
