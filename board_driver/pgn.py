@@ -10,8 +10,9 @@ from fractions import Fraction
 
 from board_driver.config import load_variant
 from board_driver.journal import GameRecord
+from engine.contract import Game, Termination
 from engine.errors import EngineError
-from engine.game import new_game
+from engine.game import Outcome, new_game
 
 
 def replay(rec: GameRecord):
@@ -84,6 +85,52 @@ def _pgn_result(result: str | None) -> str:
     return "1-0" if w > b else "0-1" if b > w else "1/2-1/2"
 
 
+_COLORS = ("white", "black")
+
+
+def _standing_end(rec: GameRecord) -> dict | None:
+    """The resign, draw or flag record still standing at the end of the journal (a takeback or
+    a reopen undoes it), or None."""
+    end = None
+    for r in rec.records:
+        t = r.get("type")
+        if t in ("resign", "draw", "flag"):
+            end = r
+        elif t in ("push", "pop", "reopen"):
+            end = None
+    return end
+
+
+def outcome_of(rec: GameRecord, game: Game) -> Outcome | None:
+    """How the game ``rec`` (replayed into ``game``, see :func:`replay`) ended: by a
+    resignation, an agreed draw or a flag fall the journal records, else by the rules; None
+    while it goes on. ``game`` takes the resignation."""
+    end = _standing_end(rec)
+    if end is not None and game.outcome() is None:
+        color = end.get("color")
+        if end["type"] == "draw":
+            game.resign(game.turn, Termination.AGREEMENT, draw=True)
+        elif color in _COLORS and end["type"] == "resign":
+            game.resign(_COLORS.index(color))
+        elif color in _COLORS:
+            game.resign(_COLORS.index(color), Termination.TIME_FORFEIT, draw=bool(end.get("draw")))
+    return game.outcome()
+
+
+def termination_tag(rec: GameRecord, game: Game, damage: str | None = None) -> str:
+    """The PGN ``Termination`` tag: the ending's text (:attr:`Outcome.reason`: checkmate,
+    resignation, time forfeit, both players passed: 5-4 points ...) derived from the outcome
+    of the game replayed; "unterminated" while it is in progress or damaged. A result the
+    replay cannot reach (a match's adjudication or forfeit, an abandoned game) keeps the words
+    its result record gives."""
+    if damage or rec.result is None:
+        return "unterminated"
+    out = outcome_of(rec, game)
+    if out is not None and out.result == rec.result:
+        return out.reason
+    return rec.reason or "normal"
+
+
 def pgn_of(rec: GameRecord) -> str:
     variant, game, sans, problem = replay(rec)
     damage = rec.damage or problem
@@ -101,9 +148,7 @@ def pgn_of(rec: GameRecord) -> str:
         tags.append(("TimeControl", tc))
     if rec.result and rec.result != result and not damage:
         tags.append(("VariantResult", rec.result))
-    # the way the game ended (checkmate, resignation, stalemate, a rule draw, territory...);
-    # "unterminated" while it is in progress
-    tags.append(("Termination", "unterminated" if damage or rec.result is None else rec.reason or "normal"))
+    tags.append(("Termination", termination_tag(rec, game, damage)))
     tags.append(("GameId", rec.id))
     head = "\n".join(f'[{k} "{str(v).replace(chr(92), chr(92) * 2).replace(chr(34), chr(92) + chr(34))}"]' for k, v in tags)
     body = movetext(sans, fullmove(rec.header.get("start_fen")), rec.clocks if tc else None)

@@ -43,8 +43,8 @@ from types import MappingProxyType
 from typing import NamedTuple
 
 from .errors import FenError, IllegalMoveError, VariantError
-from .contract import ActionKind
-from .game import Action, FamilyGame, Outcome, find_action
+from .contract import ActionKind, Termination
+from .game import Action, FamilyGame, Outcome, Territory, find_action
 from .geometry import bits
 from .moves import DROP, decode, encode
 from .position import BLACK, WHITE, Position
@@ -352,20 +352,17 @@ class ChegoGame(FamilyGame):
         """The drop of type ``t`` on ``sq`` killing the pieces on ``kills``: made once, then
         found again (actions are immutable)."""
         board = self.position.board
-        if kills:
-            key = (t, sq, kills, tuple(board[k] for k in kills))
-            act = self._drop_kills.get(key)
-        else:
-            act = self._drop_rows[t][sq]
+        key = (t, sq, kills, tuple(board[k] for k in kills)) if kills else None
+        act = self._drop_rows[t][sq] if key is None else self._drop_kills.get(key)
         if act is None:
             letter = self.variant.pieces[t].letter
             act = Action(f"{letter.upper()}@{self.geometry.name(sq)}", ActionKind.DROP, frozenset(kills),
                          frozenset({sq}), encode(t, sq, 0, DROP), letter,
                          tuple((k, self._letter(board[k])) for k in kills), drop=letter)   # the victims: (square, letter)
-            if kills:
-                self._drop_kills[key] = act
-            else:
+            if key is None:
                 self._drop_rows[t][sq] = act
+            else:
+                self._drop_kills[key] = act
         return act
 
     def parse(self, text: str) -> Action:
@@ -437,6 +434,7 @@ class ChegoGame(FamilyGame):
         pos = self.position
         us = pos.turn
         killed: tuple = ()
+        sq = -1                                      # the square dropped on (-1: a pass)
         passes = pos.halfmove
         halfmove = passes + 1                        # the halfmove field counts the passes in a row
         if action.kind != ActionKind.PASS:
@@ -451,7 +449,7 @@ class ChegoGame(FamilyGame):
         self._undo.append((killed, passes))
         self.history.append(action)
         a = self._analysis
-        self._after = None if a is None else (a, sq if action.kind != ActionKind.PASS else -1, killed)
+        self._after = None if a is None else (a, sq, killed)
         self._analysis = self._legal = None
 
     def pop(self) -> Action:
@@ -525,10 +523,9 @@ class ChegoGame(FamilyGame):
         if self.passes < 2:
             return None
         w, b = self.points()
-        reason = f"both players passed: {w}-{b} points"
         if w == b:
-            return Outcome("1/2-1/2", reason)
-        return Outcome("1-0", reason, WHITE) if w > b else Outcome("0-1", reason, BLACK)
+            return Outcome.draw(Termination.TERRITORY, Territory(w, b))
+        return Outcome.win(WHITE if w > b else BLACK, Termination.TERRITORY, Territory(w, b))
 
     # -- the rules -------------------------------------------------------------------------
     def _analyse(self) -> _Analysis:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Mapping, Protocol, Sequence, runtime_checkable
 
 if TYPE_CHECKING:       # pragma: no cover
     from .game import Action, Outcome
+    from .geometry import Geometry
 
 
 class TextEnum(str, Enum):
@@ -62,7 +63,8 @@ _SILENT_KINDS = frozenset({ActionKind.PASS, ActionKind.END, ActionKind.BUY, Acti
 
 
 class Termination(TextEnum):
-    """How a game ended (:attr:`~engine.game.Outcome.termination`)."""
+    """How a game ended (:attr:`~engine.game.Outcome.termination`; the outcome's reason text
+    and the PGN ``Termination`` tag are this text, or its detail's)."""
 
     CHECKMATE = "checkmate"
     STALEMATE = "stalemate"
@@ -77,21 +79,6 @@ class Termination(TextEnum):
     NO_ROYAL_IN_ARMY = "no royal piece in army"  # Army csipgs: an army was set up without one
     ADJUDICATED = "adjudicated"                 # a match ended a game that went on too long
     OTHER = "other"                             # any other reason (a match's forfeit ...)
-
-    @classmethod
-    def of(cls, reason: str) -> Termination:
-        """The termination an outcome's ``reason`` text names (OTHER when none does)."""
-        try:
-            return cls(reason)
-        except ValueError:
-            pass
-        if reason.startswith("both players passed"):
-            return cls.TERRITORY
-        if "army" in reason and "royal" in reason:
-            return cls.NO_ROYAL_IN_ARMY
-        if reason.startswith("adjudicated"):
-            return cls.ADJUDICATED
-        return cls.OTHER
 
 
 def _frozen_map(m: Mapping | None) -> Mapping:
@@ -232,23 +219,28 @@ class Game(Protocol):
     @property
     def turn(self) -> int: ...
     @property
-    def geometry(self): ...
+    def geometry(self) -> Geometry: ...
 
     def legal_actions(self) -> Sequence[Action]:
         """Every legal action now (empty when the game is over)."""
+        ...
 
     def parse(self, text: str) -> Action:
         """The legal action written ``text``; IllegalMoveError says why not."""
+        ...
 
     def push(self, action: Action | str) -> Action:
         """Play a legal action. An action that is not legal now (stale, from another game, or
         made up) raises IllegalMoveError and changes nothing."""
+        ...
 
     def pop(self) -> Action:
         """Take back the last action (and a resignation after it)."""
+        ...
 
     def copy(self) -> Game:
         """An independent game in the same state, history included (pop works on it)."""
+        ...
 
     def outcome(self) -> Outcome | None: ...
     def fen(self) -> str: ...
@@ -264,13 +256,16 @@ class Game(Protocol):
     def silent_verbs(self) -> Mapping[str, str]:
         """The silent verbs (``pass``, ``end``, ``buy`` ...) this family knows, each with what
         it does here."""
+        ...
 
     def why_not(self, verb: str) -> str:
         """Why ``verb`` cannot be played now ('' when it can, or when the family has no
         better reason than the parser's)."""
+        ...
 
     def why_refused(self, lifted: frozenset[int], placed: frozenset[int]) -> str:
         """Why no legal action leaves the board so ('' when the family cannot say)."""
+        ...
 
     def resign(self, color: int, reason: Termination = Termination.RESIGNATION, *, draw: bool = False) -> None: ...
     def unresign(self) -> None: ...

@@ -529,7 +529,7 @@ class CostProgressiveGame(ChessGame):
                 if self._state.frozen >> frm & 1:
                     raise IllegalMoveError(f"{text!r}: the piece on {self.geometry.name(frm)} has "
                                            "already moved this turn")
-                raise IllegalMoveError(f"{text!r} costs {a.detail.cost} points, "
+                raise IllegalMoveError(f"{text!r} costs {a.detail_as(MoveCost).cost} points, "
                                        f"{self.points_left} left in this turn")
         if self.in_check() and not self._state.moves:
             raise IllegalMoveError(f"{text!r} is not legal in {self.fen()}: the check must be "
@@ -558,7 +558,7 @@ class CostProgressiveGame(ChessGame):
             frozen |= 1 << sq
         pawn = self.variant.pieces[self.variant.piece_index(action.piece)].pawn
         reset = st.reset or pawn or len(action.lifts) > 1 and action.kind != ActionKind.CASTLE
-        self._state = _TurnState(half=st.half, spent=st.spent + action.detail.cost, frozen=frozen,
+        self._state = _TurnState(half=st.half, spent=st.spent + action.detail_as(MoveCost).cost, frozen=frozen,
                                  moves=st.moves + (action,), ended_by=st.ended_by, quiet=st.quiet, reset=reset)
         self._changed()
         self.history.append(action)

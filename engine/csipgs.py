@@ -63,7 +63,7 @@ from .csipgs_cost import (
 from .errors import BetzaError, EngineError, IllegalMoveError, VariantError
 from .contract import ActionKind, Termination
 from .game import (
-    Action, ArmySetup, DesignChange, DoubleMove, FamilyGame, Invention, Outcome, Purchase, Transfer,
+    Action, ArmySetup, ArmyWithoutRoyal, DesignChange, DoubleMove, FamilyGame, Invention, Outcome, Purchase, Transfer,
 )
 from .moves import DROP, decode, encode, to_uci
 from .position import BLACK, WHITE, Position, slot_copier
@@ -198,20 +198,19 @@ class CsipgsRules:
             a = rules.get("army") or {}
             if not isinstance(a, dict):
                 raise fail("army", a, "must be a mapping")
-            fields = {f.name: f.default for f in dataclasses.fields(Army)}
+            army_keys = [f.name for f in dataclasses.fields(Army)]
             for k in a:
-                if k not in fields:
-                    raise fail(f"army.{k}", a[k], f"unknown key (known: {', '.join(fields)})")
-            vals = dict(fields)
-            vals["budget"] = amount("army.budget", a.get("budget", 52), positive=True)
-            vals["pieces"] = whole("army.pieces", a.get("pieces", 16), 1)
-            vals["leftover"] = choice("army.leftover", a.get("leftover", "lose"), ("lose", "keep", "half"))
-            vals["second_row"] = choice("army.second_row", a.get("second_row", "value"), ("value", "forward"))
-            vals["second_row_max"] = amount("army.second_row_max", a.get("second_row_max", 2))
-            vals["setup"] = choice("army.setup", a.get("setup", "secret"), ("secret", "alternating"))
-            for k in ("min_cost", "max_cost"):
-                vals[k] = None if a.get(k) is None else amount(f"army.{k}", a[k])
-            out["army"] = Army(**vals)
+                if k not in army_keys:
+                    raise fail(f"army.{k}", a[k], f"unknown key (known: {', '.join(army_keys)})")
+            out["army"] = Army(
+                budget=amount("army.budget", a.get("budget", 52), positive=True),
+                pieces=whole("army.pieces", a.get("pieces", 16), 1),
+                leftover=choice("army.leftover", a.get("leftover", "lose"), ("lose", "keep", "half")),
+                second_row=choice("army.second_row", a.get("second_row", "value"), ("value", "forward")),
+                second_row_max=amount("army.second_row_max", a.get("second_row_max", 2)),
+                setup=choice("army.setup", a.get("setup", "secret"), ("secret", "alternating")),
+                min_cost=None if a.get("min_cost") is None else amount("army.min_cost", a["min_cost"]),
+                max_cost=None if a.get("max_cost") is None else amount("army.max_cost", a["max_cost"]))
         rules_value = cls(designs=(), **out)
         prices = rules_value.price_list()
         canon = []
@@ -831,7 +830,7 @@ class CsipgsGame(FamilyGame):
         why = self._buy_refusal(design)
         if why is None:
             for a in self.legal_actions():
-                if a.kind == ActionKind.BUY and a.detail.design == design:
+                if a.kind == ActionKind.BUY and a.detail_as(Purchase).design == design:
                     return a
             why = "not allowed now"
         raise IllegalMoveError(f"{text!r}: {why}")
@@ -1000,12 +999,13 @@ class CsipgsGame(FamilyGame):
         st = self.state
         us = st.turn
         pos = self.position
-        for design, sq in action.detail.placed:
+        placed = action.detail_as(ArmySetup).placed
+        for design, sq in placed:
             t = self._ensure_type(design)
             pos = self.position
             pos.put_piece(sq, t, us)
             st.army_spent[us] += self.cost(design).exact
-        st.army_count[us] += len(action.detail.placed)
+        st.army_count[us] += len(placed)
         army = self.rules.army
         assert army is not None
         done = [st.army_count[c] == army.pieces for c in (0, 1)]
@@ -1033,13 +1033,9 @@ class CsipgsGame(FamilyGame):
                 keep = ((left / 2) // step) * step
             st.treasury[c] += keep
         pos = self.position
-        missing = [not pos.royal_squares(c) for c in (0, 1)]
-        if all(missing):
-            st.army_result = Outcome("0-1", "no royal piece in either army (Black wins)", BLACK)
-        elif missing[WHITE]:
-            st.army_result = Outcome("0-1", "White's army has no royal piece", BLACK)
-        elif missing[BLACK]:
-            st.army_result = Outcome("1-0", "Black's army has no royal piece", WHITE)
+        missing = ArmyWithoutRoyal(not pos.royal_squares(WHITE), not pos.royal_squares(BLACK))
+        if any(missing):        # that player loses; Black wins when both forgot
+            st.army_result = Outcome.win(BLACK if missing.white else WHITE, Termination.NO_ROYAL_IN_ARMY, missing)
         st.phase = "action"
         st.turn = WHITE
         st.ply = 1
@@ -1061,7 +1057,7 @@ class CsipgsGame(FamilyGame):
             st.moved, st.reset = True, kind == ActionKind.CAPTURE or forward
             st.phase = "design"
         elif kind in (ActionKind.MOVE, ActionKind.CAPTURE):
-            double = action.detail
+            double = action.detail_as(DoubleMove)
             forward = self._forward_only((pos.board[decode(double.first)[0]] >> 1) - 1)
             pos.push(double.first)
             pos.push(double.second)
@@ -1073,7 +1069,7 @@ class CsipgsGame(FamilyGame):
             st.moved, st.reset = True, True
             st.phase = "design"
         elif kind == ActionKind.BUY:
-            purchase = action.detail
+            purchase = action.detail_as(Purchase)
             st.treasury[st.turn] -= purchase.price
             t = self._ensure_type(purchase.design)
             self.position.hands[st.turn][t] += 1
@@ -1083,13 +1079,13 @@ class CsipgsGame(FamilyGame):
             else:
                 self._end_turn()
         elif kind == ActionKind.DESIGN:
-            change = action.detail
+            change = action.detail_as(DesignChange)
             designs = list(st.designs[st.turn])
             designs[change.slot - 1] = change.design
             st.designs[st.turn] = tuple(designs)
             self._end_turn()
         elif kind == ActionKind.INVENT:
-            inv = action.detail
+            inv = action.detail_as(Invention)
             used = max(inv.mine, inv.theirs)
             st.prices = (st.prices.with_modifier(inv.name, used) if inv.what == "modifier"
                          else st.prices.with_atom(inv.name, used, inv.family))
@@ -1238,8 +1234,9 @@ class CsipgsGame(FamilyGame):
         g = self.geometry
         pos = self.position
         if action.code < 0:
-            frm, mid, _, _ = decode(action.detail.first)
-            to = decode(action.detail.second)[1]
+            double = action.detail_as(DoubleMove)
+            frm, mid, _, _ = decode(double.first)
+            to = decode(double.second)[1]
             text = f"{action.piece.upper()}{g.name(frm)}-{g.name(mid)}-{g.name(to)}"
         else:
             frm, to, _, _ = decode(action.code)
@@ -1265,7 +1262,7 @@ class CsipgsGame(FamilyGame):
         position alone and taken back: the game's own push copies the whole state)."""
         pos = self.position
         mover = self.state.turn
-        steps = (action.code,) if action.code >= 0 else (action.detail.first, action.detail.second)
+        steps = (action.code,) if action.code >= 0 else tuple(action.detail_as(DoubleMove))
         for m in steps:
             pos.push(m)
         try:

@@ -408,7 +408,8 @@ class Cost:
     step: Fraction
 
 
-def _base_price(key: str, comp: Component, prices: PriceList, term: str, design: str, pos: int):
+def _base_price(key: str, comp: Component, prices: PriceList, term: str, design: str,
+                pos: int) -> tuple[Fraction, str]:
     """(price, note) of an atom key, using invented modifiers for keys the table lacks."""
     if key in prices.atoms:
         return prices.atoms[key], f"{key} {decimal(prices.atoms[key])}"
@@ -426,8 +427,8 @@ def _base_price(key: str, comp: Component, prices: PriceList, term: str, design:
         try:
             base, note = _base_price(rkey, rider, prices, term, design, pos)
         except DesignError:
-            base = None
-        if base is not None:
+            pass                # the rider has no price either: the error below names the hopper
+        else:
             return base * mods["hopper"], f"{note} x hopper {decimal(mods['hopper'])}"
     known = " ".join(prices.atoms)
     invented = ", ".join(f"{k} {decimal(v)}" for k, v in mods.items())

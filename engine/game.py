@@ -25,7 +25,7 @@ import importlib
 from dataclasses import dataclass
 from fractions import Fraction
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Callable, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, TypeVar, Union
 
 from .contract import ActionKind, BoardState, PieceMap, Termination
 from .errors import IllegalMoveError, VariantError
@@ -77,7 +77,13 @@ class Invention(NamedTuple):
 
 class ArmySetup(NamedTuple):
     """Army csipgs: the (design, square) pairs of a recorded army."""
-    placed: tuple
+    placed: tuple[tuple[str, int], ...]
+
+
+# Chego's detail is the (square, letter) of each piece a drop kills
+ActionDetail = Union[MoveCost, DoubleMove, Transfer, Purchase, DesignChange, Invention, ArmySetup,
+                     tuple[tuple[int, str], ...]]
+_D = TypeVar("_D", MoveCost, DoubleMove, Transfer, Purchase, DesignChange, Invention, ArmySetup)
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +96,7 @@ class Action:
     places: frozenset[int] = frozenset()   # squares that end up holding a moved/new piece
     code: int = -1                     # the engine's int move, or -1
     piece: str = ""                    # letter of the piece that moves / is dropped / bought
-    detail: Any = ()                   # family data: one of the NamedTuples above; Chego: ((square, letter), ...) killed
+    detail: ActionDetail = ()          # family data: one of the NamedTuples above; Chego: ((square, letter), ...) killed
     promotion: str = ""                # letter of the piece a pawn promotes to ("" if none)
     drop: str = ""                     # letter of the piece dropped ("" if none)
 
@@ -99,24 +105,130 @@ class Action:
         """True when the board cannot see this action (no piece moves)."""
         return not self.lifts and not self.places
 
+    def detail_as(self, kind: type[_D]) -> _D:
+        """The detail, which the action's family and kind say is a ``kind``
+        (``a.detail_as(Purchase).price``); TypeError when it is not."""
+        d = self.detail
+        if not isinstance(d, kind):
+            raise TypeError(f"{self.text!r}: its detail is {d!r}, not a {kind.__name__}")
+        return d
+
     def __str__(self) -> str:
         return self.text
 
 
+# -- what an outcome carries beyond its termination and score (Outcome.detail) ---------------------
+class Territory(NamedTuple):
+    """Chego: the points counted when both players passed (empty squares held plus captures)."""
+    white: int
+    black: int
+
+    def text(self) -> str:
+        return f"both players passed: {self.white}-{self.black} points"
+
+
+class ArmyWithoutRoyal(NamedTuple):
+    """Army csipgs: which armies were set up without a royal piece (that player loses; Black
+    wins when both did)."""
+    white: bool
+    black: bool
+
+    def text(self) -> str:
+        if self.white and self.black:
+            return "no royal piece in either army (Black wins)"
+        return f"{'White' if self.white else 'Black'}'s army has no royal piece"
+
+
+class Adjudication(NamedTuple):
+    """A match ended a game still going after ``actions`` actions."""
+    actions: int
+
+    def text(self) -> str:
+        return f"adjudicated: still going after {self.actions} actions"
+
+
+class Forfeit(NamedTuple):
+    """A match's forfeit: ``side`` played ``what`` (no action, an illegal one, an unfinished
+    turn)."""
+    side: int
+    what: str
+
+    def text(self) -> str:
+        return f"{('white', 'black')[self.side]} played {self.what}"
+
+
+OutcomeDetail = Union[Territory, ArmyWithoutRoyal, Adjudication, Forfeit, None]
+
+# the detail each termination may carry (the others carry none)
+_DETAIL_TYPES: dict[Termination, type] = {
+    Termination.TERRITORY: Territory, Termination.NO_ROYAL_IN_ARMY: ArmyWithoutRoyal,
+    Termination.ADJUDICATED: Adjudication, Termination.OTHER: Forfeit,
+}
+
+_WIN: tuple[tuple[Fraction, Fraction], tuple[Fraction, Fraction]] = \
+    ((Fraction(1), Fraction(0)), (Fraction(0), Fraction(1)))     # by the winner's colour
+_DRAW: tuple[Fraction, Fraction] = (Fraction(1, 2), Fraction(1, 2))
+
+
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    result: str          # "1-0", "0-1", "1/2-1/2", "3/5-2/5", "3/10-7/10", "19-17" ...
-    reason: str          # checkmate, stalemate, fifty-move rule, threefold repetition, ...
-    winner: int | None = None   # 0 white, 1 black, None for a draw or an equal split
+    """How a game ended: the :class:`~engine.contract.Termination`, the score (White's and
+    Black's share of the game point: 1-0, a draw's halves, a Tomorrow's Chess stalemate's 3/5
+    and 2/5) and, for the endings that have one, a typed detail (:class:`Territory`,
+    :class:`ArmyWithoutRoyal`, :class:`Adjudication`, :class:`Forfeit`). The winner, the
+    result text and the reason text are derived from them::
 
-    def points(self) -> tuple[Fraction, Fraction]:
-        w, b = self.result.split("-")
-        return Fraction(w), Fraction(b)
+        Outcome.win(BLACK, Termination.CHECKMATE).result == "0-1"
+        Outcome.draw(Termination.FIFTY_MOVES).reason == "fifty-move rule"
+        Outcome(Termination.STALEMATE, (Fraction(3, 5), Fraction(2, 5))).result == "3/5-2/5"
+        Outcome.win(WHITE, Termination.TERRITORY, Territory(5, 4)).reason
+            == "both players passed: 5-4 points"
+    """
+
+    termination: Termination
+    score: tuple[Fraction, Fraction]
+    detail: OutcomeDetail = None
+
+    def __post_init__(self) -> None:
+        w, b = (Fraction(x) for x in self.score)
+        if w < 0 or b < 0 or w + b != 1:
+            raise ValueError(f"an outcome's score gives out one game point: not {w}-{b}")
+        object.__setattr__(self, "score", (w, b))
+        if self.detail is not None and type(self.detail) is not _DETAIL_TYPES.get(self.termination):
+            raise ValueError(f"a {self.termination} outcome cannot carry {self.detail!r}")
+
+    @classmethod
+    def win(cls, winner: int, termination: Termination, detail: OutcomeDetail = None) -> Outcome:
+        """``winner`` (0 White, 1 Black) takes the whole point."""
+        return cls(termination, _WIN[winner], detail)
+
+    @classmethod
+    def draw(cls, termination: Termination, detail: OutcomeDetail = None) -> Outcome:
+        """Half a point each."""
+        return cls(termination, _DRAW, detail)
 
     @property
-    def termination(self) -> Termination:
-        """How the game ended, as a :class:`~engine.contract.Termination`."""
-        return Termination.of(self.reason)
+    def winner(self) -> int | None:
+        """0 White, 1 Black: the side with the larger share; None for a draw or an equal split."""
+        w, b = self.score
+        return None if w == b else WHITE if w > b else BLACK
+
+    @property
+    def result(self) -> str:
+        """The score as a PGN-style text: "1-0", "0-1", "1/2-1/2", "3/5-2/5", "3/10-7/10"."""
+        w, b = self.score
+        return f"{w}-{b}"
+
+    @property
+    def reason(self) -> str:
+        """How the game ended, in words: the termination's text ("checkmate", "time
+        forfeit" ...) or its detail's ("both players passed: 5-4 points"). It is also the
+        PGN ``Termination`` tag."""
+        return str(self.termination) if self.detail is None else self.detail.text()
+
+    def points(self) -> tuple[Fraction, Fraction]:
+        """(White's, Black's) share of the game point."""
+        return self.score
 
 
 def find_action(actions, text: str, san=None) -> Action | None:
@@ -183,10 +295,9 @@ class Resignable:
     def resignation(self) -> Outcome:
         """The outcome of the resignation or flag fall (only while ``resigned`` is set)."""
         assert self.resigned is not None
-        reason = str(getattr(self, "ended_by", Termination.RESIGNATION))
-        if getattr(self, "ended_drawn", False):
-            return Outcome("1/2-1/2", reason, None)
-        return Outcome("0-1" if self.resigned == WHITE else "1-0", reason, self.resigned ^ 1)
+        if self.ended_drawn:
+            return Outcome.draw(self.ended_by)
+        return Outcome.win(self.resigned ^ 1, self.ended_by)
 
     def _forget_outcome(self) -> None:
         """Drop cached legal actions/outcome (families with caches override)."""
@@ -354,21 +465,19 @@ class FamilyGame(Resignable, BoardView):
         ``decisive_only``: only a win, loss or stalemate."""
         lost = royals_lost()
         if lost is not None:
-            return Outcome("0-1" if lost == WHITE else "1-0", str(Termination.ROYALS_CAPTURED), lost ^ 1)
+            return Outcome.win(lost ^ 1, Termination.ROYALS_CAPTURED)
         v = self.variant
         if not has_actions():
             if checked():
-                return Outcome("0-1" if us == WHITE else "1-0", str(Termination.CHECKMATE), us ^ 1)
-            # the side that cannot move is stalemated by the other
-            result = v.stalemate_white_wins if us == BLACK else v.stalemate_black_wins
-            w, b = Outcome(result, "").points()
-            return Outcome(result, str(Termination.STALEMATE), None if w == b else (WHITE if w > b else BLACK))
+                return Outcome.win(us ^ 1, Termination.CHECKMATE)
+            # the side that cannot move is stalemated by the other (a draw, or scored by the variant)
+            return Outcome(Termination.STALEMATE, v.stalemate_score(us ^ 1))
         if decisive_only:
             return None
         if v.fifty_moves and quiet >= 2 * v.fifty_moves:
-            return Outcome("1/2-1/2", str(Termination.FIFTY_MOVES))
+            return Outcome.draw(Termination.FIFTY_MOVES)
         if v.repetitions and repeated():
-            return Outcome("1/2-1/2", str(Termination.THREEFOLD if v.repetitions == 3 else Termination.REPETITION))
+            return Outcome.draw(Termination.THREEFOLD if v.repetitions == 3 else Termination.REPETITION)
         return None
 
     # -- notation --------------------------------------------------------------------------------

@@ -40,9 +40,9 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Protocol
 
-from .contract import ActionKind
+from .contract import ActionKind, Game
 from .csipgs import END as CSIPGS_END
 from .moves import CASTLE, DROP, EN_PASSANT, NORMAL
 
@@ -209,6 +209,43 @@ class Zobrist:
 
 
 # -- backends: how the search sees one family ----------------------------------------------------------
+class _Backend(Protocol):
+    """What the searcher asks of a family: :class:`_ChessBackend` (int moves on the Position)
+    or :class:`_GameBackend` (Actions through the Game interface)."""
+
+    family: str
+    outcome_without_moves: bool     # terminal() finds every end without the move list
+    no_captures: bool               # the quiescence search looks at no capture
+    prunes: bool                    # null-move pruning and late-move reductions apply
+
+    @property
+    def key(self) -> int:
+        """The position's hash (the transposition table's key)."""
+        ...
+
+    def side(self) -> int: ...
+    def moves(self) -> list: ...
+    def move_id(self, m: Any, /) -> Hashable: ...
+    def push(self, m: Any, /) -> None: ...
+    def pop(self) -> None: ...
+    def is_noisy(self, m: Any, /) -> bool: ...
+    def capture_score(self, m: Any, /) -> int: ...
+    def terminal(self, moves: list | None, ply: int, root_side: int) -> int | None:
+        """The score of a finished game for the side to move (``moves``: the legal moves, when
+        listed), or None."""
+        ...
+    def evaluate(self) -> int: ...
+    def in_check(self) -> bool: ...
+
+    def null_ok(self) -> bool:
+        """Whether passing the turn is a fair test (the null move: only where ``prunes``)."""
+        ...
+
+    def push_null(self) -> None:
+        """Pass the turn; undone by pop() (only where ``null_ok()``)."""
+        ...
+
+
 class _ChessBackend:
     """Chess and its variants, on the Position's int moves (the fast path)."""
 
@@ -495,6 +532,16 @@ class _GameBackend:
         else:   # chego
             extra = (pos.turn, pos.halfmove, len(g.captured[0]), len(g.captured[1]))
         return (k ^ hash(extra)) & MASK64
+
+    def in_check(self) -> bool:
+        return self.game.in_check()
+
+    def null_ok(self) -> bool:
+        """Never: a turn of several actions has no null move (``prunes`` is False)."""
+        return False
+
+    def push_null(self) -> None:
+        raise NotImplementedError(f"{self.family}: no null move in a turn of several actions")
 
     def is_noisy(self, a) -> bool:
         return a.kind in (ActionKind.CAPTURE, ActionKind.EN_PASSANT, ActionKind.PROMOTION) or (a.kind is ActionKind.DROP and bool(a.lifts))
@@ -851,7 +898,7 @@ class Searcher:
         return next((a for a in game.legal_actions() if b.move_id(a) == entry[4]), None)
 
     # -- one action --------------------------------------------------------------------------------
-    def _backend(self, game):
+    def _backend(self, game: Game) -> _Backend:
         size = game.geometry.size
         z = self._zobrist.get(size)
         if z is None:
@@ -1177,7 +1224,7 @@ class Searcher:
         side = b.side()
         noisy = b.is_noisy
         pool = b.moves() if legal is None else legal
-        if qply <= 1 and not b.prunes and b.family == "cost-progressive":
+        if qply <= 1 and isinstance(b, _GameBackend) and b.family == "cost-progressive":
             # a check ends a Cost Progressive turn, and one the other side cannot afford to
             # meet is mate: the checks are looked at with the captures (after a capture too)
             moves = [m for m, (_, check) in zip(pool, b.quick_all(pool)) if check or noisy(m)]

@@ -133,6 +133,12 @@ class Variant:
         raise VariantError(f"variant {self.name!r} has no piece {key!r} "
                            f"(it has: {', '.join(p.name for p in self.pieces)})")
 
+    def stalemate_score(self, by: int) -> tuple[Fraction, Fraction]:
+        """(White's, Black's) share of the game point when ``by`` (0 White, 1 Black) stalemates
+        the other side: half each, or the variant's ``stalemate`` scores (Tomorrow's Chess:
+        3/5-2/5 when White stalemates Black, 3/10-7/10 when Black stalemates White)."""
+        return parse_result(self.stalemate_white_wins if by == 0 else self.stalemate_black_wins)
+
     @property
     def letters(self) -> str:
         return "".join(p.letter for p in self.pieces)

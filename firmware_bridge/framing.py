@@ -131,12 +131,3 @@ def unpack_body(body: bytes) -> tuple[int, bytes]:
 def encode_frame(msg_type: int, payload: bytes) -> bytes:
     """Wire bytes for one frame: ``COBS(body) + 00``."""
     return cobs_encode(pack_body(msg_type, payload)) + b"\x00"
-
-
-def decode_frame(frame: bytes) -> tuple[int, bytes]:
-    """``(type, payload)`` of one frame's wire bytes (delimiter optional)."""
-    if frame.endswith(b"\x00"):
-        frame = frame[:-1]
-    if len(frame) > MAX_ENCODED:
-        raise FrameError(f"frame of {len(frame)} bytes exceeds the maximum of {MAX_ENCODED}")
-    return unpack_body(cobs_decode(frame))

@@ -1,8 +1,11 @@
-"""The type checker passes over engine/, firmware_bridge/ and board_driver/: mypy, as configured
-in pyproject.toml's [tool.mypy] (check_untyped_defs; stubs for yaml and serial)."""
+"""The type checkers pass: mypy over engine/, firmware_bridge/ and board_driver/, as configured
+in pyproject.toml's [tool.mypy] (check_untyped_defs; stubs for yaml and serial), and pyright in
+basic mode ([tool.pyright]) over the packages PYRIGHT_PACKAGES names."""
 
 from __future__ import annotations
 
+import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -10,6 +13,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+PYRIGHT = ROOT / "tests" / "pico_harness" / "node_modules" / ".bin" / "pyright"
+# the packages pyright checks at 0 errors (board_driver/ joins when its errors are fixed)
+PYRIGHT_PACKAGES = ("engine", "firmware_bridge")
 
 
 @pytest.mark.slow
@@ -20,3 +26,17 @@ def test_mypy_passes_over_the_three_packages():
                          capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, f"mypy found type errors:\n{run.stdout}{run.stderr}"
     assert "Success: no issues found" in run.stdout, run.stdout
+
+
+def test_pyright_basic_finds_no_error():
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed: pyright (installed by scripts/pico-deps) needs it")
+    if not PYRIGHT.exists():
+        pytest.skip(f"{PYRIGHT.relative_to(ROOT)} is missing: run bash scripts/pico-deps")
+    run = subprocess.run([str(PYRIGHT), "--outputjson", "--pythonpath", sys.executable, *PYRIGHT_PACKAGES],
+                         cwd=ROOT, capture_output=True, text=True, timeout=600)
+    report = json.loads(run.stdout)
+    errors = [f"{d['file']}:{d['range']['start']['line'] + 1}: {d['message']}"
+              for d in report["generalDiagnostics"] if d["severity"] == "error"]
+    assert not errors, f"pyright (basic) found {len(errors)} errors:\n" + "\n".join(errors)
+    assert report["summary"]["filesAnalyzed"] > 0 and run.returncode == 0, run.stderr

@@ -9,7 +9,7 @@ from fractions import Fraction
 from typing import Callable
 
 from engine.errors import IllegalMoveError
-from engine.game import Outcome, new_game
+from engine.game import Adjudication, Forfeit, Outcome, new_game
 
 MAX_PLIES = 1000       # a game still going after this many actions is adjudicated a draw
 
@@ -129,7 +129,7 @@ def play_game(variant, white, black, *, seconds: float | tuple[float, float], jo
         if out is not None:
             break
         if n >= max_plies:
-            out = Outcome("1/2-1/2", f"adjudicated: still going after {max_plies} actions")
+            out = Outcome.draw(Termination.ADJUDICATED, Adjudication(max_plies))
             break
         side = game.turn
         player = players[side]
@@ -177,7 +177,7 @@ def play_game(variant, white, black, *, seconds: float | tuple[float, float], jo
             bad = "an unfinished turn"
         if bad is not None:
             winner = side ^ 1
-            out = Outcome("1-0" if winner == 0 else "0-1", f"{('white', 'black')[side]} played {bad}", winner)
+            out = Outcome.win(winner, Termination.OTHER, Forfeit(side, bad))
             break
     if journal is not None:
         rec = {"type": "result", "result": out.result, "reason": out.reason}

@@ -26,7 +26,7 @@ from engine.costprog import CostProgressiveGame
 from engine.csipgs import CsipgsGame
 from engine.csipgs_cost import parse_amount
 from engine.errors import IllegalMoveError
-from engine.game import ChessGame, new_game
+from engine.game import ChessGame, MoveCost, Purchase, new_game
 from engine.geometry import Geometry
 from engine.position import Position
 from engine.variant import PieceType, Variant
@@ -270,13 +270,21 @@ def test_repr_evaluates_back():
         assert pos.fen() == game.position.fen()
 
 
+def test_an_action_s_detail_is_the_named_tuple_its_family_and_kind_say():
+    cp = new_game(load_variant("cost-progressive"), "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 3")
+    costs = {a.text: a.detail_as(MoveCost).cost for a in cp.legal_actions() if not a.silent}
+    assert costs["e2e4"] == 1 and costs["g1f3"] == 3        # a pawn costs 1, a knight 3
+    with pytest.raises(TypeError, match="e2e4.*not a Purchase"):
+        cp.parse("e2e4").detail_as(Purchase)
+    cs = CsipgsGame(load_variant("csipgs"), "4k3/8/8/8/8/8/8/4K3 w - - 0 1", treasury=(3, 0))
+    buys = {a.detail_as(Purchase).design: a.detail_as(Purchase).price
+            for a in cs.legal_actions() if a.kind is ActionKind.BUY}
+    assert buys and all(price <= 3 for price in buys.values())
+
+
 def test_enums_read_as_their_text():
     assert ActionKind.DROP == "drop" and f"{ActionKind.EN_PASSANT}" == "en-passant"
     assert str(Termination.CHECKMATE) == "checkmate"
-    assert Termination.of("both players passed: 3-2 points") is Termination.TERRITORY
-    assert Termination.of("White's army has no royal piece") is Termination.NO_ROYAL_IN_ARMY
-    assert Termination.of("adjudicated: still going after 1000 actions") is Termination.ADJUDICATED
-    assert Termination.of("boredom") is Termination.OTHER
 
 
 def test_engine_imports_only_the_standard_library():
