@@ -148,9 +148,10 @@ def board_client(cfg: BrokerConfig, client_id: str, *, presence_of: str | None =
     import json
 
     import paho.mqtt.client as mqtt
+    from paho.mqtt.enums import CallbackAPIVersion
 
     from board_driver.club import topics
-    c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5)
+    c = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5)
     if cfg.username:
         c.username_pw_set(cfg.username, cfg.password)
     if cfg.tls is not None:

@@ -145,6 +145,10 @@ class PeerRequests(Protocol):
 
     def adopt(self, session: Session) -> str: ...
 
+    def requests(self) -> dict | None:
+        """The open takeback request or draw offer, either way, as the page shows it (None: none)."""
+        ...
+
 
 @dataclass(frozen=True)
 class Hint:

@@ -11,12 +11,15 @@ from __future__ import annotations
 import dataclasses
 import enum
 import weakref
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from board_driver.devices import BLINK_NAMES
 from board_driver.referee.texts import catalog
 from engine.contract import ActionKind
 from engine.errors import EngineError
+
+if TYPE_CHECKING:
+    from board_driver.referee.session import Session
 
 # What each LED layer means, in words (the page's legend; layer names come from leds.py).
 MEANINGS = {
@@ -94,10 +97,10 @@ def army_rules(game) -> dict | None:
             "second_row": army.second_row, "second_row_max": _decimal(army.second_row_max)}
 
 
-def computer_move(session) -> dict | None:
+def computer_move(session: Session) -> dict | None:
     """The computer's move the player is to carry out on the board: its action and, in words,
     what to do (None when the computer has nothing to show)."""
-    comp = getattr(session, "computer", None)
+    comp = session.computer
     if comp is None or session.recover:
         return None
     hint = comp.hint()
@@ -105,8 +108,8 @@ def computer_move(session) -> dict | None:
         return None
     from board_driver.opponents.computer import describe_move
     from board_driver.referee.texts import COLOR
-    peer = getattr(comp, "peer", None)        # a remote opponent: named by its board, as its notice names it
-    head = f"{peer} ({COLOR[session.game.turn]}) plays" if isinstance(peer, str) else None
+    peer = comp.peer                        # a remote opponent: named by its board, as its notice names it
+    head = f"{peer} ({COLOR[session.game.turn]}) plays" if peer is not None else None
     try:
         text = describe_move(session, hint, head=head)
     except (EngineError, ValueError, KeyError):
@@ -114,22 +117,22 @@ def computer_move(session) -> dict | None:
     return {"move": hint.text, "text": text}
 
 
-def remote_requests(session) -> dict | None:
+def remote_requests(session: Session) -> dict | None:
     """A remote game's open takeback request or draw offer, either way (docs/remote.md), else None."""
-    comp = getattr(session, "computer", None)
-    requests = getattr(comp, "requests", None)
-    return requests() if callable(requests) else None
+    comp = session.computer
+    peer = comp.peer_player() if comp is not None else None
+    return peer.requests() if peer is not None else None
 
 
 HINT_MEANINGS = {"computer from": "the hint's move: lift this piece",
                  "computer to": "the hint's move: put the piece here"}
 
 
-def hint_move(session) -> dict | None:
+def hint_move(session: Session) -> dict | None:
     """The hint shown on the board (the ``hint`` command's, lit like the computer's move until
     the game moves on): its action, what to do in words and the ply it is for; None when no
     hint is shown now."""
-    shown = getattr(session, "hint_shown", None)
+    shown = session.hint_shown
     if shown is None or session.recover or session.outcome() is not None:
         return None
     at, action = shown
@@ -158,7 +161,7 @@ def dice_of(variant_name: str) -> list[int] | None:
 _SANS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def sans_of(session) -> list[tuple[int, Any, str]]:
+def sans_of(session: Session) -> list[tuple[int, Any, str]]:
     """(turn, action, SAN) of every action of the session's game, as ``pgn.replay`` gives them
     for a saved game; an action that cannot be named keeps its engine notation."""
     g = session.game
@@ -203,7 +206,7 @@ def numbered(sans, start_fullmove: int = 1) -> list[str]:
     return out
 
 
-def _legal(session) -> list:
+def _legal(session: Session) -> list:
     if session.outcome() is not None:
         return []
     bases = getattr(session, "bases", None)      # the session's cached reconciler inputs
@@ -216,7 +219,7 @@ def _legal(session) -> list:
     return list(session.game.legal_actions())
 
 
-def snapshot(session, *, sim: bool, version: int, notices: list[dict], extra: dict | None = None) -> dict:
+def snapshot(session: Session, *, sim: bool, version: int, notices: list[dict], extra: dict | None = None) -> dict:
     """Everything the page shows, as JSON-ready data."""
     g = session.game
     geo = g.geometry
