@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Mapping, Protocol, Sequence, runtime_checkable
 if TYPE_CHECKING:       # pragma: no cover
     from .game import Action, Outcome
     from .geometry import Geometry
+    from .variant import Variant
 
 
 class TextEnum(str, Enum):
@@ -213,7 +214,8 @@ class Game(Protocol):
     :class:`~engine.game.FamilyGame`, that gives most of it)."""
 
     family: str
-    variant: object
+    variant: Variant
+    resigned: int | None        # the side that resigned or lost on time (resign()), else None
     history: list
 
     @property
@@ -249,6 +251,9 @@ class Game(Protocol):
     def piece_map(self) -> dict[int, tuple[str, int]]: ...
     def can_drop(self) -> bool: ...
     def next_drops(self) -> Sequence[Action]: ...
+    def next_drop_squares(self) -> frozenset[int]:
+        """The squares of :meth:`next_drops` (lit before the actions are listed)."""
+        ...
     def checked_royals(self) -> list[int]: ...
     def in_check(self) -> bool: ...
     def board_state(self) -> BoardState: ...

@@ -5,10 +5,16 @@ Each handler imports what it uses, so that a command's start-up pays only for it
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import argparse
 import sys
 
 from board_driver.config import load_variant, variant_names
+
+if TYPE_CHECKING:
+    from engine.contract import Game
+    from engine.variant import Variant
 
 
 def register(sub) -> None:
@@ -131,7 +137,7 @@ def _title(name: str) -> str:
     return " ".join(w.capitalize() for w in name.split("-"))
 
 
-def replay_report(variant, game) -> dict:
+def replay_report(variant: Variant, game: Game) -> dict:
     outcome = game.outcome()
     report = {
         "variant": variant.name,
@@ -167,7 +173,7 @@ def cmd_replay(args) -> int:
     return 0
 
 
-def render_text(variant, game) -> str:
+def render_text(variant: Variant, game: Game) -> str:
     g = variant.geometry
     pieces = game.piece_map()
     lines = []

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import json
 import sys
 
@@ -15,6 +17,9 @@ from board_driver.opponents.players import (
     make_player,
     parse_spec,
 )
+
+if TYPE_CHECKING:
+    from engine.variant import Variant
 
 
 def register(sub) -> None:
@@ -72,7 +77,7 @@ def _plies(text: str) -> int:
     return n
 
 
-def opening_turns(variant, plies: int, seed: int | None, pair: int) -> list[list]:
+def opening_turns(variant: Variant, plies: int, seed: int | None, pair: int) -> list[list]:
     """The start of the ``pair``-th pair of games: ``plies`` uniformly random legal turns
     from the variant's start, drawn from (``seed``, ``pair``) so that a match is repeatable;
     a draw that ends the game or leaves no move is drawn again."""
@@ -97,7 +102,7 @@ def opening_turns(variant, plies: int, seed: int | None, pair: int) -> list[list
     return []
 
 
-def opening_fen(variant, plies: int, seed: int | None, pair: int) -> str:
+def opening_fen(variant: Variant, plies: int, seed: int | None, pair: int) -> str:
     """The position after :func:`opening_turns` (chess family: a match's games start from it)."""
     game = new_game(variant)
     for turn in opening_turns(variant, plies, seed, pair):
@@ -208,7 +213,7 @@ def cmd_match(args) -> int:
     return 0
 
 
-def _start_fen(variant) -> str:
+def _start_fen(variant: Variant) -> str:
     from engine.game import new_game
     return new_game(variant).fen()
 

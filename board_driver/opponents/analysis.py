@@ -14,9 +14,15 @@ built-in search, which plays every family.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dataclasses import asdict, dataclass, field
 
 from board_driver.opponents.players import MATE_CP, Evaluation, Player, can_play, make_player
+
+if TYPE_CHECKING:
+    from engine.contract import Game
+    from engine.variant import Variant
 
 CLAMP = 1000            # centipawns a score counts at most when measuring a swing
 MISTAKE = 150
@@ -56,7 +62,7 @@ class Analysis:
                 "turns": [t.as_dict() for t in self.turns]}
 
 
-def best_engine(variant) -> str:
+def best_engine(variant: Variant) -> str:
     """``fsf`` where Fairy-Stockfish can play the variant, else ``builtin``."""
     return "fsf" if can_play("fsf", variant) is None else "builtin"
 
@@ -79,11 +85,11 @@ def _white(e: Evaluation, side: int) -> tuple[int, int | None]:
     return sign * e.cp, None if e.mate is None else sign * e.mate
 
 
-def _final(game) -> tuple[int, int | None]:
+def _final(game: Game) -> tuple[int, int | None]:
     """The score of a finished game, White's point of view."""
-    from fractions import Fraction
     out = game.outcome()
-    w, b = (Fraction(x) for x in out.result.split("-"))
+    assert out is not None, "the game is finished"
+    w, b = out.score
     if w == b:
         return 0, None
     if w == 1 or b == 1:
@@ -95,7 +101,7 @@ def _clamp(cp: int) -> int:
     return max(-CLAMP, min(CLAMP, cp))
 
 
-def analyse(variant, actions: list[str], *, start_fen: str | None = None, engine: str | Player | None = None,
+def analyse(variant: Variant, actions: list[str], *, start_fen: str | None = None, engine: str | Player | None = None,
             seconds: float = 0.2, fsf_path: str | None = None, on_turn=None) -> Analysis:
     """Judge every turn of the game ``actions`` make from the variant's start (or
     ``start_fen``). ``engine``: a spec or a Player (default :func:`best_engine`);

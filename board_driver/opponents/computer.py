@@ -64,6 +64,8 @@ from engine.game import Action
 from engine.moves import DROP
 
 if TYPE_CHECKING:
+    from engine.contract import Game
+    from engine.variant import Variant
     from board_driver.referee.session import Session
 
 
@@ -74,7 +76,7 @@ SWITCH_SECONDS = 0.001  # the thread switch interval while a search runs (see th
 class _Search:
     """One search in a worker thread, on a copy of the game as it stood when it started."""
 
-    def __init__(self, game, player: Player, seconds: float):
+    def __init__(self, game: Game, player: Player, seconds: float):
         self.game = game                    # the live game: the answer is for it, as it stood
         self.history = list(game.history)
         self.side = game.turn
@@ -92,7 +94,7 @@ class _Search:
         sys.setswitchinterval(min(self._switch, SWITCH_SECONDS))
         self.thread.start()
 
-    def _run(self, player: Player, game, seconds: float) -> None:
+    def _run(self, player: Player, game: Game, seconds: float) -> None:
         try:
             self.plan = list(player.turn(game, seconds, stop=self.stopped.is_set))
         except BaseException as exc:        # handed to the loop, which says or raises it
@@ -101,7 +103,7 @@ class _Search:
             sys.setswitchinterval(self._switch)
             self.done.set()
 
-    def current(self, game) -> bool:
+    def current(self, game: Game) -> bool:
         """The answer is for ``game`` as it stands now (and was not stopped)."""
         return not self.stopped.is_set() and game is self.game and game.turn == self.side \
             and game.history == self.history
@@ -149,7 +151,7 @@ class Computer(_Polled):
         self._failed: list | None = None    # the history the last search failed in (not tried again)
 
     @classmethod
-    def for_players(cls, names: dict[str, str], variant, *, seconds: float = 1.0,
+    def for_players(cls, names: dict[str, str], variant: Variant, *, seconds: float = 1.0,
                     fsf_path: str | None = None, background: bool = False) -> Computer | None:
         """A Computer for the sides whose player name is an engine spec (None when neither is)."""
         players = {}
@@ -390,9 +392,9 @@ def describe_move(session: Session, a: Action, more: str = "", head: str | None 
     return f"{head or f'Computer ({side}) plays'} {san}{more}: {text}."
 
 
-def _piece_title(game, letter: str) -> str:
+def _piece_title(game: Game, letter: str) -> str:
     try:
-        pv = game.position.variant
+        pv = game.variant
         return next(p.name for p in pv.pieces if p.letter == letter.lower()).replace("-", " ")
     except Exception:
         return letter.upper()
@@ -405,7 +407,7 @@ def looks_like_spec(name: str) -> bool:
     return head in ("builtin", "random", "fsf", "uci", "computer") and (head == name.strip().lower() or ":" in name)
 
 
-def check_players(names: dict, variant) -> None:
+def check_players(names: dict, variant: Variant) -> None:
     """PlayerError when a player's engine spec is wrong or cannot play ``variant`` (before a
     game is created for it)."""
     from board_driver.opponents.players import can_play
@@ -431,7 +433,7 @@ class Hinter(_Polled):
     session takes the answer up when it is done (:meth:`news`, :meth:`take`) and says, lights
     and journals it then, unless the game moved on meanwhile (the answer is dropped)."""
 
-    def __init__(self, variant, *, seconds: float = HINT_SECONDS, fsf_path: str | None = None,
+    def __init__(self, variant: Variant, *, seconds: float = HINT_SECONDS, fsf_path: str | None = None,
                  spec: str | None = None, background: bool = False):
         self.variant = variant
         self.spec = spec            # None: the best engine for the variant
@@ -524,7 +526,7 @@ class Hinter(_Polled):
 class _HintSearch:
     """One hint search in a worker thread, on a copy of the game as it stood when it started."""
 
-    def __init__(self, game, player: Player, seconds: float):
+    def __init__(self, game: Game, player: Player, seconds: float):
         self.history = list(game.history)
         self.side = game.turn
         self.result: Any = None             # the player's Evaluation
@@ -534,7 +536,7 @@ class _HintSearch:
         self.thread = threading.Thread(target=self._run, args=(player, game.copy(), seconds),
                                        name="hint", daemon=True)
 
-    def _run(self, player: Player, game, seconds: float) -> None:
+    def _run(self, player: Player, game: Game, seconds: float) -> None:
         try:
             self.result = player.evaluate(game, seconds)
         except BaseException as exc:        # handed to the loop, which says it

@@ -6,10 +6,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from engine.errors import IllegalMoveError
 from engine.game import Adjudication, Forfeit, Outcome, new_game
+
+if TYPE_CHECKING:
+    from engine.variant import Variant
 
 MAX_PLIES = 1000       # a game still going after this many actions is adjudicated a draw
 
@@ -96,7 +99,7 @@ def _elo(s: float) -> float:
     return -400.0 * math.log10(1.0 / s - 1.0)
 
 
-def play_game(variant, white, black, *, seconds: float | tuple[float, float], journal=None, fen: str | None = None,
+def play_game(variant: Variant, white, black, *, seconds: float | tuple[float, float], journal=None, fen: str | None = None,
               on_action: Callable | None = None, max_plies: int = MAX_PLIES, tc=None,
               clock: Callable[[], int] | None = None, opening: list[str] | None = None):
     """Play one game between two players (from the variant's start or ``fen``); returns

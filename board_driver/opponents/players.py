@@ -36,11 +36,15 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from board_driver.errors import BoardDriverError
 from engine.errors import EngineError
 from engine.search import Searcher, level_depth, random_turn
+
+if TYPE_CHECKING:
+    from engine.contract import Game
+    from engine.variant import Variant
 
 FSF_DEFAULT = "/usr/games/fairy-stockfish"
 WASM_DIR = Path(__file__).resolve().parent / "fsf_wasm"   # the node launcher and its package.json
@@ -146,10 +150,10 @@ class Player:
     last_depth: int = 0
     last_seconds: float = 0.0
 
-    def turn(self, game, seconds: float, *, stop: Callable[[], bool] | None = None) -> list:
+    def turn(self, game: Game, seconds: float, *, stop: Callable[[], bool] | None = None) -> list:
         raise NotImplementedError
 
-    def evaluate(self, game, seconds: float) -> Evaluation:
+    def evaluate(self, game: Game, seconds: float) -> Evaluation:
         """The score of ``game``'s position (not over) and the best turn found in ``seconds``
         (PlayerError where the player cannot judge: the random mover)."""
         raise PlayerError(f"{self.spec}: this player does not evaluate positions")
@@ -199,7 +203,7 @@ class BuiltinPlayer(Player):
         self.total_nodes = 0
         self.total_seconds = 0.0
 
-    def turn(self, game, seconds: float, *, stop: Callable[[], bool] | None = None) -> list:
+    def turn(self, game: Game, seconds: float, *, stop: Callable[[], bool] | None = None) -> list:
         clock, start = self.clock, None
         if stop is not None:
             # a stopped search sees its time run out at its next clock check
@@ -212,7 +216,7 @@ class BuiltinPlayer(Player):
         self.last_score = r.score
         return list(r.actions)
 
-    def evaluate(self, game, seconds: float) -> Evaluation:
+    def evaluate(self, game: Game, seconds: float) -> Evaluation:
         from engine.search import MATE, MATE_BOUND
         actions = self.turn(game, seconds)
         s = self.last_score
@@ -228,7 +232,7 @@ class RandomPlayer(Player):
         self.spec = spec
         self.rng = random.Random(seed)
 
-    def turn(self, game, seconds: float, *, stop: Callable[[], bool] | None = None) -> list:
+    def turn(self, game: Game, seconds: float, *, stop: Callable[[], bool] | None = None) -> list:
         return random_turn(game, self.rng)
 
 
@@ -286,7 +290,7 @@ def native_version(path: str) -> int | None:
     return _VERSIONS[path]
 
 
-def fsf_command(variant, configured: str | None = None) -> tuple[list[str], str] | str:
+def fsf_command(variant: Variant, configured: str | None = None) -> tuple[list[str], str] | str:
     """The Fairy-Stockfish that plays ``variant``: (command, ``native`` or ``wasm``), or why
     none can. The native binary when it loads the variant (orthodox chess, a version 12 or
     later, or a version 11 whose built-in pieces stand in for every custom one), else the
@@ -387,7 +391,7 @@ def _protocol():
 class UciPlayer(Player):
     """A UCI engine through python-chess's ``chess.engine``."""
 
-    def __init__(self, spec: EngineSpec, variant, *, fsf_path: str | None = None):
+    def __init__(self, spec: EngineSpec, variant: Variant, *, fsf_path: str | None = None):
         from engine import fsf
         self.spec = spec
         self.variant = variant
@@ -447,7 +451,7 @@ class UciPlayer(Player):
             self.close()
             raise PlayerError(f"{spec}: {self.name} refused the options: {exc}") from None
 
-    def turn(self, game, seconds: float, *, stop: Callable[[], bool] | None = None) -> list:
+    def turn(self, game: Game, seconds: float, *, stop: Callable[[], bool] | None = None) -> list:
         import chess.engine
         fen = game.fen()
         legal = {a.text.lower(): a for a in game.legal_actions()}
@@ -466,7 +470,7 @@ class UciPlayer(Player):
         self.last_info = result.info
         return [result.move]
 
-    def evaluate(self, game, seconds: float) -> Evaluation:
+    def evaluate(self, game: Game, seconds: float) -> Evaluation:
         import chess.engine
         legal = {a.text.lower(): a for a in game.legal_actions()}
         pos = _Position(game.fen(), legal, self.uci_variant)
@@ -552,7 +556,7 @@ def legacy_ini(ini: str, who: str = "Fairy-Stockfish") -> str:
                      if not (ln.partition("=")[0].strip() in assigned and ln.partition("=")[2].strip() == "-")) + "\n"
 
 
-def _is_orthodox(variant) -> bool:
+def _is_orthodox(variant: Variant) -> bool:
     from engine.game import new_game
     g = variant.geometry
     if variant.family != "chess" or g.files != 8 or g.ranks != 8 or g.holes:
@@ -565,7 +569,7 @@ def _is_orthodox(variant) -> bool:
         {p.name for p in variant.pieces} == {"king", "queen", "rook", "bishop", "knight", "pawn"}
 
 
-def make_player(spec: EngineSpec | str, variant, *, fsf_path: str | None = None, seed: int | None = None,
+def make_player(spec: EngineSpec | str, variant: Variant, *, fsf_path: str | None = None, seed: int | None = None,
                 clock=time.monotonic) -> Player:
     """A player for ``variant`` (PlayerError when the engine cannot play it)."""
     if isinstance(spec, str):
@@ -579,7 +583,7 @@ def make_player(spec: EngineSpec | str, variant, *, fsf_path: str | None = None,
     return UciPlayer(spec, variant, fsf_path=fsf_path)
 
 
-def can_play(spec: EngineSpec | str, variant) -> str | None:
+def can_play(spec: EngineSpec | str, variant: Variant) -> str | None:
     """Why ``spec`` cannot play ``variant`` (without starting it), or None."""
     from engine import fsf
     if isinstance(spec, str):

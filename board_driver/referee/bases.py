@@ -15,6 +15,8 @@ and handed over when that very action is committed from this very state (:meth:`
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dataclasses import dataclass
 
 from board_driver.referee.reconcile import Base, Preferences
@@ -22,6 +24,9 @@ from board_driver.referee.opponent import Expect
 from engine.contract import ActionKind, BoardState, Termination
 from engine.errors import EngineError
 from engine.variant import PROMOTION_PREFERENCE as PROMOTION_ORDER  # noqa: F401  (re-exported)
+
+if TYPE_CHECKING:
+    from engine.contract import Game
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +44,7 @@ class Preview:
 class Bases:
     """The reconciler's view of one game, cached until :meth:`invalidate`."""
 
-    def __init__(self, game, marks: list[int]):
+    def __init__(self, game: Game, marks: list[int]):
         self.game = game
         self.marks = marks          # shared with the session, which keeps it in step with the history
         self._cache: dict = {}

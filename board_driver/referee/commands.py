@@ -23,6 +23,7 @@ from engine.contract import ActionKind, Termination
 from engine.errors import EngineError, IllegalMoveError
 
 if TYPE_CHECKING:
+    from engine.contract import Game
     from board_driver.referee.session import Session
 
 
@@ -114,7 +115,7 @@ def _cmd_choose(session: Session, cmd, args) -> list[str]:
     return [f"Noted: {choice} for the next choice (promotion or reserve piece)."]
 
 
-def _piece_key(game, key: str) -> str:
+def _piece_key(game: Game, key: str) -> str:
     """Piece names become letters: ``queen`` -> ``q``."""
     if len(key) > 1 and key.isalpha() and "@" not in key:
         try:

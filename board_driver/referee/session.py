@@ -47,7 +47,7 @@ from board_driver.referee.timekeeper import Timekeeper
 from board_driver.referee.texts import COLOR
 from board_driver.referee.unwatched import read_board
 from board_driver.settings import DriverSettings
-from engine.contract import Termination
+from engine.contract import Game, Termination
 from engine.errors import EngineError
 from engine.game import Action, Outcome
 
@@ -59,7 +59,7 @@ HELP = "\n".join(commands.help_lines())
 class Session:
     """One game on one board: debouncer, reconciler, engine, journal and LED scene together."""
 
-    def __init__(self, game, *, variant_name: str, layout: Layout, settings: DriverSettings,
+    def __init__(self, game: Game, *, variant_name: str, layout: Layout, settings: DriverSettings,
                  journal: Journal | None = None, game_id: str | None = None,
                  store: GameStore | None = None, occupancy: int | None = None, now: int = 0,
                  players: dict[str, str] | None = None, san_notices: bool = True):

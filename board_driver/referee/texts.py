@@ -6,6 +6,8 @@ Pure functions of the game and the reconciler's values; nothing here changes sta
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from fractions import Fraction
 
 from board_driver.referee.reconcile import Explanation, Fix, Verdict
@@ -13,10 +15,13 @@ from board_driver.referee.reconcile import VerdictStatus as VS
 from engine.contract import ActionKind
 from engine.errors import EngineError
 
+if TYPE_CHECKING:
+    from engine.contract import Game
+
 COLOR = ("white", "black")
 
 
-def piece_name(game, sq: int, pm: dict | None = None) -> str | None:
+def piece_name(game: Game, sq: int, pm: dict | None = None) -> str | None:
     """``white knight`` for the piece on ``sq`` (of ``pm``, default the game's), or None."""
     pm = pm if pm is not None else game.piece_map()
     if sq not in pm:
@@ -29,7 +34,7 @@ def piece_name(game, sq: int, pm: dict | None = None) -> str | None:
     return f"{COLOR[color]} {name.replace('-', ' ')}"
 
 
-def fix_text(game, fix: Fix | None) -> str:
+def fix_text(game: Game, fix: Fix | None) -> str:
     """What to do to make the board match the game: move, clear and refill squares."""
     if fix is None:
         return "nothing to fix"
@@ -52,7 +57,7 @@ def option_list(v: Verdict) -> str:
                      for i, o in enumerate(v.options))
 
 
-def prompt_text(game, v: Verdict) -> str:
+def prompt_text(game: Game, v: Verdict) -> str:
     """The question a prompt asks, with its options and default."""
     opts = v.options
     last = opts[0].physical[-1] if opts[0].physical else None
@@ -69,12 +74,12 @@ def prompt_text(game, v: Verdict) -> str:
     return f"{head} choose {option_list(v)}{dflt}"
 
 
-def prompt_json(game, v: Verdict) -> dict:
+def prompt_json(game: Game, v: Verdict) -> dict:
     return {"type": "prompt", "text": prompt_text(game, v), "options": [o.label for o in v.options],
             "default": None if v.default is None else v.options[v.default].label}
 
 
-def refusal(game, v: Verdict) -> str:
+def refusal(game: Game, v: Verdict) -> str:
     """Why the board's change is no legal action, when the family can name the rule ('')."""
     try:
         return game.why_refused(v.lifted, v.placed)
@@ -82,7 +87,7 @@ def refusal(game, v: Verdict) -> str:
         return ""
 
 
-def pending_json(game, verdict: Verdict, tentative: Verdict | None, recover: bool) -> dict | None:
+def pending_json(game: Game, verdict: Verdict, tentative: Verdict | None, recover: bool) -> dict | None:
     """The open prompt, mismatch or move under way, as JSON-ready data; None when settled.
     ``tentative`` is the verdict of a move waiting to be applied (a prompt), if any."""
     v = verdict
@@ -124,7 +129,7 @@ def announce(expl: Explanation, popped_actions, mover: int, sans: list[str] | No
     return notices
 
 
-def verdict_notice(game, v: Verdict, recover: bool, outcome) -> str | None:
+def verdict_notice(game: Game, v: Verdict, recover: bool, outcome) -> str | None:
     """The notice a new verdict deserves: a prompt's question, or how to fix the board."""
     if v.status == VS.PROMPT:
         return prompt_text(game, v)
@@ -154,7 +159,7 @@ def _hand_words(hand, names) -> str:
     return ", ".join(parts)
 
 
-def state_lines(game) -> list[str]:
+def state_lines(game: Game) -> list[str]:
     """The family's state in words, from the typed view: the csipgs phase, treasuries and
     reserves, the Chego hands, points and passes, the movement points left in a turn."""
     st = game.board_state()
@@ -175,7 +180,7 @@ def state_lines(game) -> list[str]:
     return lines
 
 
-def state_json(game) -> dict:
+def state_json(game: Game) -> dict:
     """The typed view as JSON (``--json``'s ``state``): square names, amounts as decimal
     strings; only the fields the family has."""
     st = game.board_state()
@@ -221,7 +226,7 @@ def dice_lines(variant_name: str) -> list[str]:
     return out
 
 
-def catalog(game, view: dict) -> list[dict]:
+def catalog(game: Game, view: dict) -> list[dict]:
     """The pieces of this game, for the legend: letter, name, Betza, royal."""
     out = []
     seen = set()

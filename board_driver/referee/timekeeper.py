@@ -175,7 +175,7 @@ class Timekeeper:
         return {"tc": c.tc.text, "mode": self.mode, "white": max(0, w), "black": max(0, b),
                 "running": COLOR[running] if running is not None else None,
                 "paused": self.paused, "waiting": self.wait,
-                "flag": COLOR[s.game.resigned] if self.flagged() else None,
+                "flag": COLOR[s.game.resigned] if self.flagged() and s.game.resigned is not None else None,
                 "at": now}
 
     def line(self, now: int | None = None) -> str | None:
@@ -247,6 +247,7 @@ class Timekeeper:
         s.game.resign(side, Termination.TIME_FORFEIT, draw=draw)
         s.invalidate()
         out = s.outcome()
+        assert out is not None, "a flag fall ends the game"
         if s.journal is not None:
             clk = list(c.state.remaining)
             try:

@@ -28,6 +28,7 @@ from engine.contract import ActionKind
 from engine.geometry import bits
 
 if TYPE_CHECKING:
+    from engine.contract import Game
     from board_driver.referee.session import Session
 
 MAX_PHYSICAL = 2
@@ -41,7 +42,7 @@ def _effect(occ: int, action) -> int:
     return occ
 
 
-def sequences(game, occupancy: int, physical: int = MAX_PHYSICAL) -> list[tuple]:
+def sequences(game: Game, occupancy: int, physical: int = MAX_PHYSICAL) -> list[tuple]:
     """Sequences of legal actions from ``game``'s state, with 2..``physical`` physical actions
     (silent ones between them free: an end of turn), that leave ``occupancy`` on the board.
     The game is left as it was."""

@@ -12,12 +12,15 @@ anyone who wants a realistic event file (``Ev.line()``).
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from dataclasses import dataclass
 
 from board_driver.sim.events import Ev
 from engine.contract import ActionKind
 from engine.game import Action
+
+if TYPE_CHECKING:
+    from engine.contract import Game
 
 
 @dataclass
@@ -44,7 +47,7 @@ class Choreographer:
         return self.rng.randint(*span)
 
     # -- one action ----------------------------------------------------------------------------
-    def action(self, game, action: Action, t: int, *, last: bool = False) -> tuple[list[Ev], int]:
+    def action(self, game: Game, action: Action, t: int, *, last: bool = False) -> tuple[list[Ev], int]:
         """The events of ``action`` (legal in ``game``) starting at ``t``; returns them and the end time."""
         g = game.geometry
         name = g.name
@@ -90,7 +93,7 @@ class Choreographer:
             out.append(Ev(t, "input", f"choose {choose_after}"))
         return out, t
 
-    def choice_for(self, game, action: Action, last: bool) -> str | None:
+    def choice_for(self, game: Game, action: Action, last: bool) -> str | None:
         """The ``choose`` key the action needs, or None when the board alone tells it."""
         same = [b for b in game.legal_actions() if b.lifts == action.lifts and b.places == action.places]
         if len(same) <= 1:
@@ -106,7 +109,7 @@ class Choreographer:
             return action.drop.lower()
         return action.text
 
-    def _order(self, game, action: Action, occ: int) -> list[tuple[str, Any]]:
+    def _order(self, game: Game, action: Action, occ: int) -> list[tuple[str, Any]]:
         """A physically possible order of lifts and places (with optional slide stops): each
         ("lift" | "place", square) or ("slide", [(square, pause ms), ...])."""
         rng = self.rng
@@ -196,7 +199,7 @@ class Choreographer:
         return mids
 
     # -- between actions ------------------------------------------------------------------------
-    def knock(self, game, t: int) -> tuple[list[Ev], int]:
+    def knock(self, game: Game, t: int) -> tuple[list[Ev], int]:
         """Maybe knock a piece over and put it back (no piece in hand at the time)."""
         if self.rng.random() >= self.style.knock:
             return [], t
@@ -211,7 +214,7 @@ class Choreographer:
         return self._gap(self.style.think)
 
 
-def script_game(game, actions: list[Action], rng: random.Random, style: Style | None = None,
+def script_game(game: Game, actions: list[Action], rng: random.Random, style: Style | None = None,
                 t0: int = 1000) -> list[Ev]:
     """The events of playing ``actions`` in order from the state of ``game`` (which is advanced)."""
     ch = Choreographer(rng, style)

@@ -24,6 +24,7 @@ from board_driver.referee.texts import state_lines
 from engine.geometry import FILE_LETTERS
 
 if TYPE_CHECKING:
+    from engine.contract import Game
     from board_driver.referee.session import Session
 
 # any letter and number, so that a square off the board (z1, e9) is named as such, not taken
@@ -144,7 +145,7 @@ def render_board(session: Session, board, *, color: bool, palette: Palette | Non
 _ORTHODOX = {("r", "rook"), ("n", "knight"), ("b", "bishop"), ("q", "queen"), ("k", "king"), ("p", "pawn")}
 
 
-def piece_legend(game) -> str | None:
+def piece_legend(game: Game) -> str | None:
     """``Pieces: R rook, G giraffe, L camel ...`` for a variant whose letters are not the
     orthodox ones (the 12x8 armies); None otherwise (and for csipgs, whose pieces are designs)."""
     if getattr(game, "family", None) == "csipgs":

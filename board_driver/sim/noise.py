@@ -35,6 +35,8 @@ the end), ``stopped`` (the driver stopped for a correction or a prompt: never a 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import random
 from collections import Counter
 from dataclasses import dataclass, field
@@ -43,6 +45,9 @@ from board_driver.sim.choreography import Choreographer, Style
 from board_driver.sim.events import Ev, apply_event
 from engine.contract import ActionKind
 from engine.game import Action
+
+if TYPE_CHECKING:
+    from engine.contract import Game
 
 KINDS = ("knock", "knock-lift", "hesitation", "late-victim", "capturer-hesitation", "set-aside", "set-down",
          "takeback")
@@ -93,7 +98,7 @@ class NoiseMaker:
         return self.rng.randint(lo, hi)
 
     # -- the game -----------------------------------------------------------------------------
-    def game(self, variant: str, game, actions: list[Action], source: str = "engine") -> NoisyGame:
+    def game(self, variant: str, game: Game, actions: list[Action], source: str = "engine") -> NoisyGame:
         """``game`` is the state the actions are played from (it is advanced)."""
         rng = self.rng
         name = game.geometry.name
@@ -166,7 +171,7 @@ class NoiseMaker:
         return NoisyGame(variant, source, tuple(x.text for x in actions), segs, noise)
 
     @staticmethod
-    def _shown_on_the_way(game, a: Action, evs: list[Ev]) -> frozenset[str]:
+    def _shown_on_the_way(game: Game, a: Action, evs: list[Ev]) -> frozenset[str]:
         """Legal actions the board showed while ``a`` was being made: a piece resting on a square
         of its way longer than a hold (then moved on: a replacement), the rook of a castling moved
         first, a Chego drop before all its victims were off. The driver may record them for a while."""
@@ -180,13 +185,13 @@ class NoiseMaker:
         return frozenset(b.text for b in game.legal_actions()
                          if b.text != a.text and not b.silent and b.lifts <= a.lifts and b.places <= (a.places | stops))
 
-    def _own_pieces(self, game) -> list[int]:
+    def _own_pieces(self, game: Game) -> list[int]:
         pm = game.piece_map()
         movers = {s for b in game.legal_actions() for s in b.lifts - b.places}
         return sorted(s for s in movers if s in pm and pm[s][1] == game.turn)
 
     # -- one action, maybe with a noisy capture --------------------------------------------------
-    def _action(self, game, a: Action, t: int, last: bool, plain: bool = False):
+    def _action(self, game: Game, a: Action, t: int, last: bool, plain: bool = False):
         victims = a.lifts & a.places
         movers = a.lifts - a.places
         capture = (len(movers) == 1 and len(victims) == 1 and len(a.places) == 1
@@ -202,7 +207,7 @@ class NoiseMaker:
         evs, t = self.ch.action(game, a, t, last=last)
         return evs, t, "action"
 
-    def _noisy_capture(self, game, a: Action, t: int, last: bool, kind: str, c: int, v: int):
+    def _noisy_capture(self, game: Game, a: Action, t: int, last: bool, kind: str, c: int, v: int):
         name = game.geometry.name
         rng = self.rng
         choose = self.ch.choice_for(game, a, last)
@@ -290,7 +295,7 @@ class NoiseMaker:
     def _undoable(a: Action) -> bool:
         return not a.silent and a.kind not in (ActionKind.DROP, ActionKind.SETUP) and bool(a.lifts)
 
-    def _takeback(self, game, a: Action, t: int):
+    def _takeback(self, game: Game, a: Action, t: int):
         """The pieces of ``a`` (the last action of ``game``) put back as they were."""
         name = game.geometry.name
         ups = sorted(a.places)

@@ -16,11 +16,14 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from board_driver.errors import BoardDriverError
 from board_driver.journal import GameStore, JournalError
 from engine.errors import EngineError
+
+if TYPE_CHECKING:
+    from engine.variant import Variant
 
 SECONDS = 0.2           # the engine's time a position (as ``fairyboard games analyse``)
 
@@ -91,7 +94,7 @@ class GameAnalyses:
             self._thread.start()
             return _public(self._running)
 
-    def _run(self, gid, variant, actions, start_fen, engine, seconds) -> None:
+    def _run(self, gid, variant: Variant, actions, start_fen, engine, seconds) -> None:
         from board_driver.opponents.analysis import analyse
 
         def on_turn(t) -> None:
@@ -185,7 +188,7 @@ def _moves_key(actions: list[str]) -> str:
     return hashlib.sha256(" ".join(actions).encode()).hexdigest()[:16]
 
 
-def _turns(variant, actions, start_fen) -> int:
+def _turns(variant: Variant, actions, start_fen) -> int:
     """How many turns ``actions`` make (a side's several actions in one turn count once)."""
     from engine.game import new_game
     g = new_game(variant, start_fen)

@@ -19,6 +19,7 @@ from engine.contract import ActionKind
 from engine.errors import EngineError
 
 if TYPE_CHECKING:
+    from engine.contract import Game
     from board_driver.referee.session import Session
 
 # What each LED layer means, in words (the page's legend; layer names come from leds.py).
@@ -74,7 +75,7 @@ def jsonable(value: Any) -> Any:
     return str(value)
 
 
-def family_view(game) -> dict:
+def family_view(game: Game) -> dict:
     """The family's own state: reserves, hands, treasuries, phase, points left, ..."""
     view = getattr(game, "view", None)
     if callable(view):
@@ -88,7 +89,7 @@ def family_view(game) -> dict:
     return jsonable(describe()) if callable(describe) else {}
 
 
-def army_rules(game) -> dict | None:
+def army_rules(game: Game) -> dict | None:
     """Army csipgs: the budget and the number of pieces each army has (None in other games)."""
     army = getattr(getattr(game, "rules", None), "army", None)
     if army is None:
