@@ -43,7 +43,7 @@ from board_driver.sim.board import SimulatedBoard
 from engine.variant import Variant
 
 if TYPE_CHECKING:
-    from board_driver.host.invitations import RemoteStart
+    from board_driver.remote.invitations import RemoteStart
 
 MOVE_TIME = 1.0         # seconds the computer thinks a move, unless the game or the user says otherwise
 
@@ -205,7 +205,7 @@ class GameHost:
         self.broker = broker            # the profile's broker: (BrokerConfig): remote games go through it
         self.stopping: Callable[[], bool] = lambda: False   # the front end is stopping (a handshake gives up)
         self._link: Any = None          # the remote game's link (a RemoteLink), made by the handshake
-        from board_driver.host.invitations import Invitations
+        from board_driver.remote.invitations import Invitations
         self.invitations = Invitations(self)    # the page's boards online, invitations, accept, decline
 
     # -- opening ------------------------------------------------------------------------------
@@ -250,7 +250,7 @@ class GameHost:
         return self._remote_of(req.white, req.black)
 
     def _remote_of(self, white: str | None, black: str | None) -> tuple[str, int] | None:
-        from board_driver.opponents.remote import parse_spec
+        from board_driver.remote.side import parse_spec
         found: list[tuple[str, int]] = []
         for i, v in enumerate((white, black)):
             peer = parse_spec(v or "")
@@ -273,9 +273,9 @@ class GameHost:
         else the one both boards agree on (an invitation, or the peer's accepted)."""
         from datetime import datetime
 
-        from board_driver.club.remote_link import RemoteLink
+        from board_driver.remote.transport import RemoteLink
         from board_driver.config import load_variant
-        from board_driver.opponents.remote import Declined, agree
+        from board_driver.remote.handshake import Declined, agree
         current = self.store.current()
         if current is not None and not req.new and not req.fen and req.variant is None:
             rec = load_any(self.store.path(current))
@@ -321,8 +321,8 @@ class GameHost:
             session.notify(f"This game is played against {r['peer']} over the broker, and this board "
                                    f"has no broker: section: its moves cannot arrive.")
             return
-        from board_driver.club.remote_link import RemoteLink
-        from board_driver.opponents.remote import Remote
+        from board_driver.remote.transport import RemoteLink
+        from board_driver.remote.side import Remote
         link = self._link
         if link is None or link.peer != r["peer"]:
             link = RemoteLink(self.broker, r["peer"], log=self.say).start()
@@ -379,7 +379,7 @@ class GameHost:
         told the new game (``{"new_game": variant, "game": id}``) or the error."""
         old = self.session
         assert old is not None, "open a game first"
-        from board_driver.host.invitations import RemoteStart
+        from board_driver.remote.invitations import RemoteStart
         if isinstance(req, RemoteStart):
             return self._open_agreed(req, old)
         assert isinstance(req, NewGame), req

@@ -542,7 +542,7 @@ class WebServer:
     # -- remote games: the boards online, invitations (docs/remote.md) --------------------------------
     def _remote(self):
         if self.remote is None or self.remote.broker is None:
-            from board_driver.host.invitations import NO_BROKER
+            from board_driver.remote.invitations import NO_BROKER
             raise ApiError(409, NO_BROKER)
         return self.remote
 

@@ -3,10 +3,10 @@ and decline; docs/remote.md, docs/web.md).
 
 ``serve --white remote:PEER`` agrees on its game before the board loop starts. Asked from the
 page (or ``POST /api/new`` with a ``remote:PEER`` player) the game in progress goes on
-meanwhile: the handshake (:func:`board_driver.opponents.remote.agree`, this board's invitation
+meanwhile: the handshake (:func:`board_driver.remote.handshake.agree`, this board's invitation
 until the peer accepts or declines, or the peer's invitation accepted) runs on a thread of its
 own, and once both boards agree the loop is handed a :class:`RemoteStart`, which the game host
-opens in place of the game in progress. The :class:`~board_driver.club.lobby.Lobby` lists the
+opens in place of the game in progress. The :class:`~board_driver.remote.lobby.Lobby` lists the
 boards online and the invitations addressed to this board; a new one is said on the console
 and among the page's notices.
 """
@@ -70,7 +70,7 @@ class Invitations:
         self.on_change = on_change
         if self.broker is None or self.lobby is not None:
             return
-        from board_driver.club.lobby import Lobby
+        from board_driver.remote.lobby import Lobby
         self.lobby = Lobby(self.broker, announce=announce, on_change=self._lobby_changed, log=self.later).start()
 
     def close(self) -> None:
@@ -196,7 +196,7 @@ class Invitations:
         return {"accepted": peer, "game": p["game"], "variant": p["variant"], "you_play": COLOR[1 - side]}
 
     def decline(self, peer: str) -> dict:
-        from board_driver.opponents.remote import decline
+        from board_driver.remote.handshake import decline
         lobby = self._need()
         p = lobby.invitation(peer)
         if p is None:
@@ -220,8 +220,8 @@ class Invitations:
         self._thread.start()
 
     def _handshake(self, peer: str, side: int, proposal: dict, cancel: threading.Event) -> None:
-        from board_driver.club.remote_link import RemoteLink
-        from board_driver.opponents.remote import Declined, agree
+        from board_driver.remote.transport import RemoteLink
+        from board_driver.remote.handshake import Declined, agree
         host = self.host
         link = RemoteLink(self.broker, peer, log=self.later).start()
         try:
