@@ -3,55 +3,43 @@
 ``--white remote:board-02`` on board-01 (whose player then plays Black) and ``--black
 remote:board-01`` on board-02 start one game on both boards (docs/remote.md). To the session a
 :class:`Remote` is a side played from elsewhere, exactly like the computer (the same protocol,
-:class:`board_driver.referee.opponent.Opponent`: ``decide``, ``hint``, ``news``, ``deadline``, ``plays``): when the remote side has moved, its action
-is lit on the LEDs and said in words, and the reconciler accepts only that action for the remote
-side; its silent actions (a purchase, a design, the end of a turn) are applied at once.
+:class:`board_driver.referee.opponent.Opponent`: ``decide``, ``hint``, ``news``, ``deadline``,
+``plays``): when the remote side has moved, its action is lit on the LEDs and said in words, and
+the reconciler accepts only that action for the remote side; its silent actions (a purchase, a
+design, the end of a turn) are applied at once.
 
-Nothing lost, nothing forked:
-
-* every action either board has committed goes out as ``{"seq": ply, "action", "side", "hash",
-  "prev"}``: ``seq`` its index in the game, ``hash`` the first 16 hex digits of the sha256 of the
-  position's FEN after it, ``prev`` the same before it. Each board sends its whole record (the
-  peer's actions it carried out too), so each checks the other's positions ply by ply;
-* an action is taken only in order: one whose ``seq`` is past the end of this board's record
-  is held and the missing ones asked for (``resend``); one whose ``prev`` is not this board's
-  position is refused as a fork;
-* each board keeps a retained ``state`` (``n`` actions, the position's ``hash``, ``have``: how
-  many of the peer's record it has heard): a board that was away (link, broker, power) learns
-  from it what it missed and asks for it, and the peer re-sends what the state says was never
-  heard. The board's own journal is the record; the broker holds nothing that matters;
-* when the two positions differ at a ply both have, both boards stop (no action of the remote
-  side is accepted), say so, and ``remote adopt`` on the board whose record is shorter takes
-  the longer record;
-* a takeback or a draw is asked of the peer's player (``takeback``, ``draw``; ``accept``,
-  ``decline``) and made on both boards only once accepted, on the record the request names
-  (see *takebacks and draw offers* below);
-* a move this board holds tentatively (a hold, a prompt with a default) goes out at once as a
-  *preview* (``.../GAME/preview``, retracted with ``"action": null``): the peer lights it like a
-  remote move and accepts nothing of it until the action's record arrives (``Expect.previewed``).
-  A preview is never part of the record.
+This is the adapter between three things that know nothing of each other: the session (this
+board's game, its one writer), the link (:mod:`.transport`, which only moves messages) and the
+protocol (:class:`.protocol.PeerSync`, which decides, with no clock, thread or session of its
+own). At each step it feeds the protocol what the link heard, the wall clock and this board's
+game (:class:`.protocol.LocalGame`), and carries out what comes back: messages go to the link,
+words and changes to the game through the session's intents (``notify``, ``take_back``,
+``agree_draw``, ``resign``, ``adjust_clock``, ``adopt``).
 """
 
 from __future__ import annotations
 
-import hashlib
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
-from board_driver.opponents.computer import describe_move, describe_silent
-from board_driver.referee.commands import CommandError, takeback_plies
-from board_driver.referee.opponent import Decision, Expect, Silent, Wait
+from board_driver.opponents.computer import describe_move
+from board_driver.referee.commands import takeback_plies
+from board_driver.referee.opponent import Decision
 from board_driver.referee.reconcile import VerdictStatus
-from board_driver.referee.texts import COLOR
-from engine.contract import ActionKind, Termination
+from board_driver.remote.protocol import (
+    AdjustClock, Adopt, AgreeDraw, Arrived, Effect, LocalGame, PeerSync, Resign, Say, SayMove, Send, Steps, TakeBack,
+    position_hash)
 from engine.game import Action
 
+if TYPE_CHECKING:       # pragma: no cover
+    from board_driver.referee.reconcile import Verdict
+    from board_driver.referee.session import Session
+
+__all__ = ["POLL_MS", "Remote", "parse_spec", "position_hash"]
+
 POLL_MS = 10            # how often the loop looks at the link when nothing arrived
-RESEND_EVERY = 1.0      # seconds between two requests for the same missing actions
 
-
-def position_hash(game) -> str:
-    return hashlib.sha256(game.fen().encode()).hexdigest()[:16]
+T = TypeVar("T")
 
 
 def parse_spec(name: str) -> str | None:
@@ -66,40 +54,73 @@ class Remote:
     background = True
     polls = True            # its deadline is a look at the link, not something due on the board
 
-    def __init__(self, link, side: int, game_id: str, *, log=None) -> None:
+    def __init__(self, link: Any, side: int, game_id: str, *, log: Callable[[str], None] | None = None,
+                 clock: Callable[[], float] = time.time) -> None:
         self.link = link
         self.side = side                    # the side the peer plays (0 white, 1 black)
         self.game_id = game_id
-        self.peer = link.peer
+        self.peer: str | None = link.peer     # the peer's board name (the Opponent protocol's None: the computer)
         self.log = log or (lambda line: None)
+        self.clock = clock                  # the wall clock, seconds (what the protocol is told)
         self.players = {side: self}         # as Computer.players: the sides played from elsewhere
-        self.hashes: list[str] = []         # position hash after 0, 1, ... n plies of this board's record
-        self.texts: list[str] = []          # this board's record, as action texts
-        self.sides: list[int] = []          # who played each
-        self.clks: dict[int, int] = {}      # seq -> its mover's time left just after it, this board's clock
-        self.pending_resign: dict | None = None
-        self._started = False
-        self._items: list[tuple] = []       # what arrived, not yet taken in
-        self.peer_actions: dict[int, dict] = {}     # seq -> the peer's message (its record as heard)
-        self.peer_n = 0                     # the peer's record length (its state)
-        self.peer_have = 0                  # how much of this board's record the peer has heard
-        self.peer_result: Any = None
-        self.sent = 0                       # this board's actions published so far (this connection)
-        self.shown = None                   # the peer's action lit for the player
-        self.waiting_said = False
-        self.fork: str | None = None        # why this board found the two records to part
-        self.fork_at = 0                    # at which ply
-        self.peer_fork: str | None = None   # the peer found them to part (its state says so)
-        self.peer_hash: str | None = None   # the peer's position hash after its peer_n actions
-        self._asked_at = 0.0
-        self._state_sent: tuple | None = None
-        self._result_sent: Any = None
-        self.errors: list[str] = []
-        self.received_at: dict[int, float] = {}     # seq -> wall time the peer's action arrived
-        self.shown_at: dict[int, float] = {}        # seq -> wall time its LED frame was made
-        self.sent_at: dict[int, float] = {}         # seq -> wall time this board first sent it
-        self._init_requests()
-        self._init_previews()
+        self.protocol = PeerSync(side, game_id, link.peer)
+        self.errors: list[str] = self.protocol.errors
+
+    # -- what the protocol knows, read by the page, the tests and the latency figures -----------------
+    @property
+    def stopped(self) -> bool:
+        """The two boards disagree (either found it): nothing of the remote side is accepted."""
+        return self.protocol.stopped
+
+    @property
+    def fork(self) -> str | None:
+        return self.protocol.fork
+
+    @property
+    def shown(self) -> Action | None:
+        """The peer's action lit for the player once its record arrived (not a preview)."""
+        return self.protocol.shown
+
+    @property
+    def agreed(self) -> dict | None:
+        """The peer's request accepted here, not yet carried out there."""
+        return self.protocol.agreed
+
+    @property
+    def previews(self) -> bool:
+        """Whether this board's tentative moves go out as previews."""
+        return self.protocol.previews
+
+    @previews.setter
+    def previews(self, on: bool) -> None:
+        self.protocol.previews = on
+
+    @property
+    def hashes(self) -> list[str]:
+        return self.protocol.hashes
+
+    @property
+    def peer_actions(self) -> dict[int, dict]:
+        return self.protocol.peer_actions
+
+    @property
+    def sent_at(self) -> dict[int, float]:
+        return self.protocol.sent_at
+
+    @property
+    def received_at(self) -> dict[int, float]:
+        return self.protocol.received_at
+
+    @property
+    def shown_at(self) -> dict[int, float]:
+        return self.protocol.shown_at
+
+    @property
+    def preview_sent_at(self) -> dict[int, float]:
+        return self.protocol.preview_sent_at
+
+    def requests(self) -> dict:
+        return self.protocol.requests()
 
     # -- the session's hook (as Computer) -----------------------------------------------------------
     def plays(self, side: int) -> bool:
@@ -114,764 +135,101 @@ class Remote:
 
     def news(self) -> bool:
         """True when something arrived from the peer (taken in at the next step)."""
-        items = self.link.drain()
-        self._items.extend(items)
+        items = self._heard()
+        self.protocol.arrive(items)
         return bool(items)
 
     def deadline(self, now: int) -> int | None:
         return now + POLL_MS                # the link is looked at every POLL_MS
 
-    def hint(self):
-        return self.shown if self.shown is not None else self.preview_action
-
-    @property
-    def stopped(self) -> bool:
-        """The two boards disagree (either found it): nothing of the remote side is accepted."""
-        return self.fork is not None or self.peer_fork is not None
+    def hint(self) -> Action | None:
+        return self.protocol.hint()
 
     def close(self) -> None:
         self.link.close()
 
-    def decide(self, session) -> Decision:
-        """Take in what the peer said and say what the session is to do: the peer's next silent
-        action to apply (one a step), its army to record, or what the reconciler accepts of its
-        side -- its action once its record arrived, its preview, or nothing while it is to move,
-        while the boards disagree or while an accepted request waits for the asking board.
-        Requests, resignations and clock readings from the peer are carried out through the
-        session's intents (:meth:`.Session.take_back`, ``agree_draw``, ``resign``, ``adjust_clock``)."""
-        g = session.game
-        self._sync(session)
-        changed = self._requests_in(session)
-        changed |= self._take(session)
-        cur = session.expected
-        if self._settle_preview(session) and cur is not None and cur.preview:
-            cur = None                      # the step says what is accepted now
-        self._publish(session)
+    def decide(self, session: Session) -> Decision:
+        """What the protocol makes of what arrived (:meth:`.protocol.PeerSync.step`), its words
+        and the changes it asks for carried out here first."""
+        self.protocol.arrive(self._heard())
+        return self._run(session, self.protocol.step(self._here(session), self.clock()))
 
-        def only(want: Expect | None) -> Decision:
-            return Decision(expect=want, changed=changed or want != cur)
-
-        if self._requests_out(session):     # a request accepted here: nothing moves until it is carried out
-            self.shown = None
-            return only(Expect.waiting(Wait.AGREED))
-        if self.stopped:
-            self.shown = None
-            return only(Expect.waiting(Wait.FORKED))
-        if session.recover or session.outcome() is not None or g.turn != self.side or session.tentative is not None:
-            self.shown = None
-            self.waiting_said = False
-            return only(None)
-        n = len(g.history)
-        msg = self.peer_actions.get(n)
-        a = self._action(session, msg) if msg is not None else None
-        if a is not None and a.silent:      # the peer's silent actions, applied at once (one a step)
-            note = (f"{self.peer} ({COLOR[g.turn]}) sets up its army: {a.text}." if a.kind is ActionKind.SETUP
-                    else f"{self.peer} ({COLOR[g.turn]}): {describe_silent(a)}.")
-            return Decision(silent=(Silent(a, note, setup=a.kind is ActionKind.SETUP),), expect=cur, changed=True)
-        if a is None:
-            lit = self._show_preview(session, n)
-            if lit is not None:
-                return only(lit)
-            self.shown = None
-            if not self.waiting_said:
-                self.waiting_said = True
-                session.notify(f"Waiting for {self.peer} ({COLOR[self.side]}) to move.")
-            return only(Expect.waiting(Wait.THINKING))
-        self.waiting_said = False
-        want = Expect.play(a)
-        if cur != want:
-            self.shown = a
-            self.shown_at.setdefault(n, time.time())
-            session.notify(describe_move(session, a, head=f"{self.peer} ({COLOR[g.turn]}) plays"))
-        return only(want)
+    def on_verdict(self, session: Session, v: Verdict) -> None:
+        """The session's every verdict: the move this board's player has set down and the board
+        holds tentatively (a hold, a prompt with a default) goes to the peer as a preview
+        (:meth:`.protocol.PeerSync.held`)."""
+        if not self.protocol.previews or not self.link.connected.is_set():
+            return
+        a = None
+        if v.status in (VerdictStatus.HOLD, VerdictStatus.PROMPT):
+            e = v.chosen
+            if e is not None and e.depth == 0 and len(e.actions) == 1 and not e.actions[0].silent:
+                a = e.actions[0]
+        self._run(session, self.protocol.held(self._here(session), self.clock(), a))
 
     def peer_player(self) -> Remote:
         return self                         # the other board's player answers takebacks and draws
 
-    def _action(self, session, msg: dict):
-        g = session.game
-        n = len(g.history)
-        if msg.get("prev") != self.hashes[n]:
-            self._forked(session, n, f"its position before action {n + 1} is not this board's")
-            return None
-        try:
-            a = g.parse(msg["action"])
-        except Exception as exc:    # the engine's parse errors are of many kinds: all mean "not legal here"
-            self._forked(session, n, f"its action {n + 1} ({msg.get('action')!r}) is not legal here: {exc}")
-            return None
-        return a
-
-    # -- this board's record --------------------------------------------------------------------------
-    def _sync(self, session) -> None:
-        """Keep the per-ply hashes in step with the game (a commit adds, a takeback removes)."""
-        g = session.game
-        hist = g.history
-        if not self.hashes:
-            self._rebuild(g)
-            return
-        n = len(hist)
-        k = min(len(self.texts), n)
-        while k > 0 and self.texts[k - 1] != hist[k - 1].text:
-            k -= 1
-        if k == n and len(self.texts) == n:
-            return
-        if n - k == 1:
-            del self.texts[k:], self.hashes[k + 1:], self.sides[k:]
-            c = g.copy()
-            c.pop()
-            self.sides.append(c.turn)
-            self.texts.append(hist[-1].text)
-            self.hashes.append(position_hash(g))
-            self._clocks(session, k)
-        elif n == k:
-            del self.texts[k:], self.hashes[k + 1:], self.sides[k:]
-        else:
-            self._rebuild(g)
-        self.sent = min(self.sent, k)
-        self._check_peer(session)
-
-    def _clocks(self, session, seq: int) -> None:
-        """Each side's clock is its own board's: this board's reading of its player's time goes
-        out with the action, and the peer's reading of its own time, heard with its action, is
-        this board's for the peer's side (journaled as an adjustment), so the time an action
-        spends on its way (and being carried out here) is charged to neither player."""
-        c = session.clock
-        if c is None:
-            return
-        mover = self.sides[seq]
-        if mover != self.side:
-            self.clks[seq] = c.remaining(session.now)[mover]
-            return
-        clk = (self.peer_actions.get(seq) or {}).get("clk")
-        if type(clk) is int and clk >= 0 and clk != c.remaining(session.now)[mover]:
-            session.adjust_clock(mover, clk, by=self.peer, ply=seq)
-
-    def _rebuild(self, g) -> None:
-        c = g.copy()
-        popped = []
-        while c.history:
-            popped.append(c.pop())
-        self.hashes = [position_hash(c)]
-        self.texts = []
-        self.sides = []
-        for a in reversed(popped):
-            self.sides.append(c.turn)
-            c.push(a)
-            self.texts.append(a.text)
-            self.hashes.append(position_hash(c))
-
-    def _publish(self, session) -> None:
-        if not self.link.connected.is_set():
-            return
-        g = session.game
-        n = len(self.texts)
-        for seq in range(self.sent, n):
-            msg = {"seq": seq, "action": self.texts[seq], "side": COLOR[self.sides[seq]],
-                   "hash": self.hashes[seq + 1], "prev": self.hashes[seq], "t": time.time()}
-            if seq in self.clks:
-                msg["clk"] = self.clks[seq]
-            if not self.link.send("action", msg, game=self.game_id):
-                return
-            self.sent_at.setdefault(seq, time.time())
-        self.sent = n
-        out = session.outcome()
-        result = (out.result, out.reason) if out is not None else None
-        if result != self._result_sent and out is not None and out.termination.name == "RESIGNATION":
-            color = 1 - ("1-0", "0-1").index(out.result) if out.result in ("1-0", "0-1") else g.turn
-            self.link.send("action", {"seq": n, "resign": COLOR[color], "hash": self.hashes[n]}, game=self.game_id)
-        self._result_sent = result
-        have = self._heard()
-        state = (n, self.hashes[n], have, result, self.fork)
-        if state != self._state_sent:
-            if self.link.send("state", {"n": n, "hash": self.hashes[n], "have": have,
-                                        "result": list(result) if result else None, "fork": self.fork,
-                                        "t": time.time()}, game=self.game_id, retain=True):
-                self._state_sent = state
-
-    def _heard(self) -> int:
-        """How many of the peer's record this board has heard, in order."""
-        n = 0
-        while n in self.peer_actions:
-            n += 1
-        return n
-
-    # -- what the peer says -----------------------------------------------------------------------------
-    def _take(self, session) -> bool:
-        changed = False
-        items, self._items = self._items + self.link.drain(), []
-        if not self._started and self.link.connected.is_set():
-            self._started = True
-            items.insert(0, ("connected", None, {}, time.time()))
-        for kind, game, payload, at in items:
-            if game is not None and game != self.game_id:
-                continue
-            if kind == "connected":
-                self._preview_link_changed()
-                self.sent = min(self.sent, self.peer_have)
-                self._state_sent = None
-                self._ask(0 if not self.peer_actions else self._heard(), force=True)
-            elif kind == "action" and payload is not None:
-                changed |= self._on_action(session, payload, at)
-            elif kind == "state" and payload is not None:
-                self._on_state(session, payload)
-            elif kind == "resend" and payload is not None:
-                frm = payload.get("from")
-                if type(frm) is int and frm >= 0:
-                    self.sent = min(self.sent, frm)
-                    self.peer_have = min(self.peer_have, frm)
-            elif kind == "preview" and payload is not None:
-                self._on_preview(payload, at)
-            elif kind == "presence" and payload is not None:
-                self._preview_link_changed()
-                session.notify(f"{self.peer} is {'online' if payload.get('online') else 'offline'}.")
-        self._check_peer(session)
-        p = self.pending_resign
-        if p is not None and p["seq"] == len(session.game.history) and self.fork is None:
-            changed |= self._on_resign(session, p)
-        return changed
-
-    def _on_action(self, session, p: dict, at: float) -> bool:
-        seq = p.get("seq")
-        if type(seq) is not int or seq < 0:
-            return False
-        if "resign" in p:
-            return self._on_resign(session, p)
-        if not isinstance(p.get("action"), str) or not isinstance(p.get("hash"), str):
-            return False
-        old = self.peer_actions.get(seq)
-        if old is not None and old.get("hash") != p["hash"]:
-            # the peer's record changed at this ply (a takeback it made): the later word wins
-            for k in [k for k in self.peer_actions if k >= seq]:
-                del self.peer_actions[k]
-        self.peer_actions[seq] = p
-        self.received_at.setdefault(seq, at)
-        heard = self._heard()
-        if seq >= heard:                    # a hole before it: never taken out of order
-            self._ask(heard)
-        return False
-
-    def _on_state(self, session, p: dict) -> None:
-        n, have = p.get("n"), p.get("have")
-        if type(n) is not int or type(have) is not int:
-            return
-        self.peer_n = n
-        self.peer_have = have
-        self.peer_result = p.get("result")
-        h = p.get("hash")
-        self.peer_hash = h if isinstance(h, str) else None
-        fork = p.get("fork") if isinstance(p.get("fork"), str) else None
-        if fork != self.peer_fork:
-            self.peer_fork = fork
-            if fork is not None:
-                session.notify(f"{self.peer} says the two boards disagree: {fork}. Play stops.")
-            elif self.fork is None:
-                session.notify(f"{self.peer} agrees again: play goes on.")
-        if n > self._heard():
-            self._ask(self._heard())
-        if have < len(self.texts):
-            self.sent = min(self.sent, have)
-        if isinstance(h, str) and n < len(self.hashes) and self.hashes[n] != h and n == self._heard():
-            self._forked(session, n, f"its position after {n} actions is not this board's")
-
-    def _on_resign(self, session, p: dict) -> bool:
-        color = p.get("resign")
-        g = session.game
-        if color not in COLOR or session.outcome() is not None:
-            return False
-        if p["seq"] != len(g.history):
-            self.pending_resign = p         # taken once this board has caught up
-            return False
-        self.pending_resign = None
-        out = session.resign(COLOR.index(color), by=self.peer)
-        self._result_sent = (out.result, out.reason)
-        session.notify(f"{self.peer} ({color}) resigns: {out.result}.")
-        return True
-
-    def _check_peer(self, session) -> None:
-        """The peer's record against this board's, ply by ply where both have it. A fork found
-        here ends once the two agree again (the other board adopted this one's record)."""
-        if self.fork is not None:
-            if self._agree():
-                self.fork = None
-                self._state_sent = None
-                session.notify(f"The two boards agree again ({self.peer}'s record and this board's): "
-                                       f"play goes on.")
-            return
-        for seq in sorted(self.peer_actions):
-            if seq >= len(self.texts):
-                break
-            p = self.peer_actions[seq]
-            if p.get("hash") != self.hashes[seq + 1]:
-                why = (f"action {seq + 1} differs ({p.get('action')} there, {self.texts[seq]} here)"
-                       if p.get("action") != self.texts[seq] else
-                       f"action {seq + 1} ({self.texts[seq]}) leads to another position there")
-                self._forked(session, seq, why)
-                return
-
-    def _agree(self) -> bool:
-        """Everything heard from the peer fits this board's record, past the ply they parted at."""
-        n = len(self.texts)
-        if self._heard() <= self.fork_at:
-            return False
-        for seq, p in self.peer_actions.items():
-            if seq < n and p.get("hash") != self.hashes[seq + 1]:
-                return False
-            if seq == n and p.get("prev") != self.hashes[n]:
-                return False
-        return self.peer_hash is None or self.peer_n >= len(self.hashes) or self.hashes[self.peer_n] == self.peer_hash
-
-    def _ask(self, frm: int, force: bool = False) -> None:
-        now = time.monotonic()
-        if not force and now - self._asked_at < RESEND_EVERY:
-            return
-        self._asked_at = now
-        self.link.send("resend", {"from": frm}, game=self.game_id)
-
-    def _forked(self, session, seq: int, why: str) -> None:
-        if self.fork is not None:
-            return
-        self.fork = why
-        self.fork_at = seq
-        n, peer_n = len(self.texts), max(self.peer_n, self._heard())
-        if peer_n == n:
-            advice = "The records are as long: 'remote adopt' on either board goes on from the other's."
-        else:
-            longer = self.peer if peer_n > n else "this board"
-            advice = f"The longer record is {longer}'s: 'remote adopt' on the other board goes on from it."
-        msg = (f"The two boards disagree: {self.peer}'s record ({peer_n} actions) and this board's "
-               f"({n} actions) part at action {seq + 1}: {why}. Play stops. {advice}")
-        self.errors.append(msg)
-        self.log(msg)
-        session.notify(msg)
-
-    # -- previews: the move the sender's board holds tentatively, lit on this board at once -----------
-    def _init_previews(self) -> None:
-        self.previews = True                # send this board's tentative moves as previews
-        self._preview_sent: tuple[int, str | None] | None = None    # (seq, action text or None: retracted)
-        self.peer_preview: dict | None = None       # the peer's latest preview (or retraction) heard
-        self.previewing: tuple[int, Action] | None = None   # the peer's preview lit now: (seq, action)
-        self.preview_sent_at: dict[int, float] = {}     # seq -> wall time this board first previewed it
-        self.preview_shown_at: dict[int, float] = {}    # seq -> wall time the peer's preview was first lit
-
-    @property
-    def preview_action(self) -> Action | None:
-        return self.previewing[1] if self.previewing is not None else None
-
-    def on_verdict(self, session, v) -> None:
-        """The session's every verdict: while this board's player has a move set down that the
-        board holds tentatively (a hold, a prompt with a default), it goes to the peer as a
-        preview (``.../GAME/preview``: ``{"seq", "action", "side", "prev", "t"}``); once it is no
-        longer held (the piece lifted again) without being committed, a retraction
-        (``"action": null``). A preview is never part of the record: only the committed action,
-        sent as before, changes the game on either board."""
-        if not self.previews or not self.link.connected.is_set():
-            return
-        g = session.game
-        n = len(g.history)
-        a = None
-        if not self.stopped and g.turn != self.side and not session.recover and session.outcome() is None \
-                and v.status in (VerdictStatus.HOLD, VerdictStatus.PROMPT):
-            e = v.chosen
-            if e is not None and e.depth == 0 and len(e.actions) == 1 and not e.actions[0].silent:
-                a = e.actions[0]
-        last = self._preview_sent
-        if a is None:
-            if last is None or last[1] is None:
-                return
-            if last[0] < n:                 # committed: the action itself went out instead
-                self._preview_sent = None
-                return
-            key: tuple[int, str | None] = (n, None)
-        else:
-            key = (n, a.text)
-            if key == last:
-                return
-        prev = self.hashes[n] if len(self.hashes) == n + 1 else position_hash(g)
-        msg = {"seq": n, "action": key[1], "side": COLOR[g.turn], "prev": prev, "t": time.time()}
-        if self.link.send("preview", msg, game=self.game_id):
-            self._preview_sent = key
-            if a is not None:
-                self.preview_sent_at.setdefault(n, time.time())
-
-    def _on_preview(self, p: dict, at: float) -> None:
-        seq = p.get("seq")
-        if type(seq) is not int or seq < 0:
-            return
-        self.peer_preview = p               # the latest word: a preview, or its retraction
-
-    def _preview_link_changed(self) -> None:
-        """A (re)connection or the peer going off line: what was said before may not hold any
-        more (a retraction lost on the way). The peer's preview is dropped, and this board's
-        own is said again at the next verdict."""
-        self.peer_preview = None
-        self._preview_sent = None
-
-    def _previews_taken_back(self, to: int) -> None:
-        """A takeback to ``to`` plies: what was previewed from there on is played afresh."""
-        for times in (self.preview_sent_at, self.preview_shown_at):
-            for k in [k for k in times if k >= to]:
-                del times[k]
-        if self.peer_preview is not None and self.peer_preview.get("seq", 0) >= to:
-            self.peer_preview = None
-        if self._preview_sent is not None and self._preview_sent[0] >= to:
-            self._preview_sent = None
-
-    def _settle_preview(self, session) -> bool:
-        """The preview lit ends when the record's action for its ply arrives, when it is retracted
-        or replaced, when a request accepted here waits to be carried out, or when the game moved
-        on. True when what is accepted changed."""
-        if self.previewing is None:
-            return False
-        seq, a = self.previewing
-        g = session.game
-        p = self.peer_preview
-        if (not self.stopped and self.agreed is None and seq == len(g.history) and seq not in self.peer_actions
-                and g.turn == self.side and not session.recover and session.outcome() is None
-                and p is not None and p.get("seq") == seq and p.get("action") == a.text):
-            return False
-        self.previewing = None
-        return True
-
-    def _show_preview(self, session, n: int) -> Expect | None:
-        """The peer's preview of its action ``n`` (no record of it yet): lit like a remote move,
-        followed by the reconciler, its commit withheld. None when there is none to show (the
-        step then waits as before); else what the reconciler is to accept."""
-        p = self.peer_preview
-        if (p is None or p.get("seq") != n or n in self.peer_actions or not isinstance(p.get("action"), str)
-                or p.get("prev") != self.hashes[n]):
-            return None
-        if self.previewing is None or self.previewing[0] != n or self.previewing[1].text != p["action"]:
-            try:
-                a = session.game.parse(p["action"])
-            except Exception:       # not legal here: a preview is only a hint, never a fork
-                return None
-            if a.silent or a.kind is ActionKind.SETUP:
-                return None
-            self.previewing = (n, a)
-            self.preview_shown_at.setdefault(n, time.time())
-        self.shown = None
-        return Expect.previewed(self.previewing[1])
-
-    # -- the remote command ------------------------------------------------------------------------------
-    def adopt(self, session) -> str:
-        """Go on from the peer's record: this board's actions after the common part are taken
-        back (journaled as pops) and the peer's applied; the board is then put right as the
-        LEDs show."""
-        g = session.game
-        heard = self._heard()
-        if heard <= len(self.texts) and not self.stopped:
-            return "Nothing to adopt: this board's record is as long as the peer's."
-        common = 0
-        while common < min(heard, len(self.texts)) and self.peer_actions[common].get("hash") == self.hashes[common + 1]:
-            common += 1
-        self.fork = None
-        self.texts, self.hashes, self.sides = self.texts[:common], self.hashes[:common + 1], self.sides[:common]
-        theirs = []
-        c = g.copy()
-        while len(c.history) > common:
-            c.pop()
-        for seq in range(common, heard):    # parsed in turn, each in the position before it
-            a = c.parse(self.peer_actions[seq]["action"])
-            c.push(a)
-            theirs.append(a)
-        popped = session.adopt(common, theirs, after_each=lambda: self._sync(session))
-        self._state_sent = None
-        return (f"Took {self.peer}'s record: {heard} actions ({len(popped)} of this board's taken back). "
-                f"Put the pieces as the LEDs show.")
-
-    # -- takebacks and draw offers: asked of the other board's player -------------------------------
-    #
-    # One request open per board, ``{"id", "what": "takeback" | "draw", "n", "hash", "to"}``, retained
-    # on ``.../GAME/ask`` (emptied once answered or withdrawn): ``n`` and ``hash`` name the record it
-    # applies to (its length and the position after it), ``to`` the record's length once a takeback
-    # is made. The other board answers on ``.../GAME/answer`` (retained, ``{"id", "accept", "why"}``).
-    # A request is answered only on the record it names: a board whose record has gone past it (its
-    # player moved meanwhile) declines it at once ("stale"), and the asker withdraws it when its own
-    # record moves on (its player moved: a draw offer lapses with the offerer's next move). The
-    # answering board, having accepted, accepts no action until the asking board has carried it out
-    # (its state shows the record taken back, or the agreed draw): only then does it do the same.
-    # So both boards take back the same actions, or end in the same draw, or nothing changes.
-
-    def _init_requests(self) -> None:
-        self.asking: dict | None = None     # this board's open request
-        self.asked: dict | None = None      # the peer's open request, not yet answered here
-        self.asked_said: str | None = None  # its id once the player was asked
-        self.agreed: dict | None = None     # the peer's request accepted here, not yet carried out there
-        self.agreed_said = False
-        self.answer_out: dict | None = None     # this board's answer (retained until the request is gone)
-        self.undo_to: int | None = None     # taken back to here: the peer's older record is no news
-        self._req_sent: dict[str, Any] = {"ask": (), "answer": ()}
-
-    def ask_takeback(self, session) -> str:
+    # -- the commands: asked of the other board's player -----------------------------------------------
+    def ask_takeback(self, session: Session) -> str:
         """The ``takeback`` command: ask the peer's player (the answer comes later)."""
-        self._sync(session)
-        g = session.game
-        self._can_ask(session, "takeback")
-        if not g.history:
-            raise CommandError("takeback: no action to take back")
-        n = len(self.texts)
-        to = n - takeback_plies(session)
-        self.asking = self._request("takeback", n, to)
-        return (f"Asked {self.peer} to take back {', '.join(self.texts[to:])}: waiting for the answer "
-                f"('decline' withdraws the request).")
+        plies = takeback_plies(session)
+        return self._run(session, self.protocol.ask_takeback(self._here(session), self.clock(), plies))
 
-    def offer_draw(self, session) -> str:
+    def offer_draw(self, session: Session) -> str:
         """The ``draw`` command: offer the peer's player a draw (withdrawn by this side's next move)."""
-        self._sync(session)
-        self._can_ask(session, "draw")
-        n = len(self.texts)
-        self.asking = self._request("draw", n, n)
-        return f"Offered {self.peer} a draw: waiting for the answer (your next move withdraws it)."
+        return self._run(session, self.protocol.offer_draw(self._here(session), self.clock()))
 
-    def _can_ask(self, session, what: str) -> None:
-        if session.outcome() is not None:
-            raise CommandError(f"{what}: the game is over")
-        if self.stopped:
-            raise CommandError(f"{what}: the two boards disagree; first 'remote adopt' (see the notices)")
-        if self.asking is not None:
-            raise CommandError(f"{what}: {self.peer} has not answered your {self._what(self.asking)} yet "
-                               f"('decline' withdraws it)")
-        if self.agreed is not None:
-            raise CommandError(f"{what}: first {self.peer} carries out what you accepted")
-
-    def _request(self, what: str, n: int, to: int) -> dict:
-        return {"id": f"{what}-{n}-{int(time.time() * 1000)}", "what": what, "n": n, "hash": self.hashes[n],
-                "to": to, "side": COLOR[1 - self.side], "t": time.time()}
-
-    @staticmethod
-    def _what(req: dict) -> str:
-        return "draw offer" if req.get("what") == "draw" else "takeback request"
-
-    def answer(self, session, accept: bool) -> str:
+    def answer(self, session: Session, accept: bool) -> str:
         """The ``accept`` / ``decline`` commands: the peer's open request; ``decline`` with none
         open withdraws this board's own."""
-        self._sync(session)
-        req = self.asked
-        if req is None or self.asked_said != req["id"]:
-            if not accept and self.asking is not None:
-                what = self._what(self.asking)
-                self.asking = None
-                return f"Your {what} is withdrawn."
-            raise CommandError(f"{'accept' if accept else 'decline'}: {self.peer} has asked nothing")
-        self.asked = None
-        if not accept:
-            self.answer_out = {"id": req["id"], "accept": False, "why": "declined", "t": time.time()}
-            return f"Declined {self.peer}'s {self._what(req)}."
-        if self._fits(session, req) != "ok":
-            self.answer_out = {"id": req["id"], "accept": False, "why": "stale", "t": time.time()}
-            return f"{self.peer}'s {self._what(req)} no longer fits the game here: declined."
-        if self.asking is not None:     # one agreement at a time: this board's own request goes
-            session.notify(f"Your {self._what(self.asking)} is withdrawn.")
-            self.asking = None
-        self.agreed, self.agreed_said = req, False
-        self.answer_out = {"id": req["id"], "accept": True, "t": time.time()}
-        return f"Accepted {self.peer}'s {self._what(req)}: it is carried out on both boards."
+        return self._run(session, self.protocol.answer(self._here(session), self.clock(), accept))
 
-    def _fits(self, session, req: dict) -> str:
-        """The peer's request against this board's record: "ok", "wait" (this board has not yet
-        carried out all the actions it names) or "stale" (this board's record went past it, or
-        parted from it)."""
-        n, to = req["n"], req["to"]
-        mine = len(self.texts)
-        if session.outcome() is not None or self.stopped:
-            return "stale"
-        if mine > n:
-            return "stale"
-        if mine < n:
-            if req["what"] == "draw" or mine < to or self._heard() < n:
-                return "wait"                   # the peer's last actions are still to be carried out here
-            seen = self.peer_actions[n - 1].get("hash") if n > 0 else self.hashes[0]
-            return "ok" if seen == req["hash"] else "stale"
-        return "ok" if self.hashes[n] == req["hash"] else "stale"
+    def adopt(self, session: Session) -> str:
+        """``remote adopt``: go on from the peer's record."""
+        return self._run(session, self.protocol.adopt(self._here(session), self.clock()))
 
-    def _requests_in(self, session) -> bool:
-        """What the peer asked and answered, taken in the order it arrived (before the rest of
-        its messages: an agreed takeback carried out here drops the older record behind it)."""
-        items = self._items + self.link.drain()
-        keep: list[tuple] = []
-        changed = False
-        for item in items:
-            kind, game, p, _ = item
-            if game is not None and game != self.game_id:
-                continue
-            if kind == "connected":
-                self._req_sent = {"ask": (), "answer": ()}      # said again: the broker may have forgotten
-            elif kind == "ask":
-                self._on_ask(session, p)
-                continue
-            elif kind == "answer":
-                if isinstance(p, dict) and self._on_answer(session, p):
-                    changed = True
-                    to = self.undo_to
-                    keep = [k for k in keep if not self._older(k, to)]
-                continue
-            elif kind == "state" and isinstance(p, dict):
-                if self.agreed is not None and self._carried_out_there(p):
-                    changed |= self._carry_out(session, self.agreed, asked_here=False)
-                    to = self.agreed["to"]
-                    self.agreed = None
-                    keep = [k for k in keep if not self._older(k, to)]
-                elif self.undo_to is not None and type(p.get("n")) is int and p["n"] <= self.undo_to:
-                    self.undo_to = None         # the peer has taken back too: its record is news again
-            elif kind == "action" and self._older(item, self.undo_to):
-                continue
-            keep.append(item)
-        self._items = keep
-        return changed
+    # -- carrying out what the protocol says -------------------------------------------------------------
+    def _heard(self) -> list[Arrived]:
+        return [Arrived(kind, game, payload, at) for kind, game, payload, at in self.link.drain()]
 
-    @staticmethod
-    def _older(item: tuple, to: int | None) -> bool:
-        """An action of the record taken back (a resignation is never one)."""
-        p = item[2]
-        return (to is not None and item[0] == "action" and isinstance(p, dict) and "resign" not in p
-                and type(p.get("seq")) is int and p["seq"] >= to)
+    def _here(self, session: Session) -> LocalGame:
+        c = session.clock
+        return LocalGame(game=session.game.copy(), connected=self.link.connected.is_set(),
+                         outcome=session.outcome(), recover=session.recover,
+                         tentative=session.tentative is not None, expected=session.expected,
+                         clock=c.remaining(session.now) if c is not None else None)
 
-    def _on_ask(self, session, p) -> None:
-        if not isinstance(p, dict):             # emptied: answered, or withdrawn by the peer
-            asked = self.asked if self.asked is not None and self.asked_said == self.asked["id"] else None
-            gone = self.agreed if self.agreed is not None else asked
-            if gone is not None:
-                session.notify(f"{self.peer} withdrew its {self._what(gone)}.")
-            self.asked = self.agreed = None
-            self.asked_said = None
-            self.answer_out = None
-            return
-        if (not isinstance(p.get("id"), str) or p.get("what") not in ("takeback", "draw")
-                or type(p.get("n")) is not int or type(p.get("to")) is not int or not isinstance(p.get("hash"), str)
-                or not 0 <= p["to"] <= p["n"]):
-            return
-        if any(r is not None and r["id"] == p["id"] for r in (self.asked, self.agreed)):
-            return                              # heard again (a reconnection)
-        if self.answer_out is not None and self.answer_out["id"] == p["id"]:
-            return                              # answered already
-        self.asked, self.asked_said = p, None
-        self.agreed = None
-        self.answer_out = None
+    def _run(self, session: Session, steps: Steps[T]) -> T:
+        reply: object = None
+        while True:
+            try:
+                effect = steps.send(reply)
+            except StopIteration as done:
+                return done.value
+            reply = self._carry_out(session, effect)
 
-    def _on_answer(self, session, p: dict) -> bool:
-        req = self.asking
-        if req is None or p.get("id") != req["id"]:
-            return False                        # an answer to a request withdrawn meanwhile
-        self.asking = None
-        if not p.get("accept"):
-            if p.get("why") == "stale":
-                session.notify(f"{self.peer} had moved on: your {self._what(req)} came too late "
-                                       f"and lapsed (ask again if you still want it).")
-            else:
-                session.notify(f"{self.peer} declines your {self._what(req)}.")
-            return False
-        if len(self.texts) != req["n"] or self.hashes[req["n"]] != req["hash"] or session.outcome() is not None:
-            return False                        # this board moved on meanwhile: withdrawn, the peer is told
-        return self._carry_out(session, req, asked_here=True)
-
-    def _carried_out_there(self, p: dict) -> bool:
-        """The peer's state shows the request accepted here carried out on its board."""
-        req = self.agreed
-        assert req is not None
-        if req["what"] == "draw":
-            return p.get("n") == req["n"] and p.get("hash") == req["hash"] and \
-                p.get("result") == ["1/2-1/2", str(Termination.AGREEMENT)]
-        to = req["to"]
-        return p.get("n") == to and to < len(self.hashes) and p.get("hash") == self.hashes[to]
-
-    def _carry_out(self, session, req: dict, *, asked_here: bool) -> bool:
-        """The agreed takeback or draw, on this board."""
-        g = session.game
-        who = self.peer
-        if req["what"] == "draw":
-            if session.outcome() is not None:
-                return False
-            out = session.agree_draw(by=who)
-            head = f"{who} accepts your draw offer" if asked_here else f"{who} and you agree to a draw"
-            session.notify(f"{head}: drawn by agreement, {out.result}.")
-            return True
-        to = req["to"]
-        names = list(reversed(self._texts_of(req)))     # the last first, as the takeback says them
-        popped = session.take_back(len(g.history) - to, why="takeback", by=who) if len(g.history) > to else []
-        self._sync(session)
-        for k in [k for k in self.peer_actions if k >= to]:
-            del self.peer_actions[k]
-        for times in (self.received_at, self.shown_at, self.sent_at):   # those plies are played afresh
-            for k in [k for k in times if k >= to]:
-                del times[k]
-        self._previews_taken_back(to)
-        self.shown = None
-        self.waiting_said = False
-        if asked_here:
-            self.undo_to = to
-        head = f"{who} accepts your takeback" if asked_here else f"Taken back as {who} asked"
-        put = " Put the pieces back as the LEDs show." if session.recover else ""
-        unmade = "" if len(popped) == len(names) else f" ({len(names) - len(popped)} not yet made here)"
-        session.notify(f"{head}: {', '.join(names)}{unmade}.{put}")
-        return True
-
-    def _requests_out(self, session) -> bool:
-        """Requests against the game as it stands now, then said to the peer; True while this
-        board waits for the peer to carry out what it accepted."""
-        req = self.asking
-        if req is not None and (len(self.texts) != req["n"] or self.hashes[req["n"]] != req["hash"]
-                                or session.outcome() is not None or self.stopped):
-            self.asking = None
-            why = "a move was made" if session.outcome() is None else "the game is over"
-            session.notify(f"Your {self._what(req)} is withdrawn: {why}.")
-        req = self.asked
-        if req is not None:
-            fit = self._fits(session, req)
-            if fit == "stale":
-                self.asked = None
-                self.answer_out = {"id": req["id"], "accept": False, "why": "stale", "t": time.time()}
-                if session.outcome() is None:
-                    late = "after your move" if self.asked_said is None else "and then you moved"
-                    session.notify(f"{self.peer} asked for a {'draw' if req['what'] == 'draw' else 'takeback'} "
-                                           f"{late}: it lapsed.")
-            elif fit == "ok" and self.asked_said != req["id"]:
-                self.asked_said = req["id"]
-                side = f"{self.peer} ({COLOR[self.side]})"
-                if req["what"] == "draw":
-                    session.notify(f"{side} offers a draw: say accept or decline.")
-                else:
-                    session.notify(f"{side} asks to take back {', '.join(self._texts_of(req))}: "
-                                           f"say accept or decline.")
-        if self.agreed is not None and session.outcome() is not None:
-            self.agreed = None
-        self._say_requests()
-        if self.agreed is not None and not self.agreed_said:
-            self.agreed_said = True
-            session.notify(f"Waiting for {self.peer} to carry out the {self.agreed['what']}.")
-        return self.agreed is not None
-
-    def _texts_of(self, req: dict) -> list[str]:
-        """The actions a takeback request takes back, as this board has them."""
-        out = []
-        for seq in range(req["to"], req["n"]):
-            if seq < len(self.texts):
-                out.append(self.texts[seq])
-            elif seq in self.peer_actions:
-                out.append(str(self.peer_actions[seq].get("action")))
-        return out
-
-    def _say_requests(self) -> None:
-        """This board's request and answer, retained (emptied when there is none), each said
-        once a connection (``()``: not yet said on this one)."""
-        if not self.link.connected.is_set():
-            return
-        for kind, payload in (("ask", self.asking), ("answer", self.answer_out)):
-            key = payload["id"] if payload is not None else None
-            if self._req_sent[kind] != key and self.link.send(kind, payload, game=self.game_id, retain=True):
-                self._req_sent[kind] = key
-
-    def requests(self) -> dict:
-        """The open requests, for the page: ``{"peer", "asked", "asking"}``, ``asked`` what the
-        peer asks this board's player (null when nothing), ``asking`` what this board asked."""
-        def view(req, text):
-            return None if req is None else {"what": req["what"], "text": text}
-        asked = self.asked if self.asked is not None and self.asked_said == self.asked["id"] else None
-        side = f"{self.peer} ({COLOR[self.side]})"
-        return {
-            "peer": self.peer,
-            "asked": view(asked, None if asked is None else
-                          f"{side} offers a draw" if asked["what"] == "draw" else
-                          f"{side} asks to take back {', '.join(self._texts_of(asked))}"),
-            "asking": view(self.asking, None if self.asking is None else
-                           f"Waiting for {self.peer} to answer your {self._what(self.asking)}"),
-        }
+    def _carry_out(self, session: Session, e: Effect) -> object:
+        if isinstance(e, Send):
+            return self.link.send(e.kind, e.payload, game=e.game, retain=e.retain)
+        if isinstance(e, Say):
+            if e.log:
+                self.log(e.text)
+            session.notify(e.text)
+            return None
+        if isinstance(e, SayMove):
+            session.notify(describe_move(session, e.action, head=e.head))
+            return None
+        if isinstance(e, TakeBack):
+            session.take_back(e.plies, why="takeback", by=e.by)
+        elif isinstance(e, AgreeDraw):
+            session.agree_draw(by=e.by)
+        elif isinstance(e, Resign):
+            session.resign(e.side, by=e.by)
+        elif isinstance(e, AdjustClock):
+            session.adjust_clock(e.side, e.ms, by=e.by, ply=e.ply)
+        elif isinstance(e, Adopt):
+            def each() -> None:             # the protocol takes in each action as it is applied
+                self._run(session, self.protocol.synced(self._here(session), self.clock()))
+            session.adopt(e.common, e.actions, after_each=each)
+        return self._here(session)
