@@ -27,15 +27,12 @@ from board_driver.referee.commands import takeback_plies
 from board_driver.referee.opponent import Decision
 from board_driver.referee.reconcile import VerdictStatus
 from board_driver.remote.protocol import (
-    AdjustClock, Adopt, AgreeDraw, Arrived, Effect, LocalGame, PeerSync, Resign, Say, SayMove, Send, Steps, TakeBack,
-    position_hash)
+    AdjustClock, Adopt, AgreeDraw, Arrived, Effect, LocalGame, PeerSync, Resign, Say, SayMove, Send, Steps, TakeBack)
 from engine.game import Action
 
 if TYPE_CHECKING:       # pragma: no cover
     from board_driver.referee.reconcile import Verdict
     from board_driver.referee.session import Session
-
-__all__ = ["POLL_MS", "Remote", "parse_spec", "position_hash"]
 
 POLL_MS = 10            # how often the loop looks at the link when nothing arrived
 
@@ -55,13 +52,13 @@ class Remote:
     polls = True            # its deadline is a look at the link, not something due on the board
 
     def __init__(self, link: Any, side: int, game_id: str, *, log: Callable[[str], None] | None = None,
-                 clock: Callable[[], float] = time.time) -> None:
+                 wall_clock: Callable[[], float] = time.time) -> None:
         self.link = link
         self.side = side                    # the side the peer plays (0 white, 1 black)
         self.game_id = game_id
         self.peer: str | None = link.peer     # the peer's board name (the Opponent protocol's None: the computer)
         self.log = log or (lambda line: None)
-        self.clock = clock                  # the wall clock, seconds (what the protocol is told)
+        self.wall_clock = wall_clock        # seconds: the protocol's only clock
         self.players = {side: self}         # as Computer.players: the sides played from elsewhere
         self.protocol = PeerSync(side, game_id, link.peer)
         self.errors: list[str] = self.protocol.errors
@@ -152,7 +149,7 @@ class Remote:
         """What the protocol makes of what arrived (:meth:`.protocol.PeerSync.step`), its words
         and the changes it asks for carried out here first."""
         self.protocol.arrive(self._heard())
-        return self._run(session, self.protocol.step(self._here(session), self.clock()))
+        return self._run(session, self.protocol.step(self._here(session), self.wall_clock()))
 
     def on_verdict(self, session: Session, v: Verdict) -> None:
         """The session's every verdict: the move this board's player has set down and the board
@@ -165,7 +162,7 @@ class Remote:
             e = v.chosen
             if e is not None and e.depth == 0 and len(e.actions) == 1 and not e.actions[0].silent:
                 a = e.actions[0]
-        self._run(session, self.protocol.held(self._here(session), self.clock(), a))
+        self._run(session, self.protocol.held(self._here(session), self.wall_clock(), a))
 
     def peer_player(self) -> Remote:
         return self                         # the other board's player answers takebacks and draws
@@ -174,20 +171,20 @@ class Remote:
     def ask_takeback(self, session: Session) -> str:
         """The ``takeback`` command: ask the peer's player (the answer comes later)."""
         plies = takeback_plies(session)
-        return self._run(session, self.protocol.ask_takeback(self._here(session), self.clock(), plies))
+        return self._run(session, self.protocol.ask_takeback(self._here(session), self.wall_clock(), plies))
 
     def offer_draw(self, session: Session) -> str:
         """The ``draw`` command: offer the peer's player a draw (withdrawn by this side's next move)."""
-        return self._run(session, self.protocol.offer_draw(self._here(session), self.clock()))
+        return self._run(session, self.protocol.offer_draw(self._here(session), self.wall_clock()))
 
     def answer(self, session: Session, accept: bool) -> str:
         """The ``accept`` / ``decline`` commands: the peer's open request; ``decline`` with none
         open withdraws this board's own."""
-        return self._run(session, self.protocol.answer(self._here(session), self.clock(), accept))
+        return self._run(session, self.protocol.answer(self._here(session), self.wall_clock(), accept))
 
     def adopt(self, session: Session) -> str:
         """``remote adopt``: go on from the peer's record."""
-        return self._run(session, self.protocol.adopt(self._here(session), self.clock()))
+        return self._run(session, self.protocol.adopt(self._here(session), self.wall_clock()))
 
     # -- carrying out what the protocol says -------------------------------------------------------------
     def _heard(self) -> list[Arrived]:
@@ -230,6 +227,6 @@ class Remote:
             session.adjust_clock(e.side, e.ms, by=e.by, ply=e.ply)
         elif isinstance(e, Adopt):
             def each() -> None:             # the protocol takes in each action as it is applied
-                self._run(session, self.protocol.synced(self._here(session), self.clock()))
+                self._run(session, self.protocol.synced(self._here(session), self.wall_clock()))
             session.adopt(e.common, e.actions, after_each=each)
         return self._here(session)
