@@ -399,6 +399,42 @@ def test_a_takeback_accepted_is_made_on_both_boards(boards):
     assert b1.record == b2.record == ["e2e4", "e7e5", "d2d4"]
 
 
+def test_the_peer_s_older_record_resent_during_a_takeback_is_no_news(boards):
+    """b2's record up to b8c6, sent again (a reconnection) just behind its acceptance, reaches b1
+    after b1 has taken back: it is dropped, not lit and not a fork, and play goes on."""
+    net, b1, b2 = boards
+    play_line(net, b1, b2, ["e2e4", "e7e5", "g1f3", "b8c6"])
+    b1.command("ask_takeback", 2)
+    net.settle()
+    b2.command("answer", True)
+    b2.step()
+    old = [Arrived("action", GAME, {"seq": seq, "action": a, **hashes}, net.now)
+           for seq, a, hashes in resent_record(b2)]
+    answer = [(to, m) for to, m in net.pending if m.kind == "answer"]
+    rest = [(to, m) for to, m in net.pending if m.kind != "answer"]
+    net.pending = answer + [("b1", m) for m in old] + rest
+    net.settle()
+    net.settle()
+    assert b1.record == b2.record == ["e2e4", "e7e5"]
+    assert not any("disagree" in line for line in b1.said + b2.said)
+    play_line(net, b1, b2, ["d2d4", "d7d5"])
+    assert b1.record == b2.record == ["e2e4", "e7e5", "d2d4", "d7d5"]
+
+
+def resent_record(b: Board) -> list[tuple[int, str, dict]]:
+    """``b``'s record as its action messages say it: (seq, action, {"side", "hash", "prev"})."""
+    g = b.game.copy()
+    while g.history:
+        g.pop()
+    out = []
+    for seq, a in enumerate(b.game.history):
+        prev = protocol.position_hash(g)
+        side = g.turn
+        g.push(a)
+        out.append((seq, a.text, {"side": ("white", "black")[side], "hash": protocol.position_hash(g), "prev": prev}))
+    return out
+
+
 def test_a_takeback_declined_changes_nothing(boards):
     net, b1, b2 = boards
     play_line(net, b1, b2, ["e2e4", "e7e5"])
