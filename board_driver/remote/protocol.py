@@ -3,7 +3,8 @@ messages to send and decisions out (docs/remote.md). No wall clock, no threads, 
 and no session here: :mod:`.side` feeds it what the link heard and the time, and carries out
 what it returns.
 
-Every entry point is a generator of :data:`Effect` values, each answered by the caller:
+What it does (:meth:`PeerSync.step`, :meth:`~PeerSync.held`, the commands) is a generator of
+:data:`Effect` values, each answered by the caller:
 
 * :class:`Send` a message to the peer (answered with True when it went out, False when the link
   is down: it is sent again once the link is back);
@@ -12,8 +13,9 @@ Every entry point is a generator of :data:`Effect` values, each answered by the 
   :class:`Adopt`: what this board's game is to do for the peer, answered with the game as it
   then stands (a new :class:`LocalGame`).
 
-So the protocol's order of words and changes is the old one, step for step, and a test can play
-two of these against each other in virtual time (tests/remote/test_remote_state_machine.py).
+So each change is carried out before the protocol reads the game again, words come in the order
+they are meant, and a test can play two of these against each other in virtual time
+(tests/remote/test_remote_state_machine.py).
 
 Nothing lost, nothing forked:
 
@@ -165,7 +167,6 @@ class Adopt:
 
 
 Effect = Union[Send, Say, SayMove, TakeBack, AgreeDraw, Resign, AdjustClock, Adopt]
-GAME_CHANGES = (TakeBack, AgreeDraw, Resign, AdjustClock, Adopt)   # answered with the game as it then stands
 
 T = TypeVar("T")
 Steps = Generator[Effect, object, T]

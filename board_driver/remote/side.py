@@ -156,7 +156,7 @@ class Remote:
         holds tentatively (a hold, a prompt with a default) goes to the peer as a preview
         (:meth:`.protocol.PeerSync.held`)."""
         if not self.protocol.previews or not self.link.connected.is_set():
-            return
+            return                          # nothing to say: no copy of the game made at every verdict
         a = None
         if v.status in (VerdictStatus.HOLD, VerdictStatus.PROMPT):
             e = v.chosen
