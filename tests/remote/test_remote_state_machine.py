@@ -139,17 +139,24 @@ class Board:
             raise AssertionError(e)
         return self.here()
 
-    def step(self) -> Decision:
+    def step(self) -> None:
+        """What the session's update does: ask for a decision and apply it, again while that
+        changed something (the peer's silent actions, one a step)."""
         self.sync.arrive(self.inbox)
         self.inbox = []
-        d = self.run(self.sync.step(self.here(), self.net.now))
-        self.said.extend(d.notices)
-        for s in d.silent:
-            self.said.append(s.notice)
-            self.game.push(s.action)
-        if not d.keep_expect:
-            self.expect = d.expect
-        return d
+        for _ in range(64):
+            d: Decision = self.run(self.sync.step(self.here(), self.net.now))
+            self.said.extend(d.notices)
+            changed = d.changed
+            for s in d.silent:
+                self.said.append(s.notice)
+                self.game.push(s.action)
+                changed = True
+            if not d.keep_expect:
+                changed |= d.expect != self.expect
+                self.expect = d.expect
+            if not changed:
+                return
 
     # -- the player at this board ----------------------------------------------------------------
     def play(self, text: str) -> None:
@@ -266,6 +273,24 @@ def test_an_action_past_a_gap_is_held_until_the_missing_one_arrives():
     assert b2.carry() == "c2c4"
     net.settle()
     assert b1.record == b2.record == ["e2e4", "e7e5", "d2d4", "c2c4"]
+
+
+def test_the_peer_s_silent_action_is_applied_at_once_and_said():
+    """Cost Progressive: White ends its second turn after one move. The end of the turn is
+    nothing the board can see: once the move is carried out it is applied at once, and said."""
+    net = Net()
+    b1 = Board(net, "b1", "b2", BLACK, variant="cost-progressive")
+    b2 = Board(net, "b2", "b1", WHITE, variant="cost-progressive")
+    net.settle()
+    play_line(net, b1, b2, ["e2e4", "e7e5"])
+    b1.play("d2d4")
+    b1.play("end")
+    net.settle()
+    assert b2.carry() == "d2d4"
+    assert b2.record == ["e2e4", "e7e5", "d2d4", "end"] and "b1 (white): ends its turn." in b2.said
+    assert b2.expect is None                            # b2's own turn: any legal action of its player
+    net.settle()
+    assert b1.record == b2.record
 
 
 def test_messages_repeated_and_reordered_change_nothing(boards):
