@@ -10,7 +10,7 @@ from board_driver.errors import BoardDriverError
 from board_driver.host.game_host import GameHost, GameRequest, SimSeat
 from board_driver.journal import GameStore, data_dir, load_any
 from board_driver.opponents.computer import carry_out
-from board_driver.opponents.remote import parse_spec
+from board_driver.remote.side import parse_spec
 from board_driver.referee.commands import lookup
 from board_driver.referee.runner import Display, pump, settle
 from board_driver.referee.session import CommandError, Session

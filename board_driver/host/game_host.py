@@ -43,7 +43,7 @@ from board_driver.sim.board import SimulatedBoard
 from engine.variant import Variant
 
 if TYPE_CHECKING:
-    from board_driver.host.invitations import RemoteStart
+    from board_driver.remote.invitations import RemoteStart
 
 MOVE_TIME = 1.0         # seconds the computer thinks a move, unless the game or the user says otherwise
 
@@ -206,7 +206,7 @@ class GameHost:
         self.broker = broker            # the profile's broker: (BrokerConfig): remote games go through it
         self.stopping = stopping        # the front end is stopping (a handshake gives up)
         self._link: Any = None          # the remote game's link (a RemoteLink), made by the handshake
-        from board_driver.host.invitations import Invitations
+        from board_driver.remote.invitations import Invitations
         self.invitations = Invitations(self)    # the page's boards online, invitations, accept, decline
 
     # -- opening ------------------------------------------------------------------------------
@@ -251,32 +251,19 @@ class GameHost:
         return self._remote_of(req.white, req.black)
 
     def _remote_of(self, white: str | None, black: str | None) -> tuple[str, int] | None:
-        from board_driver.opponents.remote import parse_spec
-        found: list[tuple[str, int]] = []
-        for i, v in enumerate((white, black)):
-            peer = parse_spec(v or "")
-            if peer:
-                found.append((peer, i))
-        if not found:
-            return None
-        if len(found) == 2:
-            raise LifecycleError("remote: only one side can be played from another board")
-        if self.broker is None:
-            raise LifecycleError("a remote player needs the board profile's broker: section (docs/remote.md)")
-        peer, side = found[0]
-        from board_driver.club.broker import NAME_RE
-        if not NAME_RE.match(peer) or peer == self.broker.name:
-            raise LifecycleError(f"remote:{peer}: not another board's name")
-        return peer, side
+        from board_driver.remote.hosting import remote_of
+        from board_driver.remote.invitations import RemoteError
+        try:
+            return remote_of(white, black, self.broker)
+        except RemoteError as exc:
+            raise LifecycleError(str(exc)) from None
 
     def _open_remote(self, req: GameRequest, peer: str, side: int) -> Opening:
         """The remote game against ``peer``: the unfinished one in progress with it (resumed),
         else the one both boards agree on (an invitation, or the peer's accepted)."""
-        from datetime import datetime
-
-        from board_driver.club.remote_link import RemoteLink
         from board_driver.config import load_variant
-        from board_driver.opponents.remote import Declined, agree
+        from board_driver.remote.hosting import agree_game, header
+        from board_driver.remote.invitations import RemoteError
         current = self.store.current()
         if current is not None and not req.new and not req.fen and req.variant is None:
             rec = load_any(self.store.path(current))
@@ -284,20 +271,13 @@ class GameHost:
             if rec is not None and not rec.finished and r.get("peer") == peer and r.get("side") == COLOR[side]:
                 return open_game(self.store, profile=self.profile, settings=self.settings, resume=current,
                                  occupancy=self.seat.new_occupancy(), now=self.clock())
-        link = RemoteLink(self.broker, peer, log=self.say).start()
+        assert self.broker is not None          # _remote_of said so
         variant = load_variant(req.variant or "orthodox")
-        names = {"white": req.white, "black": req.black}
-        names[COLOR[side]] = peer
-        local = COLOR[1 - side]
-        if not names[local] or names[local] == ("White", "Black")[1 - side]:
-            names[local] = self.broker.name
-        proposal = {"game": datetime.now().strftime("%Y%m%d-%H%M%S"), "variant": variant.name, "fen": req.fen,
-                    "clock": self.clock_spec, "players": names, "side": local}
         try:
-            agreed = agree(link, proposal, say=self.say, stop=self.stopping,
-                           known=lambda gid: self.store.path(gid).exists())
-        except Declined as exc:
-            link.close()
+            agreed, link = agree_game(self.broker, peer, side, variant=variant.name, fen=req.fen,
+                                      clock=self.clock_spec, white=req.white, black=req.black, say=self.say,
+                                      stop=self.stopping, known=lambda gid: self.store.path(gid).exists())
+        except RemoteError as exc:
             raise LifecycleError(str(exc)) from None
         self.clock_spec = agreed.get("clock")
         self._link = link
@@ -305,31 +285,19 @@ class GameHost:
                          new=True, fen=agreed.get("fen"), players=agreed["players"],
                          occupancy=self.seat.new_occupancy(), now=self.clock(), confirm=req.confirm,
                          clock=self.clock_spec, game_id=agreed["game"],
-                         header={"remote": {"peer": peer, "side": COLOR[side], "me": self.broker.name}})
+                         header=header(peer, side, self.broker.name))
 
     def _attach_remote(self, session: Session) -> None:
         """A remote game's header names the peer: its side is played from the peer's board."""
         if session.game_id is None:
             return
         try:
-            header = load_any(self.store.path(session.game_id)).header
+            head = load_any(self.store.path(session.game_id)).header
         except (OSError, ValueError, BoardDriverError):
             return
-        r = header.get("remote")
-        if not isinstance(r, dict) or r.get("side") not in COLOR or not isinstance(r.get("peer"), str):
-            return
-        if self.broker is None:
-            session.notify(f"This game is played against {r['peer']} over the broker, and this board "
-                                   f"has no broker: section: its moves cannot arrive.")
-            return
-        from board_driver.club.remote_link import RemoteLink
-        from board_driver.opponents.remote import Remote
-        link = self._link
-        if link is None or link.peer != r["peer"]:
-            link = RemoteLink(self.broker, r["peer"], log=self.say).start()
-        self._link = None
-        remote = Remote(link, COLOR.index(r["side"]), session.game_id, log=self.say)
-        session.attach_computer(remote)
+        from board_driver.remote.hosting import attach_remote
+        link, self._link = self._link, None
+        attach_remote(session, head, self.broker, link, self.say)
 
     def _kept_clock(self, req: GameRequest, session: Session) -> None:
         """A resumed game keeps the time control it was started with: a different ``--clock``
@@ -380,7 +348,7 @@ class GameHost:
         told the new game (``{"new_game": variant, "game": id}``) or the error."""
         old = self.session
         assert old is not None, "open a game first"
-        from board_driver.host.invitations import RemoteStart
+        from board_driver.remote.invitations import RemoteStart
         if isinstance(req, RemoteStart):
             return self._open_agreed(req, old)
         assert isinstance(req, NewGame), req

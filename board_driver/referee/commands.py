@@ -220,7 +220,7 @@ def takeback_plies(session: Session) -> int:
 
 
 def _remote(session: Session) -> PeerRequests | None:
-    """The side played on another board (opponents.remote.Remote), or None."""
+    """The side played on another board (board_driver.remote.side.Remote), or None."""
     c = session.computer
     return c.peer_player() if c is not None else None
 

@@ -96,7 +96,7 @@ class Decision:
 
 class Opponent(Protocol):
     """A side played from elsewhere (:class:`board_driver.opponents.computer.Computer`,
-    :class:`board_driver.opponents.remote.Remote`)."""
+    :class:`board_driver.remote.side.Remote`)."""
 
     polls: bool             # its deadline is a look at a link, not something due on the board
     background: bool        # it thinks (or listens) off the game loop

@@ -45,7 +45,7 @@ class BoardTools(Protocol):
 
 
 class RemoteLobby(Protocol):
-    """The remote games' part of the page (host/invitations.py's ``Invitations``)."""
+    """The remote games' part of the page (remote/invitations.py's ``Invitations``)."""
 
     @property
     def broker(self) -> Any: ...
@@ -169,7 +169,7 @@ class AppContext:
     catalog: Catalog                        # the variants and computer players offered
     static: Path                            # the built page
     hardware: Callable[[], dict] | None = None      # () -> dict: the board's devices and link health
-    remote: RemoteLobby | None = None       # boards online and invitations (host/invitations.py)
+    remote: RemoteLobby | None = None       # boards online and invitations (remote/invitations.py)
 
 
 CTX = web.AppKey("fairyboard", AppContext)

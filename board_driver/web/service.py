@@ -121,7 +121,7 @@ def start_web(listen: str, *, store: GameStore, commands: "queue.Queue[Any]", si
     """Start the server; returns (bridge, server). ``hardware()`` answers ``GET /api/hardware``;
     ``tools`` are the Board tab's; ``notices`` the page's notices (the game host's ``say``
     writes there too); ``link()`` the board's link in every snapshot; ``remote`` the boards
-    online and invitations (host/invitations.py)."""
+    online and invitations (remote/invitations.py)."""
     from board_driver.web.analyses import GameAnalyses     # the server's modules (aiohttp) only when served
     from board_driver.web.catalog import Catalog
     from board_driver.web.context import AppContext, Sockets, ToolDesk
@@ -178,7 +178,7 @@ class WebFront:
         return WebSource(source, self.bridge, wakeable=self.sim), overlay
 
     def start_remote(self, *, announce: bool) -> None:
-        """The remote games' part of the page (board_driver/host/invitations.py): the boards
+        """The remote games' part of the page (board_driver/remote/invitations.py): the boards
         online, the invitations to this board, accept and decline; read from the broker only
         when the profile has one."""
         if self.remote is not None:

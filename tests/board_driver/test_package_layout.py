@@ -138,6 +138,9 @@ def test_the_cycle_finder_sees_a_circle_through_a_lazy_import():
     ("board_driver.sim", "board_driver.host"), ("board_driver.opponents", "board_driver.host"),
     ("board_driver.web", "board_driver.club"), ("board_driver.club", "board_driver.web"),
     ("board_driver.maintenance", "board_driver.cli"), ("board_driver.maintenance", "board_driver.host"),
+    ("board_driver.remote", "board_driver.cli"), ("board_driver.remote", "board_driver.web"),
+    ("board_driver.remote", "board_driver.host"), ("board_driver.referee", "board_driver.remote"),
+    ("board_driver.opponents", "board_driver.remote"), ("board_driver.club", "board_driver.remote"),
 ])
 def test_imports_point_down(low, high):
     graph = _imports()

@@ -166,7 +166,7 @@ def test_an_invitation_naming_no_usable_game_id_is_not_shown(tmp_path):
     not keep (a path, a space) is left out, the others listed."""
     from types import SimpleNamespace
 
-    from board_driver.host.invitations import Invitations
+    from board_driver.remote.invitations import Invitations
     from board_driver.journal import GameStore
 
     class Lobby:

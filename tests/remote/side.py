@@ -68,8 +68,7 @@ def main() -> int:
 
     seat = SimSeat(store, monotonic_ms)
     host = GameHost(store, settings=settings, profile=load_profile("sim"), seat=seat, clock=monotonic_ms,
-                    say=say, background=True, broker=cfg)
-    host.stopping = stop.is_set
+                    say=say, background=True, broker=cfg, stopping=stop.is_set)
     host.open(GameRequest(variant=args.variant, white=args.white, black=args.black, clock=args.clock))
     if args.no_previews and host.session is not None and host.session.computer is not None:
         host.session.computer.previews = False

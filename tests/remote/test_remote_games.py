@@ -38,6 +38,17 @@ def side(tmp_path, broker, name, *extra, latency=None):
     return subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
 
 
+def said(tmp_path, name, text, timeout=60):
+    """Wait until board ``name`` has said ``text`` (its output)."""
+    end = time.monotonic() + timeout
+    out = tmp_path / f"{name}.out"
+    while time.monotonic() < end:
+        if out.exists() and text in out.read_text():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"{name} never said {text!r}: " + (out.read_text()[-3000:] if out.exists() else ""))
+
+
 def finish(tmp_path, procs, timeout=60):
     end = time.monotonic() + timeout
     for p in procs:
@@ -174,7 +185,7 @@ def test_each_side_s_clock_is_its_own_board_s(tmp_path, broker):
     carrying out) is charged to neither player."""
     b1 = side(tmp_path, broker, "b1", "--black", "remote:b2", "--moves", " ".join(OPERA[0::2]),
               "--clock", "300+0", "--resign-after", "10")
-    time.sleep(0.3)
+    said(tmp_path, "b1", "Invited b2")      # b1's invitation (with the clock) is the one b2 accepts
     b2 = side(tmp_path, broker, "b2", "--white", "remote:b1", "--moves", " ".join(OPERA[1::2]),
               "--resign-after", "10")
     r1, r2 = finish(tmp_path, [b1, b2])

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from clubtools import MOSQUITTO
-from test_remote_games import broker, plies_of, side, wait_for  # noqa: F401  (broker: the fixture)
+from test_remote_games import broker, plies_of, said, side, wait_for  # noqa: F401  (broker: the fixture)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "board_driver"))
 from webtools import Server  # noqa: E402
@@ -24,6 +24,7 @@ MATE = "e2e4 e7e5 f1c4 b8c6 d1h5 g8f6 h5f7".split()        # the scholar's mate:
 
 def test_a_simulated_board_on_the_page_plays_a_serve_side(tmp_path, broker):
     b1 = side(tmp_path, broker, "b1", "--black", "remote:b2", "--moves", " ".join(MATE[0::2]))
+    said(tmp_path, "b1", "Invited b2")      # b1's invitation stands: the page's board accepts it
     profile = tmp_path / "page-board.yaml"
     sim = (Path(__file__).resolve().parents[2] / "configs" / "boards" / "sim.yaml").read_text()
     profile.write_text(sim + f"broker:\n  host: 127.0.0.1\n  port: {broker.port}\n  name: b2\n"
@@ -49,7 +50,7 @@ def test_a_simulated_board_on_the_page_plays_a_serve_side(tmp_path, broker):
         assert st["moves"] == MATE and st["result"] == "1-0", st
         b1.wait(15)
     finally:
-        said = page.stop()
+        output = page.stop()
         if b1.poll() is None:
             b1.kill()
     gid = st["game"]
@@ -57,7 +58,7 @@ def test_a_simulated_board_on_the_page_plays_a_serve_side(tmp_path, broker):
     h2 = load_any(tmp_path / "b2" / "games" / f"{gid}.jsonl")
     assert [str(x) for x in h1.actions] == [str(x) for x in h2.actions] == MATE
     assert h2.header["remote"] == {"peer": "b1", "side": "white", "me": "b2"}
-    assert "Accepted b1's game" in said
+    assert "Accepted b1's game" in output
 
 
 def test_the_terminal_play_sends_a_remote_player_to_play_web(tmp_path):

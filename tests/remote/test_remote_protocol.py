@@ -11,9 +11,10 @@ import pytest
 
 from board_driver.host.game_host import GameHost, GameRequest, SimSeat
 from board_driver.journal import GameStore
-from board_driver.opponents.remote import Remote, position_hash
 from board_driver.referee.opponent import Expect, Wait
 from board_driver.referee.reconcile import Explanation
+from board_driver.remote.protocol import position_hash
+from board_driver.remote.side import Remote
 from board_driver.settings import load_profile, load_settings
 from board_driver.sim.board import VirtualClock
 

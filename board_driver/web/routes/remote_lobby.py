@@ -26,7 +26,7 @@ def setup(app: web.Application) -> None:
 
 def _remote(ctx: AppContext) -> RemoteLobby:
     if ctx.remote is None or ctx.remote.broker is None:
-        from board_driver.host.invitations import NO_BROKER
+        from board_driver.remote.invitations import NO_BROKER
         raise ApiError(409, NO_BROKER)
     return ctx.remote
 

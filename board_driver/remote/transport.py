@@ -2,7 +2,7 @@
 
 A :class:`RemoteLink` is one MQTT 5 connection (paho, QoS 1) of this board, as the club's
 ``broker:`` section names it, to the board it plays against. It only moves messages: what they
-mean is :mod:`board_driver.opponents.remote`'s. Everything it says goes under this board's own
+mean is :mod:`board_driver.remote.side`'s. Everything it says goes under this board's own
 name and names the peer (``PREFIX/ME/remote/PEER/...``); it hears what the peer addresses to it
 (``PREFIX/PEER/remote/ME/...``) and nothing from any other board.
 

@@ -3,10 +3,10 @@ and decline; docs/remote.md, docs/web.md).
 
 ``serve --white remote:PEER`` agrees on its game before the board loop starts. Asked from the
 page (or ``POST /api/new`` with a ``remote:PEER`` player) the game in progress goes on
-meanwhile: the handshake (:func:`board_driver.opponents.remote.agree`, this board's invitation
+meanwhile: the handshake (:func:`board_driver.remote.handshake.agree`, this board's invitation
 until the peer accepts or declines, or the peer's invitation accepted) runs on a thread of its
 own, and once both boards agree the loop is handed a :class:`RemoteStart`, which the game host
-opens in place of the game in progress. The :class:`~board_driver.club.lobby.Lobby` lists the
+opens in place of the game in progress. The :class:`~board_driver.remote.lobby.Lobby` lists the
 boards online and the invitations addressed to this board; a new one is said on the console
 and among the page's notices.
 """
@@ -22,8 +22,12 @@ from typing import TYPE_CHECKING, Any, Callable
 from board_driver.errors import BoardDriverError
 from board_driver.referee.commands import HandOver
 from board_driver.referee.texts import COLOR
+from board_driver.remote.handshake import Declined, agree, decline
+from board_driver.remote.lobby import Lobby
+from board_driver.remote.transport import RemoteLink
 
 if TYPE_CHECKING:       # pragma: no cover
+    from board_driver.club.broker import BrokerConfig
     from board_driver.host.game_host import GameHost
 
 INVITE_SECONDS = 600.0      # an invitation from the page stands this long unanswered
@@ -70,7 +74,6 @@ class Invitations:
         self.on_change = on_change
         if self.broker is None or self.lobby is not None:
             return
-        from board_driver.club.lobby import Lobby
         self.lobby = Lobby(self.broker, announce=announce, on_change=self._lobby_changed, log=self.later).start()
 
     def close(self) -> None:
@@ -79,6 +82,12 @@ class Invitations:
         if self.lobby is not None:
             self.lobby.close()
             self.lobby = None
+
+    def _cfg(self) -> BrokerConfig:
+        """The broker this board's remote games go through."""
+        if self.broker is None:
+            raise RemoteError(NO_BROKER)
+        return self.broker
 
     def _need(self):
         if self.broker is None:
@@ -89,7 +98,7 @@ class Invitations:
 
     def boards(self) -> dict:
         lobby = self._need()
-        return {"me": self.broker.name, "connected": lobby.connected.is_set(), "boards": lobby.boards()}
+        return {"me": self._cfg().name, "connected": lobby.connected.is_set(), "boards": lobby.boards()}
 
     def status(self) -> dict | None:
         """The snapshot's ``lobby``: None without a broker."""
@@ -166,9 +175,9 @@ class Invitations:
         names[COLOR[side]] = peer
         local = COLOR[1 - side]
         if not names.get(local) or names[local] == ("White", "Black")[1 - side] or names[local].startswith("remote:"):
-            names[local] = self.broker.name
+            names[local] = self._cfg().name
         # the time and this board's name: never the id of a game the peer started in the same second
-        gid = f"{datetime.now():%Y%m%d-%H%M%S}-{re.sub('[^A-Za-z0-9_-]', '_', self.broker.name)}"[:64]
+        gid = f"{datetime.now():%Y%m%d-%H%M%S}-{re.sub('[^A-Za-z0-9_-]', '_', self._cfg().name)}"[:64]
         proposal = {"game": gid, "variant": variant, "fen": fen,
                     "clock": clock, "players": names, "side": local}
         self.outgoing = {"to": peer, "game": proposal["game"], "variant": variant, "you_play": local,
@@ -196,7 +205,6 @@ class Invitations:
         return {"accepted": peer, "game": p["game"], "variant": p["variant"], "you_play": COLOR[1 - side]}
 
     def decline(self, peer: str) -> dict:
-        from board_driver.opponents.remote import decline
         lobby = self._need()
         p = lobby.invitation(peer)
         if p is None:
@@ -220,10 +228,8 @@ class Invitations:
         self._thread.start()
 
     def _handshake(self, peer: str, side: int, proposal: dict, cancel: threading.Event) -> None:
-        from board_driver.club.remote_link import RemoteLink
-        from board_driver.opponents.remote import Declined, agree
         host = self.host
-        link = RemoteLink(self.broker, peer, log=self.later).start()
+        link = RemoteLink(self._cfg(), peer, log=self.later).start()
         try:
             agreed = agree(link, proposal, say=self.later, stop=lambda: cancel.is_set() or host.stopping(),
                            known=lambda gid: host.store.path(gid).exists(), timeout=INVITE_SECONDS)

@@ -5,8 +5,8 @@ A :class:`Lobby` is one MQTT 5 connection of this board (paho, QoS 1), as the ``
 names it. It reads the retained presence of every board (``PREFIX/+/presence``, which the club's
 publisher of each board keeps: ``{"board", "online", "t"}``) and the retained invitations other
 boards address to this one (``PREFIX/PEER/remote/ME/invite``, written by
-:func:`board_driver.opponents.remote.agree`; an empty payload withdraws one). Like
-:class:`.remote_link.RemoteLink` it only moves messages; what they mean is the remote
+:func:`.handshake.agree`; an empty payload withdraws one). Like
+:class:`.transport.RemoteLink` it only moves messages; what they mean is the remote
 protocol's. ``announce``: the lobby keeps this board's own presence (online, and offline by
 its will) -- for a board that runs no publisher (``play --web``).
 
@@ -155,7 +155,7 @@ class Lobby:
         self._changed()
 
     def sender(self, peer: str) -> "PeerSender":
-        """What :func:`board_driver.opponents.remote.decline` sends through (a link's ``send``)."""
+        """What :func:`.handshake.decline` sends through (a link's ``send``)."""
         return PeerSender(self, peer)
 
     def publish(self, topic: str, payload: dict | None, *, retain: bool = False) -> bool:

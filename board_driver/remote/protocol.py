@@ -1,11 +1,21 @@
-"""A remote opponent: the other side is a player on another board, over the club's broker.
+"""The remote game's protocol on one board, as a state machine: messages and a clock in,
+messages to send and decisions out (docs/remote.md). No wall clock, no threads, no network
+and no session here: :mod:`.side` feeds it what the link heard and the time, and carries out
+what it returns.
 
-``--white remote:board-02`` on board-01 (whose player then plays Black) and ``--black
-remote:board-01`` on board-02 start one game on both boards (docs/remote.md). To the session a
-:class:`Remote` is a side played from elsewhere, exactly like the computer (the same protocol,
-:class:`board_driver.referee.opponent.Opponent`: ``decide``, ``hint``, ``news``, ``deadline``, ``plays``): when the remote side has moved, its action
-is lit on the LEDs and said in words, and the reconciler accepts only that action for the remote
-side; its silent actions (a purchase, a design, the end of a turn) are applied at once.
+What it does (:meth:`PeerSync.step`, :meth:`~PeerSync.held`, the commands) is a generator of
+:data:`Effect` values, each answered by the caller:
+
+* :class:`Send` a message to the peer (answered with True when it went out, False when the link
+  is down: it is sent again once the link is back);
+* :class:`Say` words to this board's player, :class:`SayMove` the peer's move to carry out;
+* :class:`TakeBack`, :class:`AgreeDraw`, :class:`Resign`, :class:`AdjustClock`,
+  :class:`Adopt`: what this board's game is to do for the peer, answered with the game as it
+  then stands (a new :class:`LocalGame`).
+
+So each change is carried out before the protocol reads the game again, words come in the order
+they are meant, and a test can play two of these against each other in virtual time
+(tests/remote/test_remote_state_machine.py).
 
 Nothing lost, nothing forked:
 
@@ -35,176 +45,284 @@ Nothing lost, nothing forked:
 from __future__ import annotations
 
 import hashlib
-import time
-from typing import Any
+from collections.abc import Generator, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar, Union
 
-from board_driver.opponents.computer import describe_move, describe_silent
-from board_driver.referee.commands import CommandError, takeback_plies
+from board_driver.opponents.computer import describe_silent
+from board_driver.referee.commands import CommandError
 from board_driver.referee.opponent import Decision, Expect, Silent, Wait
-from board_driver.referee.reconcile import VerdictStatus
 from board_driver.referee.texts import COLOR
 from engine.contract import ActionKind, Termination
-from engine.game import Action
+from engine.game import Action, Outcome
 
-POLL_MS = 10            # how often the loop looks at the link when nothing arrived
 RESEND_EVERY = 1.0      # seconds between two requests for the same missing actions
 
+Game = Any              # an engine game of any family (engine.game.BoardView and its family's moves)
 
-def position_hash(game) -> str:
+
+def position_hash(game: Game) -> str:
     return hashlib.sha256(game.fen().encode()).hexdigest()[:16]
 
 
-def parse_spec(name: str) -> str | None:
-    """The peer's board name of a ``remote:BOARD`` player, else None."""
-    head, _, rest = (name or "").partition(":")
-    return rest.strip() if head.strip().lower() == "remote" and rest.strip() else None
+# -- what goes in ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Arrived:
+    """A message the peer sent (``payload`` None: a retained message emptied), or the link's own
+    word (``connected``, ``presence``); ``at``: when it arrived, seconds."""
+
+    kind: str
+    game: str | None
+    payload: Any
+    at: float
 
 
-class Remote:
-    """The side of a game played on the peer's board (see the module docstring)."""
+@dataclass(frozen=True)
+class LocalGame:
+    """This board's game as the protocol needs it, a value made afresh at every step: the
+    ``game`` (a copy: its record, whose turn, the parser), whether the link is up, the outcome,
+    whether the player is putting pieces right (``recover``) or has a move held (``tentative``),
+    what the reconciler accepts of the peer's side now (``expected``) and each side's time left
+    (ms, None without a clock)."""
 
-    background = True
-    polls = True            # its deadline is a look at the link, not something due on the board
+    game: Game
+    connected: bool = True
+    outcome: Outcome | None = None
+    recover: bool = False
+    tentative: bool = False
+    expected: Expect | None = None
+    clock: tuple[int, int] | None = None
 
-    def __init__(self, link, side: int, game_id: str, *, log=None) -> None:
-        self.link = link
-        self.side = side                    # the side the peer plays (0 white, 1 black)
+
+# -- what comes out ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Send:
+    """A message to the peer (answered True once it went out)."""
+
+    kind: str
+    payload: dict | None
+    game: str | None
+    retain: bool = False
+
+
+@dataclass(frozen=True)
+class Say:
+    """Words to this board's player (``log``: to the log too)."""
+
+    text: str
+    log: bool = False
+
+
+@dataclass(frozen=True)
+class SayMove:
+    """The peer's move, to be said as what the player carries out (``head``: who plays it)."""
+
+    action: Action
+    head: str
+
+
+@dataclass(frozen=True)
+class TakeBack:
+    """Take back the last ``plies`` actions, as the peer (``by``) agreed."""
+
+    plies: int
+    by: str
+
+
+@dataclass(frozen=True)
+class AgreeDraw:
+    """The game is drawn by agreement with the peer (``by``)."""
+
+    by: str
+
+
+@dataclass(frozen=True)
+class Resign:
+    """``side`` resigns (the peer's player, said by the peer's board ``by``)."""
+
+    side: int
+    by: str
+
+
+@dataclass(frozen=True)
+class AdjustClock:
+    """``side``'s time left is ``ms``: the peer's own reading of its player's time, heard with its
+    action at ``ply``."""
+
+    side: int
+    ms: int
+    ply: int
+    by: str
+
+
+@dataclass(frozen=True)
+class Adopt:
+    """Go on from the peer's record: this board's actions after the first ``common`` are taken
+    back and ``actions`` applied in their place."""
+
+    common: int
+    actions: tuple[Action, ...]
+
+
+Effect = Union[Send, Say, SayMove, TakeBack, AgreeDraw, Resign, AdjustClock, Adopt]
+
+T = TypeVar("T")
+Steps = Generator[Effect, object, T]
+
+
+class PeerSync:
+    """One remote game's protocol on this board: ``side`` is the side the peer plays."""
+
+    def __init__(self, side: int, game_id: str, peer: str) -> None:
+        self.side = side
         self.game_id = game_id
-        self.peer = link.peer
-        self.log = log or (lambda line: None)
-        self.players = {side: self}         # as Computer.players: the sides played from elsewhere
+        self.peer = peer
+        self.here: LocalGame | None = None  # this board's game, as last fed
         self.hashes: list[str] = []         # position hash after 0, 1, ... n plies of this board's record
         self.texts: list[str] = []          # this board's record, as action texts
         self.sides: list[int] = []          # who played each
         self.clks: dict[int, int] = {}      # seq -> its mover's time left just after it, this board's clock
         self.pending_resign: dict | None = None
-        self._started = False
-        self._items: list[tuple] = []       # what arrived, not yet taken in
+        self.started = False                # the link's first connection was taken in
+        self.items: list[Arrived] = []      # what arrived, not yet taken in
         self.peer_actions: dict[int, dict] = {}     # seq -> the peer's message (its record as heard)
         self.peer_n = 0                     # the peer's record length (its state)
         self.peer_have = 0                  # how much of this board's record the peer has heard
         self.peer_result: Any = None
         self.sent = 0                       # this board's actions published so far (this connection)
-        self.shown = None                   # the peer's action lit for the player
+        self.shown: Action | None = None    # the peer's action lit for the player
         self.waiting_said = False
         self.fork: str | None = None        # why this board found the two records to part
         self.fork_at = 0                    # at which ply
         self.peer_fork: str | None = None   # the peer found them to part (its state says so)
         self.peer_hash: str | None = None   # the peer's position hash after its peer_n actions
-        self._asked_at = 0.0
-        self._state_sent: tuple | None = None
-        self._result_sent: Any = None
+        self.asked_at = -RESEND_EVERY       # when missing actions were last asked for
+        self.state_sent: tuple | None = None
+        self.result_sent: Any = None
         self.errors: list[str] = []
-        self.received_at: dict[int, float] = {}     # seq -> wall time the peer's action arrived
-        self.shown_at: dict[int, float] = {}        # seq -> wall time its LED frame was made
-        self.sent_at: dict[int, float] = {}         # seq -> wall time this board first sent it
-        self._init_requests()
-        self._init_previews()
+        self.received_at: dict[int, float] = {}     # seq -> time the peer's action arrived
+        self.shown_at: dict[int, float] = {}        # seq -> time it was lit for the player
+        self.sent_at: dict[int, float] = {}         # seq -> time this board first sent it
+        self.now = 0.0
+        self.init_requests()
+        self.init_previews()
 
-    # -- the session's hook (as Computer) -----------------------------------------------------------
-    def plays(self, side: int) -> bool:
-        return side == self.side
+    # -- feeding it -----------------------------------------------------------------------------------
+    def arrive(self, items: Sequence[Arrived]) -> None:
+        """What the link heard, taken in at the next step."""
+        self.items.extend(items)
 
-    def think_in_background(self) -> None:
-        pass
+    def feed(self, here: LocalGame, now: float) -> None:
+        self.here = here
+        self.now = now
 
     @property
-    def thinking(self) -> bool:
-        return False
-
-    def news(self) -> bool:
-        """True when something arrived from the peer (taken in at the next step)."""
-        items = self.link.drain()
-        self._items.extend(items)
-        return bool(items)
-
-    def deadline(self, now: int) -> int | None:
-        return now + POLL_MS                # the link is looked at every POLL_MS
-
-    def hint(self):
-        return self.shown if self.shown is not None else self.preview_action
+    def game(self) -> Game:
+        assert self.here is not None
+        return self.here.game
 
     @property
     def stopped(self) -> bool:
         """The two boards disagree (either found it): nothing of the remote side is accepted."""
         return self.fork is not None or self.peer_fork is not None
 
-    def close(self) -> None:
-        self.link.close()
+    def hint(self) -> Action | None:
+        return self.shown if self.shown is not None else self.preview_action
 
-    def decide(self, session) -> Decision:
+    def _change(self, effect: Effect) -> Steps[LocalGame]:
+        here = yield effect
+        assert isinstance(here, LocalGame)
+        self.here = here
+        return here
+
+    def _send(self, kind: str, payload: dict | None, *, retain: bool = False) -> Steps[bool]:
+        ok = yield Send(kind, payload, self.game_id, retain)
+        return bool(ok)
+
+    def _over(self) -> bool:
+        assert self.here is not None
+        return self.here.outcome is not None
+
+    # -- a step ---------------------------------------------------------------------------------------
+    def step(self, here: LocalGame, now: float) -> Steps[Decision]:
         """Take in what the peer said and say what the session is to do: the peer's next silent
         action to apply (one a step), its army to record, or what the reconciler accepts of its
         side -- its action once its record arrived, its preview, or nothing while it is to move,
         while the boards disagree or while an accepted request waits for the asking board.
-        Requests, resignations and clock readings from the peer are carried out through the
-        session's intents (:meth:`.Session.take_back`, ``agree_draw``, ``resign``, ``adjust_clock``)."""
-        g = session.game
-        self._sync(session)
-        changed = self._requests_in(session)
-        changed |= self._take(session)
-        cur = session.expected
-        if self._settle_preview(session) and cur is not None and cur.preview:
+        Requests, resignations and clock readings from the peer come out as effects first."""
+        self.feed(here, now)
+        yield from self._sync()
+        changed = yield from self._requests_in()
+        changed |= yield from self._take()
+        assert self.here is not None
+        cur = self.here.expected
+        if self._settle_preview() and cur is not None and cur.preview:
             cur = None                      # the step says what is accepted now
-        self._publish(session)
+        yield from self._publish()
 
         def only(want: Expect | None) -> Decision:
             return Decision(expect=want, changed=changed or want != cur)
 
-        if self._requests_out(session):     # a request accepted here: nothing moves until it is carried out
+        if (yield from self._requests_out()):   # a request accepted here: nothing moves until it is carried out
             self.shown = None
             return only(Expect.waiting(Wait.AGREED))
         if self.stopped:
             self.shown = None
             return only(Expect.waiting(Wait.FORKED))
-        if session.recover or session.outcome() is not None or g.turn != self.side or session.tentative is not None:
+        here = self.here
+        g = here.game
+        if here.recover or here.outcome is not None or g.turn != self.side or here.tentative:
             self.shown = None
             self.waiting_said = False
             return only(None)
         n = len(g.history)
         msg = self.peer_actions.get(n)
-        a = self._action(session, msg) if msg is not None else None
+        a = (yield from self._action(msg)) if msg is not None else None
         if a is not None and a.silent:      # the peer's silent actions, applied at once (one a step)
             note = (f"{self.peer} ({COLOR[g.turn]}) sets up its army: {a.text}." if a.kind is ActionKind.SETUP
                     else f"{self.peer} ({COLOR[g.turn]}): {describe_silent(a)}.")
             return Decision(silent=(Silent(a, note, setup=a.kind is ActionKind.SETUP),), expect=cur, changed=True)
         if a is None:
-            lit = self._show_preview(session, n)
+            lit = self._show_preview(n)
             if lit is not None:
                 return only(lit)
             self.shown = None
             if not self.waiting_said:
                 self.waiting_said = True
-                session.notify(f"Waiting for {self.peer} ({COLOR[self.side]}) to move.")
+                yield Say(f"Waiting for {self.peer} ({COLOR[self.side]}) to move.")
             return only(Expect.waiting(Wait.THINKING))
         self.waiting_said = False
         want = Expect.play(a)
         if cur != want:
             self.shown = a
-            self.shown_at.setdefault(n, time.time())
-            session.notify(describe_move(session, a, head=f"{self.peer} ({COLOR[g.turn]}) plays"))
+            self.shown_at.setdefault(n, self.now)
+            yield SayMove(a, f"{self.peer} ({COLOR[g.turn]}) plays")
         return only(want)
 
-    def peer_player(self) -> Remote:
-        return self                         # the other board's player answers takebacks and draws
-
-    def _action(self, session, msg: dict):
-        g = session.game
+    def _action(self, msg: dict) -> Steps[Action | None]:
+        g = self.game
         n = len(g.history)
         if msg.get("prev") != self.hashes[n]:
-            self._forked(session, n, f"its position before action {n + 1} is not this board's")
+            yield from self._forked(n, f"its position before action {n + 1} is not this board's")
             return None
         try:
             a = g.parse(msg["action"])
         except Exception as exc:    # the engine's parse errors are of many kinds: all mean "not legal here"
-            self._forked(session, n, f"its action {n + 1} ({msg.get('action')!r}) is not legal here: {exc}")
+            yield from self._forked(n, f"its action {n + 1} ({msg.get('action')!r}) is not legal here: {exc}")
             return None
         return a
 
     # -- this board's record --------------------------------------------------------------------------
-    def _sync(self, session) -> None:
+    def synced(self, here: LocalGame, now: float) -> Steps[None]:
+        """Take in this board's game as it now stands (after an action adopted from the peer)."""
+        self.feed(here, now)
+        yield from self._sync()
+
+    def _sync(self) -> Steps[None]:
         """Keep the per-ply hashes in step with the game (a commit adds, a takeback removes)."""
-        g = session.game
+        g = self.game
         hist = g.history
         if not self.hashes:
             self._rebuild(g)
@@ -222,31 +340,32 @@ class Remote:
             self.sides.append(c.turn)
             self.texts.append(hist[-1].text)
             self.hashes.append(position_hash(g))
-            self._clocks(session, k)
+            yield from self._clocks(k)
         elif n == k:
             del self.texts[k:], self.hashes[k + 1:], self.sides[k:]
         else:
             self._rebuild(g)
         self.sent = min(self.sent, k)
-        self._check_peer(session)
+        yield from self._check_peer()
 
-    def _clocks(self, session, seq: int) -> None:
+    def _clocks(self, seq: int) -> Steps[None]:
         """Each side's clock is its own board's: this board's reading of its player's time goes
         out with the action, and the peer's reading of its own time, heard with its action, is
         this board's for the peer's side (journaled as an adjustment), so the time an action
         spends on its way (and being carried out here) is charged to neither player."""
-        c = session.clock
-        if c is None:
+        assert self.here is not None
+        left = self.here.clock
+        if left is None:
             return
         mover = self.sides[seq]
         if mover != self.side:
-            self.clks[seq] = c.remaining(session.now)[mover]
+            self.clks[seq] = left[mover]
             return
         clk = (self.peer_actions.get(seq) or {}).get("clk")
-        if type(clk) is int and clk >= 0 and clk != c.remaining(session.now)[mover]:
-            session.adjust_clock(mover, clk, by=self.peer, ply=seq)
+        if type(clk) is int and clk >= 0 and clk != left[mover]:
+            yield from self._change(AdjustClock(mover, clk, seq, self.peer))
 
-    def _rebuild(self, g) -> None:
+    def _rebuild(self, g: Game) -> None:
         c = g.copy()
         popped = []
         while c.history:
@@ -260,33 +379,35 @@ class Remote:
             self.texts.append(a.text)
             self.hashes.append(position_hash(c))
 
-    def _publish(self, session) -> None:
-        if not self.link.connected.is_set():
+    def _publish(self) -> Steps[None]:
+        here = self.here
+        assert here is not None
+        if not here.connected:
             return
-        g = session.game
+        g = here.game
         n = len(self.texts)
         for seq in range(self.sent, n):
             msg = {"seq": seq, "action": self.texts[seq], "side": COLOR[self.sides[seq]],
-                   "hash": self.hashes[seq + 1], "prev": self.hashes[seq], "t": time.time()}
+                   "hash": self.hashes[seq + 1], "prev": self.hashes[seq], "t": self.now}
             if seq in self.clks:
                 msg["clk"] = self.clks[seq]
-            if not self.link.send("action", msg, game=self.game_id):
+            if not (yield from self._send("action", msg)):
                 return
-            self.sent_at.setdefault(seq, time.time())
+            self.sent_at.setdefault(seq, self.now)
         self.sent = n
-        out = session.outcome()
+        out = here.outcome
         result = (out.result, out.reason) if out is not None else None
-        if result != self._result_sent and out is not None and out.termination.name == "RESIGNATION":
+        if result != self.result_sent and out is not None and out.termination.name == "RESIGNATION":
             color = 1 - ("1-0", "0-1").index(out.result) if out.result in ("1-0", "0-1") else g.turn
-            self.link.send("action", {"seq": n, "resign": COLOR[color], "hash": self.hashes[n]}, game=self.game_id)
-        self._result_sent = result
+            yield from self._send("action", {"seq": n, "resign": COLOR[color], "hash": self.hashes[n]})
+        self.result_sent = result
         have = self._heard()
         state = (n, self.hashes[n], have, result, self.fork)
-        if state != self._state_sent:
-            if self.link.send("state", {"n": n, "hash": self.hashes[n], "have": have,
-                                        "result": list(result) if result else None, "fork": self.fork,
-                                        "t": time.time()}, game=self.game_id, retain=True):
-                self._state_sent = state
+        if state != self.state_sent:
+            if (yield from self._send("state", {"n": n, "hash": self.hashes[n], "have": have,
+                                                "result": list(result) if result else None, "fork": self.fork,
+                                                "t": self.now}, retain=True)):
+                self.state_sent = state
 
     def _heard(self) -> int:
         """How many of the peer's record this board has heard, in order."""
@@ -296,46 +417,48 @@ class Remote:
         return n
 
     # -- what the peer says -----------------------------------------------------------------------------
-    def _take(self, session) -> bool:
+    def _take(self) -> Steps[bool]:
         changed = False
-        items, self._items = self._items + self.link.drain(), []
-        if not self._started and self.link.connected.is_set():
-            self._started = True
-            items.insert(0, ("connected", None, {}, time.time()))
-        for kind, game, payload, at in items:
-            if game is not None and game != self.game_id:
+        items, self.items = self.items, []
+        assert self.here is not None
+        if not self.started and self.here.connected:
+            self.started = True
+            items.insert(0, Arrived("connected", None, {}, self.now))
+        for item in items:
+            kind, payload = item.kind, item.payload
+            if item.game is not None and item.game != self.game_id:
                 continue
             if kind == "connected":
                 self._preview_link_changed()
                 self.sent = min(self.sent, self.peer_have)
-                self._state_sent = None
-                self._ask(0 if not self.peer_actions else self._heard(), force=True)
+                self.state_sent = None
+                yield from self._ask(0 if not self.peer_actions else self._heard(), force=True)
             elif kind == "action" and payload is not None:
-                changed |= self._on_action(session, payload, at)
+                changed |= yield from self._on_action(payload, item.at)
             elif kind == "state" and payload is not None:
-                self._on_state(session, payload)
+                yield from self._on_state(payload)
             elif kind == "resend" and payload is not None:
                 frm = payload.get("from")
                 if type(frm) is int and frm >= 0:
                     self.sent = min(self.sent, frm)
                     self.peer_have = min(self.peer_have, frm)
             elif kind == "preview" and payload is not None:
-                self._on_preview(payload, at)
+                self._on_preview(payload)
             elif kind == "presence" and payload is not None:
                 self._preview_link_changed()
-                session.notify(f"{self.peer} is {'online' if payload.get('online') else 'offline'}.")
-        self._check_peer(session)
+                yield Say(f"{self.peer} is {'online' if payload.get('online') else 'offline'}.")
+        yield from self._check_peer()
         p = self.pending_resign
-        if p is not None and p["seq"] == len(session.game.history) and self.fork is None:
-            changed |= self._on_resign(session, p)
+        if p is not None and p["seq"] == len(self.game.history) and self.fork is None:
+            changed |= yield from self._on_resign(p)
         return changed
 
-    def _on_action(self, session, p: dict, at: float) -> bool:
+    def _on_action(self, p: dict, at: float) -> Steps[bool]:
         seq = p.get("seq")
         if type(seq) is not int or seq < 0:
             return False
         if "resign" in p:
-            return self._on_resign(session, p)
+            return (yield from self._on_resign(p))
         if not isinstance(p.get("action"), str) or not isinstance(p.get("hash"), str):
             return False
         old = self.peer_actions.get(seq)
@@ -347,10 +470,10 @@ class Remote:
         self.received_at.setdefault(seq, at)
         heard = self._heard()
         if seq >= heard:                    # a hole before it: never taken out of order
-            self._ask(heard)
+            yield from self._ask(heard)
         return False
 
-    def _on_state(self, session, p: dict) -> None:
+    def _on_state(self, p: dict) -> Steps[None]:
         n, have = p.get("n"), p.get("have")
         if type(n) is not int or type(have) is not int:
             return
@@ -363,39 +486,39 @@ class Remote:
         if fork != self.peer_fork:
             self.peer_fork = fork
             if fork is not None:
-                session.notify(f"{self.peer} says the two boards disagree: {fork}. Play stops.")
+                yield Say(f"{self.peer} says the two boards disagree: {fork}. Play stops.")
             elif self.fork is None:
-                session.notify(f"{self.peer} agrees again: play goes on.")
+                yield Say(f"{self.peer} agrees again: play goes on.")
         if n > self._heard():
-            self._ask(self._heard())
+            yield from self._ask(self._heard())
         if have < len(self.texts):
             self.sent = min(self.sent, have)
         if isinstance(h, str) and n < len(self.hashes) and self.hashes[n] != h and n == self._heard():
-            self._forked(session, n, f"its position after {n} actions is not this board's")
+            yield from self._forked(n, f"its position after {n} actions is not this board's")
 
-    def _on_resign(self, session, p: dict) -> bool:
+    def _on_resign(self, p: dict) -> Steps[bool]:
         color = p.get("resign")
-        g = session.game
-        if color not in COLOR or session.outcome() is not None:
+        if color not in COLOR or self._over():
             return False
-        if p["seq"] != len(g.history):
+        if p["seq"] != len(self.game.history):
             self.pending_resign = p         # taken once this board has caught up
             return False
         self.pending_resign = None
-        out = session.resign(COLOR.index(color), by=self.peer)
-        self._result_sent = (out.result, out.reason)
-        session.notify(f"{self.peer} ({color}) resigns: {out.result}.")
+        here = yield from self._change(Resign(COLOR.index(color), self.peer))
+        out = here.outcome
+        assert out is not None
+        self.result_sent = (out.result, out.reason)
+        yield Say(f"{self.peer} ({color}) resigns: {out.result}.")
         return True
 
-    def _check_peer(self, session) -> None:
+    def _check_peer(self) -> Steps[None]:
         """The peer's record against this board's, ply by ply where both have it. A fork found
         here ends once the two agree again (the other board adopted this one's record)."""
         if self.fork is not None:
             if self._agree():
                 self.fork = None
-                self._state_sent = None
-                session.notify(f"The two boards agree again ({self.peer}'s record and this board's): "
-                                       f"play goes on.")
+                self.state_sent = None
+                yield Say(f"The two boards agree again ({self.peer}'s record and this board's): play goes on.")
             return
         for seq in sorted(self.peer_actions):
             if seq >= len(self.texts):
@@ -405,7 +528,7 @@ class Remote:
                 why = (f"action {seq + 1} differs ({p.get('action')} there, {self.texts[seq]} here)"
                        if p.get("action") != self.texts[seq] else
                        f"action {seq + 1} ({self.texts[seq]}) leads to another position there")
-                self._forked(session, seq, why)
+                yield from self._forked(seq, why)
                 return
 
     def _agree(self) -> bool:
@@ -420,14 +543,13 @@ class Remote:
                 return False
         return self.peer_hash is None or self.peer_n >= len(self.hashes) or self.hashes[self.peer_n] == self.peer_hash
 
-    def _ask(self, frm: int, force: bool = False) -> None:
-        now = time.monotonic()
-        if not force and now - self._asked_at < RESEND_EVERY:
+    def _ask(self, frm: int, force: bool = False) -> Steps[None]:
+        if not force and self.now - self.asked_at < RESEND_EVERY:
             return
-        self._asked_at = now
-        self.link.send("resend", {"from": frm}, game=self.game_id)
+        self.asked_at = self.now
+        yield from self._send("resend", {"from": frm})
 
-    def _forked(self, session, seq: int, why: str) -> None:
+    def _forked(self, seq: int, why: str) -> Steps[None]:
         if self.fork is not None:
             return
         self.fork = why
@@ -441,45 +563,42 @@ class Remote:
         msg = (f"The two boards disagree: {self.peer}'s record ({peer_n} actions) and this board's "
                f"({n} actions) part at action {seq + 1}: {why}. Play stops. {advice}")
         self.errors.append(msg)
-        self.log(msg)
-        session.notify(msg)
+        yield Say(msg, log=True)
 
     # -- previews: the move the sender's board holds tentatively, lit on this board at once -----------
-    def _init_previews(self) -> None:
+    def init_previews(self) -> None:
         self.previews = True                # send this board's tentative moves as previews
-        self._preview_sent: tuple[int, str | None] | None = None    # (seq, action text or None: retracted)
+        self.preview_sent: tuple[int, str | None] | None = None    # (seq, action text or None: retracted)
         self.peer_preview: dict | None = None       # the peer's latest preview (or retraction) heard
         self.previewing: tuple[int, Action] | None = None   # the peer's preview lit now: (seq, action)
-        self.preview_sent_at: dict[int, float] = {}     # seq -> wall time this board first previewed it
-        self.preview_shown_at: dict[int, float] = {}    # seq -> wall time the peer's preview was first lit
+        self.preview_sent_at: dict[int, float] = {}     # seq -> time this board first previewed it
+        self.preview_shown_at: dict[int, float] = {}    # seq -> time the peer's preview was first lit
 
     @property
     def preview_action(self) -> Action | None:
         return self.previewing[1] if self.previewing is not None else None
 
-    def on_verdict(self, session, v) -> None:
-        """The session's every verdict: while this board's player has a move set down that the
-        board holds tentatively (a hold, a prompt with a default), it goes to the peer as a
-        preview (``.../GAME/preview``: ``{"seq", "action", "side", "prev", "t"}``); once it is no
-        longer held (the piece lifted again) without being committed, a retraction
-        (``"action": null``). A preview is never part of the record: only the committed action,
-        sent as before, changes the game on either board."""
-        if not self.previews or not self.link.connected.is_set():
+    def held(self, here: LocalGame, now: float, action: Action | None) -> Steps[None]:
+        """After every verdict: ``action`` is the move this board's player has set down and the
+        board holds tentatively (a hold, a prompt with a default), None when there is none. It
+        goes to the peer as a preview (``.../GAME/preview``: ``{"seq", "action", "side", "prev",
+        "t"}``); once it is no longer held (the piece lifted again) without being committed, a
+        retraction (``"action": null``). A preview is never part of the record: only the
+        committed action, sent as before, changes the game on either board."""
+        self.feed(here, now)
+        if not self.previews or not here.connected:
             return
-        g = session.game
+        g = here.game
         n = len(g.history)
-        a = None
-        if not self.stopped and g.turn != self.side and not session.recover and session.outcome() is None \
-                and v.status in (VerdictStatus.HOLD, VerdictStatus.PROMPT):
-            e = v.chosen
-            if e is not None and e.depth == 0 and len(e.actions) == 1 and not e.actions[0].silent:
-                a = e.actions[0]
-        last = self._preview_sent
+        a = action
+        if self.stopped or g.turn == self.side or here.recover or here.outcome is not None:
+            a = None
+        last = self.preview_sent
         if a is None:
             if last is None or last[1] is None:
                 return
             if last[0] < n:                 # committed: the action itself went out instead
-                self._preview_sent = None
+                self.preview_sent = None
                 return
             key: tuple[int, str | None] = (n, None)
         else:
@@ -487,13 +606,13 @@ class Remote:
             if key == last:
                 return
         prev = self.hashes[n] if len(self.hashes) == n + 1 else position_hash(g)
-        msg = {"seq": n, "action": key[1], "side": COLOR[g.turn], "prev": prev, "t": time.time()}
-        if self.link.send("preview", msg, game=self.game_id):
-            self._preview_sent = key
+        msg = {"seq": n, "action": key[1], "side": COLOR[g.turn], "prev": prev, "t": now}
+        if (yield from self._send("preview", msg)):
+            self.preview_sent = key
             if a is not None:
-                self.preview_sent_at.setdefault(n, time.time())
+                self.preview_sent_at.setdefault(n, now)
 
-    def _on_preview(self, p: dict, at: float) -> None:
+    def _on_preview(self, p: dict) -> None:
         seq = p.get("seq")
         if type(seq) is not int or seq < 0:
             return
@@ -504,7 +623,7 @@ class Remote:
         more (a retraction lost on the way). The peer's preview is dropped, and this board's
         own is said again at the next verdict."""
         self.peer_preview = None
-        self._preview_sent = None
+        self.preview_sent = None
 
     def _previews_taken_back(self, to: int) -> None:
         """A takeback to ``to`` plies: what was previewed from there on is played afresh."""
@@ -513,26 +632,28 @@ class Remote:
                 del times[k]
         if self.peer_preview is not None and self.peer_preview.get("seq", 0) >= to:
             self.peer_preview = None
-        if self._preview_sent is not None and self._preview_sent[0] >= to:
-            self._preview_sent = None
+        if self.preview_sent is not None and self.preview_sent[0] >= to:
+            self.preview_sent = None
 
-    def _settle_preview(self, session) -> bool:
+    def _settle_preview(self) -> bool:
         """The preview lit ends when the record's action for its ply arrives, when it is retracted
         or replaced, when a request accepted here waits to be carried out, or when the game moved
         on. True when what is accepted changed."""
         if self.previewing is None:
             return False
         seq, a = self.previewing
-        g = session.game
+        here = self.here
+        assert here is not None
+        g = here.game
         p = self.peer_preview
         if (not self.stopped and self.agreed is None and seq == len(g.history) and seq not in self.peer_actions
-                and g.turn == self.side and not session.recover and session.outcome() is None
+                and g.turn == self.side and not here.recover and here.outcome is None
                 and p is not None and p.get("seq") == seq and p.get("action") == a.text):
             return False
         self.previewing = None
         return True
 
-    def _show_preview(self, session, n: int) -> Expect | None:
+    def _show_preview(self, n: int) -> Expect | None:
         """The peer's preview of its action ``n`` (no record of it yet): lit like a remote move,
         followed by the reconciler, its commit withheld. None when there is none to show (the
         step then waits as before); else what the reconciler is to accept."""
@@ -542,22 +663,23 @@ class Remote:
             return None
         if self.previewing is None or self.previewing[0] != n or self.previewing[1].text != p["action"]:
             try:
-                a = session.game.parse(p["action"])
+                a = self.game.parse(p["action"])
             except Exception:       # not legal here: a preview is only a hint, never a fork
                 return None
             if a.silent or a.kind is ActionKind.SETUP:
                 return None
             self.previewing = (n, a)
-            self.preview_shown_at.setdefault(n, time.time())
+            self.preview_shown_at.setdefault(n, self.now)
         self.shown = None
         return Expect.previewed(self.previewing[1])
 
     # -- the remote command ------------------------------------------------------------------------------
-    def adopt(self, session) -> str:
+    def adopt(self, here: LocalGame, now: float) -> Steps[str]:
         """Go on from the peer's record: this board's actions after the common part are taken
         back (journaled as pops) and the peer's applied; the board is then put right as the
         LEDs show."""
-        g = session.game
+        self.feed(here, now)
+        g = here.game
         heard = self._heard()
         if heard <= len(self.texts) and not self.stopped:
             return "Nothing to adopt: this board's record is as long as the peer's."
@@ -574,9 +696,10 @@ class Remote:
             a = c.parse(self.peer_actions[seq]["action"])
             c.push(a)
             theirs.append(a)
-        popped = session.adopt(common, theirs, after_each=lambda: self._sync(session))
-        self._state_sent = None
-        return (f"Took {self.peer}'s record: {heard} actions ({len(popped)} of this board's taken back). "
+        mine = len(g.history) - common
+        yield from self._change(Adopt(common, tuple(theirs)))
+        self.state_sent = None
+        return (f"Took {self.peer}'s record: {heard} actions ({mine} of this board's taken back). "
                 f"Put the pieces as the LEDs show.")
 
     # -- takebacks and draw offers: asked of the other board's player -------------------------------
@@ -592,7 +715,7 @@ class Remote:
     # (its state shows the record taken back, or the agreed draw): only then does it do the same.
     # So both boards take back the same actions, or end in the same draw, or nothing changes.
 
-    def _init_requests(self) -> None:
+    def init_requests(self) -> None:
         self.asking: dict | None = None     # this board's open request
         self.asked: dict | None = None      # the peer's open request, not yet answered here
         self.asked_said: str | None = None  # its id once the player was asked
@@ -600,31 +723,33 @@ class Remote:
         self.agreed_said = False
         self.answer_out: dict | None = None     # this board's answer (retained until the request is gone)
         self.undo_to: int | None = None     # taken back to here: the peer's older record is no news
-        self._req_sent: dict[str, Any] = {"ask": (), "answer": ()}
+        self.req_sent: dict[str, Any] = {"ask": (), "answer": ()}
 
-    def ask_takeback(self, session) -> str:
-        """The ``takeback`` command: ask the peer's player (the answer comes later)."""
-        self._sync(session)
-        g = session.game
-        self._can_ask(session, "takeback")
-        if not g.history:
+    def ask_takeback(self, here: LocalGame, now: float, plies: int) -> Steps[str]:
+        """The ``takeback`` command: ask the peer's player to take back the last ``plies``
+        actions (the answer comes later)."""
+        self.feed(here, now)
+        yield from self._sync()
+        self._can_ask("takeback")
+        if not here.game.history:
             raise CommandError("takeback: no action to take back")
         n = len(self.texts)
-        to = n - takeback_plies(session)
+        to = n - plies
         self.asking = self._request("takeback", n, to)
         return (f"Asked {self.peer} to take back {', '.join(self.texts[to:])}: waiting for the answer "
                 f"('decline' withdraws the request).")
 
-    def offer_draw(self, session) -> str:
+    def offer_draw(self, here: LocalGame, now: float) -> Steps[str]:
         """The ``draw`` command: offer the peer's player a draw (withdrawn by this side's next move)."""
-        self._sync(session)
-        self._can_ask(session, "draw")
+        self.feed(here, now)
+        yield from self._sync()
+        self._can_ask("draw")
         n = len(self.texts)
         self.asking = self._request("draw", n, n)
         return f"Offered {self.peer} a draw: waiting for the answer (your next move withdraws it)."
 
-    def _can_ask(self, session, what: str) -> None:
-        if session.outcome() is not None:
+    def _can_ask(self, what: str) -> None:
+        if self._over():
             raise CommandError(f"{what}: the game is over")
         if self.stopped:
             raise CommandError(f"{what}: the two boards disagree; first 'remote adopt' (see the notices)")
@@ -635,17 +760,18 @@ class Remote:
             raise CommandError(f"{what}: first {self.peer} carries out what you accepted")
 
     def _request(self, what: str, n: int, to: int) -> dict:
-        return {"id": f"{what}-{n}-{int(time.time() * 1000)}", "what": what, "n": n, "hash": self.hashes[n],
-                "to": to, "side": COLOR[1 - self.side], "t": time.time()}
+        return {"id": f"{what}-{n}-{int(self.now * 1000)}", "what": what, "n": n, "hash": self.hashes[n],
+                "to": to, "side": COLOR[1 - self.side], "t": self.now}
 
     @staticmethod
     def _what(req: dict) -> str:
         return "draw offer" if req.get("what") == "draw" else "takeback request"
 
-    def answer(self, session, accept: bool) -> str:
+    def answer(self, here: LocalGame, now: float, accept: bool) -> Steps[str]:
         """The ``accept`` / ``decline`` commands: the peer's open request; ``decline`` with none
         open withdraws this board's own."""
-        self._sync(session)
+        self.feed(here, now)
+        yield from self._sync()
         req = self.asked
         if req is None or self.asked_said != req["id"]:
             if not accept and self.asking is not None:
@@ -655,25 +781,25 @@ class Remote:
             raise CommandError(f"{'accept' if accept else 'decline'}: {self.peer} has asked nothing")
         self.asked = None
         if not accept:
-            self.answer_out = {"id": req["id"], "accept": False, "why": "declined", "t": time.time()}
+            self.answer_out = {"id": req["id"], "accept": False, "why": "declined", "t": now}
             return f"Declined {self.peer}'s {self._what(req)}."
-        if self._fits(session, req) != "ok":
-            self.answer_out = {"id": req["id"], "accept": False, "why": "stale", "t": time.time()}
+        if self._fits(req) != "ok":
+            self.answer_out = {"id": req["id"], "accept": False, "why": "stale", "t": now}
             return f"{self.peer}'s {self._what(req)} no longer fits the game here: declined."
         if self.asking is not None:     # one agreement at a time: this board's own request goes
-            session.notify(f"Your {self._what(self.asking)} is withdrawn.")
+            yield Say(f"Your {self._what(self.asking)} is withdrawn.")
             self.asking = None
         self.agreed, self.agreed_said = req, False
-        self.answer_out = {"id": req["id"], "accept": True, "t": time.time()}
+        self.answer_out = {"id": req["id"], "accept": True, "t": now}
         return f"Accepted {self.peer}'s {self._what(req)}: it is carried out on both boards."
 
-    def _fits(self, session, req: dict) -> str:
+    def _fits(self, req: dict) -> str:
         """The peer's request against this board's record: "ok", "wait" (this board has not yet
         carried out all the actions it names) or "stale" (this board's record went past it, or
         parted from it)."""
         n, to = req["n"], req["to"]
         mine = len(self.texts)
-        if session.outcome() is not None or self.stopped:
+        if self._over() or self.stopped:
             return "stale"
         if mine > n:
             return "stale"
@@ -684,30 +810,31 @@ class Remote:
             return "ok" if seen == req["hash"] else "stale"
         return "ok" if self.hashes[n] == req["hash"] else "stale"
 
-    def _requests_in(self, session) -> bool:
+    def _requests_in(self) -> Steps[bool]:
         """What the peer asked and answered, taken in the order it arrived (before the rest of
         its messages: an agreed takeback carried out here drops the older record behind it)."""
-        items = self._items + self.link.drain()
-        keep: list[tuple] = []
+        items = self.items
+        keep: list[Arrived] = []
         changed = False
         for item in items:
-            kind, game, p, _ = item
-            if game is not None and game != self.game_id:
+            kind, p = item.kind, item.payload
+            if item.game is not None and item.game != self.game_id:
                 continue
             if kind == "connected":
-                self._req_sent = {"ask": (), "answer": ()}      # said again: the broker may have forgotten
+                self.req_sent = {"ask": (), "answer": ()}      # said again: the broker may have forgotten
             elif kind == "ask":
-                self._on_ask(session, p)
+                yield from self._on_ask(p)
                 continue
             elif kind == "answer":
-                if isinstance(p, dict) and self._on_answer(session, p):
+                if isinstance(p, dict) and (yield from self._on_answer(p)):
                     changed = True
                     to = self.undo_to
                     keep = [k for k in keep if not self._older(k, to)]
                 continue
             elif kind == "state" and isinstance(p, dict):
                 if self.agreed is not None and self._carried_out_there(p):
-                    changed |= self._carry_out(session, self.agreed, asked_here=False)
+                    changed |= yield from self._carry_out(self.agreed, asked_here=False)
+                    assert self.agreed is not None
                     to = self.agreed["to"]
                     self.agreed = None
                     keep = [k for k in keep if not self._older(k, to)]
@@ -716,22 +843,22 @@ class Remote:
             elif kind == "action" and self._older(item, self.undo_to):
                 continue
             keep.append(item)
-        self._items = keep
+        self.items = keep
         return changed
 
     @staticmethod
-    def _older(item: tuple, to: int | None) -> bool:
+    def _older(item: Arrived, to: int | None) -> bool:
         """An action of the record taken back (a resignation is never one)."""
-        p = item[2]
-        return (to is not None and item[0] == "action" and isinstance(p, dict) and "resign" not in p
+        p = item.payload
+        return (to is not None and item.kind == "action" and isinstance(p, dict) and "resign" not in p
                 and type(p.get("seq")) is int and p["seq"] >= to)
 
-    def _on_ask(self, session, p) -> None:
+    def _on_ask(self, p: Any) -> Steps[None]:
         if not isinstance(p, dict):             # emptied: answered, or withdrawn by the peer
             asked = self.asked if self.asked is not None and self.asked_said == self.asked["id"] else None
             gone = self.agreed if self.agreed is not None else asked
             if gone is not None:
-                session.notify(f"{self.peer} withdrew its {self._what(gone)}.")
+                yield Say(f"{self.peer} withdrew its {self._what(gone)}.")
             self.asked = self.agreed = None
             self.asked_said = None
             self.answer_out = None
@@ -748,21 +875,21 @@ class Remote:
         self.agreed = None
         self.answer_out = None
 
-    def _on_answer(self, session, p: dict) -> bool:
+    def _on_answer(self, p: dict) -> Steps[bool]:
         req = self.asking
         if req is None or p.get("id") != req["id"]:
             return False                        # an answer to a request withdrawn meanwhile
         self.asking = None
         if not p.get("accept"):
             if p.get("why") == "stale":
-                session.notify(f"{self.peer} had moved on: your {self._what(req)} came too late "
-                                       f"and lapsed (ask again if you still want it).")
+                yield Say(f"{self.peer} had moved on: your {self._what(req)} came too late "
+                          f"and lapsed (ask again if you still want it).")
             else:
-                session.notify(f"{self.peer} declines your {self._what(req)}.")
+                yield Say(f"{self.peer} declines your {self._what(req)}.")
             return False
-        if len(self.texts) != req["n"] or self.hashes[req["n"]] != req["hash"] or session.outcome() is not None:
+        if len(self.texts) != req["n"] or self.hashes[req["n"]] != req["hash"] or self._over():
             return False                        # this board moved on meanwhile: withdrawn, the peer is told
-        return self._carry_out(session, req, asked_here=True)
+        return (yield from self._carry_out(req, asked_here=True))
 
     def _carried_out_there(self, p: dict) -> bool:
         """The peer's state shows the request accepted here carried out on its board."""
@@ -774,21 +901,26 @@ class Remote:
         to = req["to"]
         return p.get("n") == to and to < len(self.hashes) and p.get("hash") == self.hashes[to]
 
-    def _carry_out(self, session, req: dict, *, asked_here: bool) -> bool:
+    def _carry_out(self, req: dict, *, asked_here: bool) -> Steps[bool]:
         """The agreed takeback or draw, on this board."""
-        g = session.game
         who = self.peer
         if req["what"] == "draw":
-            if session.outcome() is not None:
+            if self._over():
                 return False
-            out = session.agree_draw(by=who)
+            here = yield from self._change(AgreeDraw(who))
+            out = here.outcome
+            assert out is not None
             head = f"{who} accepts your draw offer" if asked_here else f"{who} and you agree to a draw"
-            session.notify(f"{head}: drawn by agreement, {out.result}.")
+            yield Say(f"{head}: drawn by agreement, {out.result}.")
             return True
         to = req["to"]
         names = list(reversed(self._texts_of(req)))     # the last first, as the takeback says them
-        popped = session.take_back(len(g.history) - to, why="takeback", by=who) if len(g.history) > to else []
-        self._sync(session)
+        n = len(self.game.history)
+        popped = 0
+        if n > to:
+            yield from self._change(TakeBack(n - to, who))
+            popped = n - to
+        yield from self._sync()
         for k in [k for k in self.peer_actions if k >= to]:
             del self.peer_actions[k]
         for times in (self.received_at, self.shown_at, self.sent_at):   # those plies are played afresh
@@ -800,44 +932,44 @@ class Remote:
         if asked_here:
             self.undo_to = to
         head = f"{who} accepts your takeback" if asked_here else f"Taken back as {who} asked"
-        put = " Put the pieces back as the LEDs show." if session.recover else ""
-        unmade = "" if len(popped) == len(names) else f" ({len(names) - len(popped)} not yet made here)"
-        session.notify(f"{head}: {', '.join(names)}{unmade}.{put}")
+        assert self.here is not None
+        put = " Put the pieces back as the LEDs show." if self.here.recover else ""
+        unmade = "" if popped == len(names) else f" ({len(names) - popped} not yet made here)"
+        yield Say(f"{head}: {', '.join(names)}{unmade}.{put}")
         return True
 
-    def _requests_out(self, session) -> bool:
+    def _requests_out(self) -> Steps[bool]:
         """Requests against the game as it stands now, then said to the peer; True while this
         board waits for the peer to carry out what it accepted."""
         req = self.asking
         if req is not None and (len(self.texts) != req["n"] or self.hashes[req["n"]] != req["hash"]
-                                or session.outcome() is not None or self.stopped):
+                                or self._over() or self.stopped):
             self.asking = None
-            why = "a move was made" if session.outcome() is None else "the game is over"
-            session.notify(f"Your {self._what(req)} is withdrawn: {why}.")
+            why = "a move was made" if not self._over() else "the game is over"
+            yield Say(f"Your {self._what(req)} is withdrawn: {why}.")
         req = self.asked
         if req is not None:
-            fit = self._fits(session, req)
+            fit = self._fits(req)
             if fit == "stale":
                 self.asked = None
-                self.answer_out = {"id": req["id"], "accept": False, "why": "stale", "t": time.time()}
-                if session.outcome() is None:
+                self.answer_out = {"id": req["id"], "accept": False, "why": "stale", "t": self.now}
+                if not self._over():
                     late = "after your move" if self.asked_said is None else "and then you moved"
-                    session.notify(f"{self.peer} asked for a {'draw' if req['what'] == 'draw' else 'takeback'} "
-                                           f"{late}: it lapsed.")
+                    yield Say(f"{self.peer} asked for a {'draw' if req['what'] == 'draw' else 'takeback'} "
+                              f"{late}: it lapsed.")
             elif fit == "ok" and self.asked_said != req["id"]:
                 self.asked_said = req["id"]
                 side = f"{self.peer} ({COLOR[self.side]})"
                 if req["what"] == "draw":
-                    session.notify(f"{side} offers a draw: say accept or decline.")
+                    yield Say(f"{side} offers a draw: say accept or decline.")
                 else:
-                    session.notify(f"{side} asks to take back {', '.join(self._texts_of(req))}: "
-                                           f"say accept or decline.")
-        if self.agreed is not None and session.outcome() is not None:
+                    yield Say(f"{side} asks to take back {', '.join(self._texts_of(req))}: say accept or decline.")
+        if self.agreed is not None and self._over():
             self.agreed = None
-        self._say_requests()
+        yield from self._say_requests()
         if self.agreed is not None and not self.agreed_said:
             self.agreed_said = True
-            session.notify(f"Waiting for {self.peer} to carry out the {self.agreed['what']}.")
+            yield Say(f"Waiting for {self.peer} to carry out the {self.agreed['what']}.")
         return self.agreed is not None
 
     def _texts_of(self, req: dict) -> list[str]:
@@ -850,20 +982,21 @@ class Remote:
                 out.append(str(self.peer_actions[seq].get("action")))
         return out
 
-    def _say_requests(self) -> None:
+    def _say_requests(self) -> Steps[None]:
         """This board's request and answer, retained (emptied when there is none), each said
         once a connection (``()``: not yet said on this one)."""
-        if not self.link.connected.is_set():
+        assert self.here is not None
+        if not self.here.connected:
             return
         for kind, payload in (("ask", self.asking), ("answer", self.answer_out)):
             key = payload["id"] if payload is not None else None
-            if self._req_sent[kind] != key and self.link.send(kind, payload, game=self.game_id, retain=True):
-                self._req_sent[kind] = key
+            if self.req_sent[kind] != key and (yield from self._send(kind, payload, retain=True)):
+                self.req_sent[kind] = key
 
     def requests(self) -> dict:
         """The open requests, for the page: ``{"peer", "asked", "asking"}``, ``asked`` what the
         peer asks this board's player (null when nothing), ``asking`` what this board asked."""
-        def view(req, text):
+        def view(req: dict | None, text: str | None) -> dict | None:
             return None if req is None else {"what": req["what"], "text": text}
         asked = self.asked if self.asked is not None and self.asked_said == self.asked["id"] else None
         side = f"{self.peer} ({COLOR[self.side]})"
@@ -875,64 +1008,3 @@ class Remote:
             "asking": view(self.asking, None if self.asking is None else
                            f"Waiting for {self.peer} to answer your {self._what(self.asking)}"),
         }
-
-
-class Declined(Exception):
-    """The peer declined the invitation, or none was agreed before the front end stopped."""
-
-
-def agree(link, proposal: dict, *, say, stop=lambda: False, known=lambda gid: False,
-          timeout: float | None = None) -> dict:
-    """The game both boards start: the peer's standing invitation when it fits (its sides are
-    this board's the other way round, and its game is not here yet), accepted; else this board's
-    ``proposal``, published as a retained invitation until the peer accepts (or declines). When
-    both invite at once, the invitation of the board whose name sorts first is played.
-
-    ``proposal``: ``{"game", "variant", "fen", "clock", "players", "side"}``, ``side`` the colour the
-    proposing board's player plays."""
-    me, peer = link.me, link.peer
-    end = None if timeout is None else time.monotonic() + timeout
-    said = False
-    while not link.connected.wait(0.2):
-        if stop() or (end is not None and time.monotonic() > end):
-            raise Declined(f"no broker to reach {peer} through")
-        if not said:
-            said = True
-            say(f"remote: waiting for the broker {link.cfg.host}:{link.cfg.port}")
-
-    def fits(p) -> bool:
-        return isinstance(p, dict) and isinstance(p.get("game"), str) and p.get("side") in COLOR \
-            and p["side"] != proposal["side"] and isinstance(p.get("variant"), str) and not known(p["game"])
-
-    item = link.wait({"invite"}, 1.0, stop)       # a standing invitation arrives with the subscription
-    if item is not None and fits(item[2]):
-        return _accept(link, item[2], say)
-    link.send("invite", {**proposal, "t": time.time()}, retain=True)
-    say(f"Invited {peer} to play {proposal['variant']} ({COLOR[1 - COLOR.index(proposal['side'])]}); "
-        f"waiting for {peer} to accept.")
-    while not stop() and (end is None or time.monotonic() < end):
-        item = link.wait({"invite", "accept"}, 0.5, stop)
-        if item is None:
-            continue
-        kind, _, p, _ = item
-        if kind == "accept" and isinstance(p, dict) and p.get("game") == proposal["game"]:
-            link.send("invite", None, retain=True)        # answered: nothing left standing
-            if p.get("declined"):
-                raise Declined(f"{peer} declined the game")
-            say(f"{peer} accepted: game {proposal['game']}.")
-            return proposal
-        if kind == "invite" and fits(p) and peer < me:
-            link.send("invite", None, retain=True)
-            return _accept(link, p, say)
-    link.send("invite", None, retain=True)
-    raise Declined(f"{peer} did not accept")
-
-
-def _accept(link, p: dict, say) -> dict:
-    link.send("accept", {"game": p["game"], "t": time.time()}, retain=True)
-    say(f"Accepted {link.peer}'s game {p['game']} ({p['variant']}); you play {COLOR[1 - COLOR.index(p['side'])]}.")
-    return p
-
-
-def decline(link, game: str) -> None:
-    link.send("accept", {"game": game, "declined": True, "t": time.time()}, retain=True)
