@@ -551,7 +551,8 @@ class GameFold:
     next position's window. ``clock`` is folded only when a start is given (:func:`fold`).
 
     ``offset`` counts actions folded before (the club's store keeps a count, not the records):
-    :attr:`plies` is the number of actions on the board."""
+    :attr:`plies` is the number of actions on the board. ``keep_events=False`` keeps no board
+    events, only their number (a summary has no use for them)."""
 
     header: Header | None = None
     players: dict[str, str] | None = None
@@ -568,6 +569,8 @@ class GameFold:
     marks: list[int] = field(default_factory=list)
     clock: ClockFold | None = None
     count: int = 0
+    keep_events: bool = True
+    events_dropped: int = 0     # board events since the board was read, not kept (keep_events False)
 
     @property
     def actions(self) -> list[str]:
@@ -588,7 +591,7 @@ class GameFold:
         if isinstance(r, Push):
             self.pushes.append(r)
             self.push_at.append(i)
-            self.marks.append(r.w if r.w is not None else len(self.events))
+            self.marks.append(r.w if r.w is not None else len(self.events) + self.events_dropped)
             c = self.clock
             if c is not None:
                 c.stack.append((r.clk0 or c.remaining, c.moves))
@@ -602,7 +605,8 @@ class GameFold:
             if self.marks:
                 self.marks.pop()
             if self.marks:
-                self.marks[-1] = len(self.events)   # events before a takeback are no evidence after it
+                # events before a takeback are no evidence after it
+                self.marks[-1] = len(self.events) + self.events_dropped
             self.result = self.reason = None
             self.ended = None
             c = self.clock
@@ -636,13 +640,17 @@ class GameFold:
             self.result = self.reason = None
             self.ended = None
         elif isinstance(r, Event):
-            self.events.append(r)
-            self.event_at.append(i)
+            if self.keep_events:
+                self.events.append(r)
+                self.event_at.append(i)
+            else:
+                self.events_dropped += 1
             self.occ = r.occ
         elif isinstance(r, BoardRead):
             self.occ = r.occ
             self.events = []
             self.event_at = []
+            self.events_dropped = 0
             self.marks = [0] * len(self.marks)
         elif isinstance(r, Header):
             if self.header is None:

@@ -55,7 +55,7 @@ class _Game:
     cursor_saved: int = -1
     # the game's state, folded from its records in order (records.fold)
     folded: int = 0
-    fold: GameFold = field(default_factory=GameFold)
+    fold: GameFold = field(default_factory=lambda: GameFold(keep_events=False))
     state_dirty: bool = True
     times: dict = field(default_factory=dict)    # seq -> wall time it was written (live records)
     retire: bool = False             # a newer game started: clear this one's retained state once all is sent

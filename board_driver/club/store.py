@@ -185,7 +185,7 @@ class RecorderStore:
         max_seq = max(max_seq, mx)
         upd: dict = {}
         (reason,) = cur.execute("SELECT reason FROM games WHERE board=? AND game=?", (board, game)).fetchone()
-        f = GameFold(offset=actions, result=result, reason=reason)     # the fold so far, as the summary keeps it
+        f = GameFold(offset=actions, result=result, reason=reason, keep_events=False)   # as far as the summary went
         rows = cur.execute("SELECT seq, body, COALESCE(made_at, stored_at) FROM records "
                            "WHERE board=? AND game=? AND seq>=? ORDER BY seq", (board, game, contig)).fetchall()
         for seq, body, stored_at in rows:

@@ -222,3 +222,30 @@ def test_the_fold_takes_up_from_a_count():
     fold([Pop(4, "e1e2", "takeback"), Push(5, "a2a3"), Pop(5, "a2a3", "takeback"), Pop(4, "h7h6", "takeback")],
          into=f)
     assert f.plies == 3 and f.result is None and f.actions == []
+
+
+@pytest.mark.parametrize("name", WHOLE + ["damaged-torn"])
+def test_the_club_store_and_the_publisher_see_the_game_the_journal_lists(tmp_path, name):
+    """One fold: the recorder's summary and the state a board publishes say what `games list` says."""
+    from board_driver.club import publisher
+    from board_driver.club.store import RecorderStore
+
+    rec = load_record(DATA / f"{name}.jsonl")
+    lines = [x for x in lines_of(name) if x.endswith(b"}")]        # the whole ones
+    st = RecorderStore(tmp_path / "club.sqlite")
+    try:
+        st.add_records([("b1", "g", i, x.decode(), 1000.0 + i) for i, x in enumerate(lines)], now=5000.0)
+        (g,) = st.games()
+    finally:
+        st.close()
+    pushes = [i for i, x in enumerate(lines) if b'"type":"push"' in x]
+    assert (g["actions"], g["result"], g["reason"]) == (len(rec.actions), rec.result, rec.reason)
+    assert g["last_action"] == json.loads(lines[pushes[-1]])["action"]
+    assert g["variant"] == rec.variant and g["players"] == json.loads(lines[0])["players"]
+
+    pub = publisher.Publisher.__new__(publisher.Publisher)     # its fold only: no broker
+    game = publisher._Game("g", DATA / f"{name}.jsonl", sent=len(lines))
+    pub._fold(game)
+    f = game.fold
+    assert (f.actions, f.result, f.reason) == (rec.actions, rec.result, rec.reason)
+    assert f.header is not None and f.header.variant == rec.variant and game.folded == len(lines)
