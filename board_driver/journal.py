@@ -68,7 +68,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from board_driver.errors import BoardDriverError
-from board_driver.records import VERSION, Header, Record, RecordError, as_dict, fold, record_of
+from board_driver.records import VERSION, Header, Record, RecordError, as_dict, encode, fold, record_of
 
 log = logging.getLogger(__name__)
 
@@ -88,8 +88,6 @@ class DataFolderBusy(JournalError):
 
 
 _observers: list[tuple[OnRecord, Path | None]] = []
-_ENCODE = json.JSONEncoder(separators=(",", ":")).encode     # one record per line, no spaces (records.encode)
-
 Writable = Record | Mapping[str, Any]     # a record, or the JSON object of one
 
 
@@ -222,7 +220,7 @@ class Journal:
             if sync:
                 self.sync()
             return
-        line = b"".join(_ENCODE(r).encode() + b"\n" for r in records)
+        line = b"".join(encode(r) for r in records)     # one record per line, no spaces
         if self._torn:
             self._cut(self._size)
         done = 0
@@ -522,7 +520,7 @@ class GameStore:
                         players=dict(players or {"white": "White", "black": "Black"}), version=VERSION,
                         extra=dict(extra or {})).to_dict()
         try:
-            data = _ENCODE(header).encode() + b"\n"
+            data = encode(header)
             done = 0
             while done < len(data):
                 k = os.write(fd, data[done:])

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Union
 
@@ -70,7 +70,8 @@ def _bad(kind: str, key: str, v: Any, want: str) -> RecordError:
     return RecordError(f"a {kind} record whose {key!r} is {_what(v)}, not {want}")
 
 
-def _get(d: Mapping[str, Any], kind: str, key: str, ok, want: str, *, required: bool) -> Any:
+def _get(d: Mapping[str, Any], kind: str, key: str, ok: Callable[[Any], bool], want: str, *,
+         required: bool) -> Any:
     if key not in d:
         if required:
             raise RecordError(f"a {kind} record without its {key!r}")
@@ -90,36 +91,38 @@ def _is_pair(v: Any) -> bool:
 
 
 def _is_names(v: Any) -> bool:
-    return isinstance(v, dict) and all(isinstance(k, str) and isinstance(x, str) for k, x in v.items())
+    """The players' names: an object by colour (its values as written: names, as a rule)."""
+    return isinstance(v, dict)
 
 
-def _str(d, kind, key, required=True) -> Any:
+def _str(d: Mapping[str, Any], kind: str, key: str, required: bool = True) -> Any:
     return _get(d, kind, key, lambda v: isinstance(v, str), "text", required=required)
 
 
-def _int(d, kind, key, required=True) -> Any:
+def _int(d: Mapping[str, Any], kind: str, key: str, required: bool = True) -> Any:
     return _get(d, kind, key, _is_int, "a whole number", required=required)
 
 
-def _maybe_int(d, kind, key) -> int | None:
-    """A key always written, whose value may be null."""
-    return _get(d, kind, key, lambda v: v is None or _is_int(v), "a whole number or null", required=True)
+def _maybe_number(d: Mapping[str, Any], kind: str, key: str) -> float | None:
+    """A key always written, whose value is a number or null."""
+    return _get(d, kind, key, lambda v: v is None or _is_int(v) or isinstance(v, float), "a number or null",
+                required=True)
 
 
-def _bool(d, kind, key, required=True) -> Any:
+def _bool(d: Mapping[str, Any], kind: str, key: str, required: bool = True) -> Any:
     return _get(d, kind, key, lambda v: isinstance(v, bool), "true or false", required=required)
 
 
-def _pair(d, kind, key, required=False) -> Pair | None:
+def _pair(d: Mapping[str, Any], kind: str, key: str, required: bool = False) -> Pair | None:
     v = _get(d, kind, key, _is_pair, "two whole numbers", required=required)
     return None if v is None else (v[0], v[1])
 
 
-def _color(d, kind, key="color") -> str:
+def _color(d: Mapping[str, Any], kind: str, key: str = "color") -> str:
     return _get(d, kind, key, lambda v: v in COLORS, "white or black", required=True)
 
 
-def _hex(d, kind) -> str:
+def _hex(d: Mapping[str, Any], kind: str) -> str:
     return _get(d, kind, "occ", lambda v: isinstance(v, str) and bool(_HEX.match(v)), "a hex occupancy",
                 required=True)
 
@@ -142,7 +145,7 @@ class Header:
     variant: str | None = None
     start_fen: str | None = None
     date: str | None = None
-    players: dict[str, str] | None = None
+    players: dict[str, Any] | None = None
     version: int | None = VERSION
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -435,8 +438,8 @@ class Hint:
     color: str
     actions: tuple[str, ...]
     engine: str
-    cp: int | None
-    mate: int | None
+    cp: float | None        # centipawns (a whole number, as engines give it)
+    mate: float | None      # plies to mate (a whole number)
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": self.TYPE, "ply": self.ply, "color": self.color, "actions": list(self.actions),
@@ -448,7 +451,7 @@ class Hint:
         acts = _get(d, k, "actions", lambda v: isinstance(v, list) and all(isinstance(a, str) for a in v),
                     "a list of actions", required=True)
         return cls(_int(d, k, "ply"), _str(d, k, "color"), tuple(acts), _str(d, k, "engine"),
-                   _maybe_int(d, k, "cp"), _maybe_int(d, k, "mate"))
+                   _maybe_number(d, k, "cp"), _maybe_number(d, k, "mate"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -456,7 +459,7 @@ class Players:
     """``{"type": "players", "players": {"white": ..., "black": ...}}``: the names changed."""
 
     TYPE: ClassVar[str] = "players"
-    players: dict[str, str]
+    players: dict[str, Any]
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": self.TYPE, "players": dict(self.players)}
@@ -555,7 +558,7 @@ class GameFold:
     events, only their number (a summary has no use for them)."""
 
     header: Header | None = None
-    players: dict[str, str] | None = None
+    players: dict[str, Any] | None = None
     computer: dict[str, Any] | None = None
     pushes: list[Push] = field(default_factory=list)
     push_at: list[int] = field(default_factory=list)

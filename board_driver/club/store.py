@@ -198,7 +198,8 @@ class RecorderStore:
                 continue                # the board's line, kept as it is; nothing of it to show
             f.add(r)
             if isinstance(r, Header):
-                upd.update(variant=_text(r.variant), players=json.dumps(r.players or {}),
+                pl = {k: v for k, v in (r.players or {}).items() if isinstance(v, str)}
+                upd.update(variant=_text(r.variant), players=json.dumps(pl),
                            date=_text(r.date), start_fen=_text(r.start_fen))
             elif isinstance(r, Push):
                 upd.update(last_action=_text(r.action), last_move_at=stored_at)
