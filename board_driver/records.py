@@ -50,6 +50,7 @@ _SQUARE = re.compile(r"^[a-p](?:[1-9]|1[0-6])$")
 _HEX = re.compile(r"^[0-9a-f]{1,64}$")
 
 Pair = tuple[int, int]          # [white, black]: milliseconds left, or moves made
+_MISSING = object()
 
 
 class RecordError(BoardDriverError, ValueError):
@@ -72,22 +73,30 @@ def _bad(kind: str, key: str, v: Any, want: str) -> RecordError:
 
 def _get(d: Mapping[str, Any], kind: str, key: str, ok: Callable[[Any], bool], want: str, *,
          required: bool) -> Any:
-    if key not in d:
+    v = d.get(key, _MISSING)
+    if v is _MISSING:
         if required:
             raise RecordError(f"a {kind} record without its {key!r}")
         return None
-    v = d[key]
     if not ok(v):
         raise _bad(kind, key, v, want)
     return v
 
 
 def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
+    return type(v) is int               # not a bool
 
 
 def _is_pair(v: Any) -> bool:
-    return isinstance(v, list) and len(v) == 2 and all(_is_int(x) for x in v)
+    return type(v) is list and len(v) == 2 and type(v[0]) is int and type(v[1]) is int
+
+
+def _is_str(v: Any) -> bool:
+    return type(v) is str
+
+
+def _is_bool(v: Any) -> bool:
+    return type(v) is bool
 
 
 def _is_names(v: Any) -> bool:
@@ -96,7 +105,7 @@ def _is_names(v: Any) -> bool:
 
 
 def _str(d: Mapping[str, Any], kind: str, key: str, required: bool = True) -> Any:
-    return _get(d, kind, key, lambda v: isinstance(v, str), "text", required=required)
+    return _get(d, kind, key, _is_str, "text", required=required)
 
 
 def _int(d: Mapping[str, Any], kind: str, key: str, required: bool = True) -> Any:
@@ -110,7 +119,7 @@ def _maybe_number(d: Mapping[str, Any], kind: str, key: str) -> float | None:
 
 
 def _bool(d: Mapping[str, Any], kind: str, key: str, required: bool = True) -> Any:
-    return _get(d, kind, key, lambda v: isinstance(v, bool), "true or false", required=required)
+    return _get(d, kind, key, _is_bool, "true or false", required=required)
 
 
 def _pair(d: Mapping[str, Any], kind: str, key: str, required: bool = False) -> Pair | None:
