@@ -38,6 +38,12 @@ they complete; they survive a killed process, and losing the last few in a power
 means the board is read afresh). A torn last line (a write cut short) is ignored and
 cut off before the next append.
 
+Each record type is a frozen dataclass of :mod:`board_driver.records` (:class:`~board_driver.records.Push`,
+:class:`~board_driver.records.Pop`, ...), which writes exactly the object above; :meth:`Journal.write`
+takes them (or a plain dict, written as it is). :func:`board_driver.records.fold` is the one reader
+of a game's records: :func:`load_record` here, the resume, the club's store and its publisher fold
+them with it.
+
 Observers (:func:`add_observer`, for every journal or for one data folder's; ``on_record`` of a
 :class:`Journal` or a :class:`GameStore`, for theirs) are told of each record once it is on disk (after the
 ``fsync`` that covers it): ``observer(game_id, seq, record)``, ``seq`` being the record's line
@@ -59,11 +65,11 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable, Mapping, Sequence
 
 from board_driver.errors import BoardDriverError
+from board_driver.records import VERSION, Header, Record, RecordError, as_dict, encode, fold, record_of
 
-VERSION = 1
 log = logging.getLogger(__name__)
 
 # A game id: what GameStore.create makes (20250101-120000, 20250101-120000-2), or any name of
@@ -82,7 +88,7 @@ class DataFolderBusy(JournalError):
 
 
 _observers: list[tuple[OnRecord, Path | None]] = []
-_ENCODE = json.JSONEncoder(separators=(",", ":")).encode     # one record per line, no spaces
+Writable = Record | Mapping[str, Any]     # a record, or the JSON object of one
 
 
 def add_observer(fn: OnRecord, root: Path | None = None) -> None:
@@ -188,14 +194,14 @@ class Journal:
             os.fsync(f.fileno())
         return lines
 
-    def write(self, record: dict, *, sync: bool, hold: bool = False) -> None:
+    def write(self, record: Writable, *, sync: bool, hold: bool = False) -> None:
         """Write one record. ``hold`` (with ``sync=False``): keep it until the next write or
         :meth:`flush`, which writes it in front of what follows -- one system call for a
         board event and the move it completes (the service flushes at the end of each step)."""
         if hold and not sync:
             if self._fd is None:
                 raise JournalError(f"{self.path}: the journal is closed")
-            self._held.append(record)
+            self._held.append(as_dict(record))
             return
         self.write_all([record], sync=sync)
 
@@ -204,18 +210,17 @@ class Journal:
         if self._held:
             self.write_all([], sync=False)
 
-    def write_all(self, records: list[dict], *, sync: bool) -> None:
+    def write_all(self, records: Sequence[Writable], *, sync: bool) -> None:
         """Write ``records`` (after any held ones) together: all of them, or (JournalError)
         none -- the held ones are then kept for the next try."""
         if self._fd is None:
             raise JournalError(f"{self.path}: the journal is closed")
-        if self._held:
-            records = self._held + records
+        records = self._held + [as_dict(r) for r in records]
         if not records:
             if sync:
                 self.sync()
             return
-        line = b"".join(_ENCODE(r).encode() + b"\n" for r in records)
+        line = b"".join(encode(r) for r in records)     # one record per line, no spaces
         if self._torn:
             self._cut(self._size)
         done = 0
@@ -372,72 +377,36 @@ def line_numbers(path: Path) -> list[int]:
 
 def record_from(path: Path, recs: list[dict], damage: str | None = None, *,
                 lines: list[int] | None = None) -> GameRecord:
-    """A GameRecord from the records read (those before any damage). ``lines`` are the records'
-    1-based line numbers (read from ``path`` when not given)."""
+    """A GameRecord from the records read (those before any damage), folded with
+    :func:`board_driver.records.fold`; a record that is not one of its type (a move without its
+    move, a board event that cannot be read, an unknown type) is damage, and the records before
+    it are the game. ``lines`` are the records' 1-based line numbers (read from ``path`` when
+    not given)."""
     if not recs or recs[0].get("type") != "game":
-        header = {}
+        header: dict = {}
         damage = damage or f"{path}: line 1: no game header" + ("" if recs else " (the file is empty)")
         body = recs
     else:
         header, body = recs[0], recs[1:]
     rec = GameRecord(str(header.get("id", Path(path).stem)), Path(path), header, records=list(body), damage=damage)
     lines = line_numbers(path) if lines is None else lines
-    first = 1 if header else 0
-    for i, r in enumerate(body):
-        t = r.get("type")
-        if t == "push":
-            if not isinstance(r.get("action"), str):
-                rec.damage = rec.damage or f"{path}: line {_nth(lines, first + i)}: a move record without its move"
-                break
-            rec.actions.append(r["action"])
-            rec.action_lines.append(_nth(lines, first + i))
-            clk = r.get("clk")
-            rec.clocks.append(list(clk) if isinstance(clk, list) and len(clk) == 2 else None)
-        elif t == "pop":
-            if rec.actions:
-                rec.actions.pop()
-                rec.action_lines.pop()
-                rec.clocks.pop()
-            rec.result = rec.reason = None
-        elif t == "resign":
-            # the result record follows; a journal without it still ends in the resignation
-            color = r.get("color")
-            rec.result = "1-0" if color == "black" else "0-1" if color == "white" else rec.result
-            rec.reason = "resignation"
-        elif t == "draw":
-            rec.result, rec.reason = "1/2-1/2", "agreement"
-        elif t == "flag":
-            # a flag fell: the result record follows; a journal without it still ends on time
-            color = r.get("color")
-            rec.result = "1/2-1/2" if r.get("draw") else "1-0" if color == "black" else "0-1" if color == "white" \
-                else rec.result
-            rec.reason = "time forfeit"
-        elif t == "result":
-            rec.result, rec.reason = r.get("result"), r.get("reason")
-        elif t == "reopen":
-            rec.result = rec.reason = None
-        elif t in ("event", "board") and not _board_record_ok(r):
-            rec.damage = rec.damage or f"{path}: line {_nth(lines, first + i)}: a board record that cannot be read: " \
-                                       f"{json.dumps(r)[:80]}"
+    typed: list[Record] = []
+    for i, r in enumerate(recs):
+        try:
+            typed.append(record_of(r))
+        except RecordError as exc:
+            rec.damage = rec.damage or f"{path}: line {_nth(lines, i)}: {exc}: {json.dumps(r)[:80]}"
             break
-        elif t == "players" and isinstance(r.get("players"), dict):
-            rec.header = {**rec.header, "players": r["players"]}
-        elif t == "computer" and isinstance(r.get("computer"), dict):
-            rec.header = {**rec.header, "computer": r["computer"]}
+    f = fold(typed)
+    rec.actions = f.actions
+    rec.action_lines = [_nth(lines, i) for i in f.push_at]
+    rec.clocks = [list(p.clk) if p.clk is not None else None for p in f.pushes]
+    rec.result, rec.reason = f.result, f.reason
+    if f.players is not None:
+        rec.header = {**rec.header, "players": f.players}
+    if f.computer is not None:
+        rec.header = {**rec.header, "computer": f.computer}
     return rec
-
-
-_SQUARE = re.compile(r"^[a-p](?:[1-9]|1[0-6])$")
-_HEX = re.compile(r"^[0-9a-f]{1,64}$")
-
-
-def _board_record_ok(r: dict) -> bool:
-    """An ``event`` or ``board`` record a resume can replay: a square name, a flag, a hex occupancy."""
-    if not isinstance(r.get("occ"), str) or not _HEX.match(r["occ"]):
-        return False
-    if r.get("type") == "event":
-        return isinstance(r.get("sq"), str) and bool(_SQUARE.match(r["sq"])) and isinstance(r.get("placed"), bool)
-    return True
 
 
 def _nth(lines: list[int], i: int) -> int:
@@ -547,12 +516,11 @@ class GameStore:
                 raise JournalError(f"a game {wanted!r} exists already in {self.games}")
             n += 1
             game_id = f"{stem}-{n}"
-        header = {"type": "game", "version": VERSION, "id": game_id, "variant": variant,
-                  "start_fen": start_fen, "date": now.isoformat(timespec="seconds"),
-                  "players": dict(players or {"white": "White", "black": "Black"})}
-        header.update(extra or {})
+        header = Header(id=game_id, variant=variant, start_fen=start_fen, date=now.isoformat(timespec="seconds"),
+                        players=dict(players or {"white": "White", "black": "Black"}), version=VERSION,
+                        extra=dict(extra or {})).to_dict()
         try:
-            data = _ENCODE(header).encode() + b"\n"
+            data = encode(header)
             done = 0
             while done < len(data):
                 k = os.write(fd, data[done:])

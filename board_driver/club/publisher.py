@@ -34,8 +34,9 @@ from typing import TYPE_CHECKING, Any, Callable
 from board_driver import journal as journal_mod
 from board_driver.club import topics
 from board_driver.club.broker import BrokerConfig, board_client, connect
+from board_driver.records import GameFold, Header, Pop, Push, RecordError, Reopen, Resign, Result, Resume, read_record
 
-STATE_TYPES = frozenset({"game", "push", "pop", "result", "resign", "reopen", "resume"})
+STATE_TYPES = frozenset(c.TYPE for c in (Header, Push, Pop, Result, Resign, Reopen, Resume))
 
 if TYPE_CHECKING:       # pragma: no cover
     import paho.mqtt.client as mqtt
@@ -52,12 +53,9 @@ class _Game:
     offsets: list = field(default_factory=lambda: [0])   # byte offset of each line read so far
     resend_from: int | None = None
     cursor_saved: int = -1
-    # the game's state, folded from its records in order
+    # the game's state, folded from its records in order (records.fold)
     folded: int = 0
-    header: dict = field(default_factory=dict)
-    actions: list = field(default_factory=list)
-    result: str | None = None
-    reason: str | None = None
+    fold: GameFold = field(default_factory=lambda: GameFold(keep_events=False))
     state_dirty: bool = True
     times: dict = field(default_factory=dict)    # seq -> wall time it was written (live records)
     retire: bool = False             # a newer game started: clear this one's retained state once all is sent
@@ -427,10 +425,10 @@ class Publisher:
                 g.ping_at = now                 # records wait for the recorder's word: tell it the state
                 g.state_dirty = True
             if g.state_dirty and g.folded and g.resend_from is None and len(self._inflight) < self.window:
+                f, h = g.fold, g.fold.header or Header(version=None)
                 st = {"board": self.cfg.name, "game": g.gid, "seq": g.folded - 1,
-                      "variant": g.header.get("variant"), "players": g.header.get("players"),
-                      "date": g.header.get("date"), "actions": len(g.actions),
-                      "last": g.actions[-1] if g.actions else None, "result": g.result, "reason": g.reason,
+                      "variant": h.variant, "players": h.players, "date": h.date, "actions": f.plies,
+                      "last": f.pushes[-1].action if f.pushes else None, "result": f.result, "reason": f.reason,
                       "t": time.time()}
                 if self._publish(topics.state(self.cfg.prefix, self.cfg.name, g.gid), json.dumps(st),
                                  retain=True) is not None:
@@ -459,24 +457,13 @@ class Publisher:
             return
         for line in self._lines(g, g.folded, g.sent):
             try:
-                r = json.loads(line)
-            except ValueError:
-                r = {}
-            t = r.get("type")
-            if t == "game":
-                g.header = r
-            elif t == "push":
-                g.actions.append(r.get("action"))
-            elif t == "pop":
-                if g.actions:
-                    g.actions.pop()
-                g.result = g.reason = None
-            elif t == "result":
-                g.result, g.reason = r.get("result"), r.get("reason")
-            elif t == "reopen":
-                g.result = g.reason = None
-            if t in STATE_TYPES:
-                g.state_dirty = True
+                r = read_record(line)
+            except RecordError:
+                r = None                # sent as it is; nothing of it to fold
+            if r is not None:
+                g.fold.add(r)
+                if r.TYPE in STATE_TYPES:
+                    g.state_dirty = True
             g.folded += 1
 
     def _maybe_health(self) -> None:

@@ -13,7 +13,9 @@ Tables: ``records`` (board, game, seq, body, stored_at, and made_at: the board's
 wrote the record, sent with live records); ``games`` (per game: ``contig``, how
 many of its first records are stored without a hole; ``max_seq``; ``known``, the board's own
 count from its state message; and a summary folded from the contiguous records: variant,
-players, date, actions, result, the last move's time by the board's clock, else the store's); ``boards`` (presence, health); ``rounds``;
+players, date, actions, result, the last move's time by the board's clock, else the store's:
+:func:`board_driver.records.fold` taken up from the stored counts; a record it cannot read
+counts in ``contig`` and changes nothing else); ``boards`` (presence, health); ``rounds``;
 ``set_aside`` (messages the recorder refused: when, board, topic, why, the payload's first
 4 KiB).
 
@@ -33,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from board_driver.errors import BoardDriverError
+from board_driver.records import GameFold, Header, Pop, Push, RecordError, read_record
 
 
 class StoreError(BoardDriverError):
@@ -181,33 +184,30 @@ class RecorderStore:
         contig, max_seq, known, actions, result = self._ensure_game(cur, board, game, now)
         max_seq = max(max_seq, mx)
         upd: dict = {}
+        (reason,) = cur.execute("SELECT reason FROM games WHERE board=? AND game=?", (board, game)).fetchone()
+        f = GameFold(offset=actions, result=result, reason=reason, keep_events=False)   # as far as the summary went
         rows = cur.execute("SELECT seq, body, COALESCE(made_at, stored_at) FROM records "
                            "WHERE board=? AND game=? AND seq>=? ORDER BY seq", (board, game, contig)).fetchall()
         for seq, body, stored_at in rows:
             if seq != contig:
                 break
-            r = json.loads(body)
-            t = r.get("type")
-            if t == "game":
-                pl = r.get("players")
-                pl = {k: v for k, v in pl.items() if isinstance(v, str)} if isinstance(pl, dict) else {}
-                upd.update(variant=_text(r.get("variant")), players=json.dumps(pl),
-                           date=_text(r.get("date")), start_fen=_text(r.get("start_fen")))
-            elif t == "push":
-                actions += 1
-                upd.update(last_action=_text(r.get("action")), last_move_at=stored_at)
-            elif t == "pop":
-                actions = max(0, actions - 1)
-                result = None
-                upd.update(last_move_at=stored_at, reason=None)
-            elif t == "result":
-                result = _text(r.get("result")) or "*"
-                upd["reason"] = _text(r.get("reason"))
-            elif t == "reopen":
-                result = None
-                upd["reason"] = None
             contig += 1
-        upd.update(contig=contig, max_seq=max_seq, actions=actions, result=result, updated_at=now)
+            try:
+                r = read_record(body)
+            except RecordError:
+                continue                # the board's line, kept as it is; nothing of it to show
+            f.add(r)
+            if isinstance(r, Header):
+                pl = {k: v for k, v in (r.players or {}).items() if isinstance(v, str)}
+                upd.update(variant=_text(r.variant), players=json.dumps(pl),
+                           date=_text(r.date), start_fen=_text(r.start_fen))
+            elif isinstance(r, Push):
+                upd.update(last_action=_text(r.action), last_move_at=stored_at)
+            elif isinstance(r, Pop):
+                upd["last_move_at"] = stored_at
+        result = None if f.result is None else _text(f.result) or "*"
+        upd.update(contig=contig, max_seq=max_seq, actions=f.plies, result=result, reason=_text(f.reason),
+                   updated_at=now)
         cols = ", ".join(f"{k}=?" for k in upd)
         cur.execute(f"UPDATE games SET {cols} WHERE board=? AND game=?", (*upd.values(), board, game))
         return Progress(board, game, contig, max_seq, known, result is not None)

@@ -43,6 +43,21 @@ from board_driver.journal import (
     read_prefix,
     read_records,
 )
+from board_driver.records import (
+    BoardRead,
+    ComputerSettings,
+    Draw,
+    Flag,
+    Players,
+    Record,
+    RecordError,
+    Reopen,
+    Resign,
+    Result,
+    Resume,
+    fold,
+    record_of,
+)
 from board_driver.referee.clock import Clock, ClockError, ClockState, TimeControl
 from board_driver.referee.debounce import SquareEvent
 from board_driver.referee.layout import BoardProfile, Layout
@@ -115,7 +130,7 @@ def start(store: GameStore, variant_name: str, *, profile: BoardProfile, setting
                                 extra=extra or None, game_id=game_id)
     s = (cls or Session)(game, variant_name=variant_name, layout=layout, settings=settings, journal=journal,
             game_id=gid, store=store, occupancy=occupancy, now=now, players=players)
-    journal.write({"type": "board", "occ": format(s.occupancy, "x")}, sync=False)
+    journal.write(BoardRead(format(s.occupancy, "x")), sync=False)
     if s.occupancy != game.occupancy():
         s.recover = True
         s.notices.append("Set up the start position: the LEDs show the squares to fill (blue) and clear (red).")
@@ -143,7 +158,7 @@ def playable_start(variant, fen: str | None):
 def abandon(store: GameStore, game_id: str) -> None:
     """Record that the unfinished game ``game_id`` was left for another."""
     j = store.open(game_id)
-    j.write({"type": "result", "result": "*", "reason": "abandoned"}, sync=True)
+    j.write(Result("*", "abandoned"), sync=True)
     j.close()
 
 
@@ -333,9 +348,9 @@ def _resume(store: GameStore, gid: str, profile, settings, players, now, cls=Non
         named = {k: v for k, v in players.items() if v}
         if named and {**s.players, **named} != s.players:
             s.players = {**s.players, **named}
-            s.journal.write({"type": "players", **{"players": s.players}}, sync=True)
+            s.journal.write(Players(s.players), sync=True)
     if computer and {**(header.get("computer") or {}), **computer} != (header.get("computer") or {}):
-        s.journal.write({"type": "computer", "computer": {**(header.get("computer") or {}), **computer}}, sync=True)
+        s.journal.write(ComputerSettings({**(header.get("computer") or {}), **computer}), sync=True)
     return s
 
 
@@ -369,7 +384,7 @@ def _resume_id(store: GameStore, gid: str, *, profile, settings, variant, player
     if rec.finished:                    # an abandoned game taken up again
         j = store.open(gid)
         try:
-            j.write({"type": "reopen"}, sync=True)
+            j.write(Reopen(), sync=True)
         finally:
             j.close()
     if make_current:
@@ -437,64 +452,45 @@ def resume(store: GameStore, game_id: str, *, profile: BoardProfile, settings: D
     except ClockError:
         pass                                # an unreadable time control: the game goes on without a clock
     tc = TimeControl.parse(spec["tc"]) if spec else None
-    clk = ClockState((tc.initial, tc.initial)) if tc is not None else None
-    stack: list[ClockState] = []
-    for n, r in enumerate(recs[1:], 2):
-        t = r.get("type")
+    typed: list[Record] = []
+    for n, r in enumerate(recs, 1):
         try:
-            if t == "push":
-                game.push(game.parse(r["action"]))
-                s.marks.append(int(r.get("w", len(s.events))))
-                if clk is not None:
-                    stack.append(ClockState(_pair(r.get("clk0"), clk.remaining), clk.moves))
-                    clk = ClockState(_pair(r.get("clk"), clk.remaining), _pair(r.get("n"), clk.moves))
-            elif t == "pop":
-                game.pop()
-                s.marks.pop()
-                if s.marks:
-                    s.marks[-1] = len(s.events)     # events before a takeback are no evidence after it
-                if clk is not None:
-                    clk = stack.pop() if stack else clk
-                    clk = ClockState(_pair(r.get("clk"), clk.remaining), clk.moves)
-            elif t in ("clock", "result") and clk is not None and "clk" in r:
-                clk = ClockState(_pair(r.get("clk"), clk.remaining), _pair(r.get("n"), clk.moves))
-            elif t == "flag":
-                game.resign(COLOR.index(r["color"]), Termination.TIME_FORFEIT, draw=bool(r.get("draw")))
-                if clk is not None and "clk" in r:
-                    clk = ClockState(_pair(r.get("clk"), clk.remaining), clk.moves)
-            elif t == "resign":
-                game.resign(COLOR.index(r["color"]))
-            elif t == "draw":
-                game.resign(game.turn, Termination.AGREEMENT, draw=True)
-            elif t == "reopen":
-                game.unresign()
-            elif t == "event":
-                sq = variant.geometry.parse(r["sq"])
-                occ = int(r["occ"], 16)
-                s.events.append(SquareEvent(ANCIENT, sq, bool(r["placed"])), occ)
-            elif t == "board":
-                occ = int(r["occ"], 16)
-                s.events.reset()
-                s.marks[:] = [0] * len(s.marks)
-        except (KeyError, ValueError, EngineError) as exc:
+            typed.append(record_of(r))
+        except RecordError as exc:
             journal.close()
             raise ReplayError(f"{path}: line {_nth_line(path, n)}: cannot replay {r!r}: {exc}",
                               _nth_line(path, n)) from None
+    f = fold(typed, clock=(tc.initial, tc.initial) if tc is not None else None)
+    at = 0                              # the record being replayed (0-based; the header is 0)
+    try:
+        for at, p in zip(f.push_at, f.pushes):
+            game.push(game.parse(p.action))
+        for at, e in zip(f.event_at, f.events):
+            s.events.append(SquareEvent(ANCIENT, variant.geometry.parse(e.sq), e.placed), e.occupancy)
+        end = f.ended
+        if isinstance(end, Resign):
+            game.resign(COLOR.index(end.color))
+        elif isinstance(end, Flag):
+            game.resign(COLOR.index(end.color), Termination.TIME_FORFEIT, draw=end.draw)
+        elif isinstance(end, Draw):
+            game.resign(game.turn, Termination.AGREEMENT, draw=True)
+    except (ValueError, EngineError) as exc:
+        journal.close()
+        line = _nth_line(path, at + 1)
+        raise ReplayError(f"{path}: line {line}: cannot replay {recs[at]!r}: {exc}", line) from None
+    s.marks[:] = f.marks
+    if f.occ is not None:
+        occ = int(f.occ, 16)
     s.occupancy = occ
     s.debouncer.reset(occ)
-    if tc is not None and clk is not None and spec is not None:
-        s.attach_clock(Clock(tc, clk), spec["mode"], stack=stack, resumed=True)
-    journal.write({"type": "resume"}, sync=False)
+    c = f.clock
+    if tc is not None and c is not None and spec is not None:
+        stack = [ClockState(rem, moves) for rem, moves in c.stack]
+        s.attach_clock(Clock(tc, ClockState(c.remaining, c.moves)), spec["mode"], stack=stack, resumed=True)
+    journal.write(Resume(), sync=False)
     s.invalidate()
     s.update(now)
     return s
-
-
-def _pair(v, default: tuple[int, int]) -> tuple[int, int]:
-    """Two whole numbers from a journaled ``[w, b]``, else ``default``."""
-    if isinstance(v, list) and len(v) == 2 and all(isinstance(x, int) and not isinstance(x, bool) for x in v):
-        return v[0], v[1]
-    return default
 
 
 def _nth_line(path, n: int) -> int:

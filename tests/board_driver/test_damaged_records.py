@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from board_driver.journal import load_any
+
 pytestmark = pytest.mark.slow      # every test runs the CLI, several times
 
 CLI = [sys.executable, "-m", "board_driver.cli"]
@@ -114,4 +116,22 @@ def test_a_journal_line_too_long_to_be_a_record_is_damage(tmp_path):
     path = a_game(data)
     with path.open("a") as f:
         f.write('{"type": "event", "pad": "' + "x" * 100_000 + '"}\n')
+    assert status_of(data)[path.stem] == "damaged"
+
+
+def test_a_record_of_an_unknown_type_is_damage_and_the_game_before_it_goes_on(tmp_path):
+    data = tmp_path / "data"
+    path = a_game(data)
+    lines = path.read_text().splitlines()
+    assert json.loads(lines[4])["action"] == "e2e4"
+    bad = 6                                      # after White's move, before Black's
+    lines.insert(bad - 1, json.dumps({"type": "castle", "side": "king"}))
+    path.write_text("\n".join(lines) + "\n")
+    before = path.read_bytes()
+    r = run(data, "play", "--color", "never")
+    assert r.returncode == 0, r.stderr
+    assert f"line {bad}: an unknown record type 'castle'" in r.stderr
+    assert f"Resumed game {path.stem}-recovered" in r.stdout
+    assert load_any(data / "games" / f"{path.stem}-recovered.jsonl").actions == ["e2e4"]
+    assert path.read_bytes() == before
     assert status_of(data)[path.stem] == "damaged"
