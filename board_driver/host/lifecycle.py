@@ -45,10 +45,8 @@ from board_driver.journal import (
 )
 from board_driver.records import (
     BoardRead,
-    ComputerSettings,
     Draw,
     Flag,
-    Players,
     Record,
     RecordError,
     Reopen,
@@ -107,7 +105,7 @@ def start(store: GameStore, variant_name: str, *, profile: BoardProfile, setting
           occupancy: int | None = None, fen: str | None = None, players: dict[str, str] | None = None,
           date: datetime | None = None, now: int = 0, current: bool = True, cls=None,
           computer: dict | None = None, clock: dict | None = None, game_id: str | None = None,
-          header: dict | None = None):
+          header: dict | None = None) -> Session:
     """A new game, journaled in ``store`` (made its current game when ``current``).
     ``occupancy`` is what the board shows now (None: the start position); when it differs, the
     session waits for the board to be set up. ``computer``: how the computer plays its sides
@@ -131,9 +129,7 @@ def start(store: GameStore, variant_name: str, *, profile: BoardProfile, setting
     s = (cls or Session)(game, variant_name=variant_name, layout=layout, settings=settings, journal=journal,
             game_id=gid, store=store, occupancy=occupancy, now=now, players=players)
     journal.write(BoardRead(format(s.occupancy, "x")), sync=False)
-    if s.occupancy != game.occupancy():
-        s.recover = True
-        s.notices.append("Set up the start position: the LEDs show the squares to fill (blue) and clear (red).")
+    s.ask_for_setup()
     if clock:
         tc = TimeControl.parse(clock["tc"])
         assert tc is not None
@@ -340,18 +336,17 @@ def _resume_or_recover(store: GameStore, rec: GameRecord, profile, settings, pla
         return _resume(store, copy, profile, settings, players, now, cls, computer)
 
 
-def _resume(store: GameStore, gid: str, profile, settings, players, now, cls=None, computer=None):
-    s = resume(store, gid, profile=profile, settings=settings, now=now, cls=cls)
+def _resume(store: GameStore, gid: str, profile, settings, players, now, cls=None, computer=None) -> Session:
+    session = resume(store, gid, profile=profile, settings=settings, now=now, cls=cls)
     header = load_any(store.path(gid)).header
-    s.players = header.get("players") or s.players
+    session.name_players(header.get("players") or session.players, journal=False)
     if players:
         named = {k: v for k, v in players.items() if v}
-        if named and {**s.players, **named} != s.players:
-            s.players = {**s.players, **named}
-            s.journal.write(Players(s.players), sync=True)
+        if named:
+            session.name_players({**session.players, **named})
     if computer and {**(header.get("computer") or {}), **computer} != (header.get("computer") or {}):
-        s.journal.write(ComputerSettings({**(header.get("computer") or {}), **computer}), sync=True)
-    return s
+        session.note_computer({**(header.get("computer") or {}), **computer})
+    return session
 
 
 def _resume_id(store: GameStore, gid: str, *, profile, settings, variant, players, now, make_current,
@@ -427,7 +422,7 @@ def replace_game(session, store: GameStore, variant: str, *, profile: BoardProfi
 
 
 def resume(store: GameStore, game_id: str, *, profile: BoardProfile, settings: DriverSettings, now: int = 0,
-           cls=None):
+           cls=None) -> Session:
     """The game ``game_id`` as its journal left it, board events included."""
     path = store.path(game_id)
     recs = read_records(path)
@@ -462,11 +457,12 @@ def resume(store: GameStore, game_id: str, *, profile: BoardProfile, settings: D
                               _nth_line(path, n)) from None
     f = fold(typed, clock=(tc.initial, tc.initial) if tc is not None else None)
     at = 0                              # the record being replayed (0-based; the header is 0)
+    events: list[tuple[SquareEvent, int]] = []
     try:
         for at, p in zip(f.push_at, f.pushes):
             game.push(game.parse(p.action))
         for at, e in zip(f.event_at, f.events):
-            s.events.append(SquareEvent(ANCIENT, variant.geometry.parse(e.sq), e.placed), e.occupancy)
+            events.append((SquareEvent(ANCIENT, variant.geometry.parse(e.sq), e.placed), e.occupancy))
         end = f.ended
         if isinstance(end, Resign):
             game.resign(COLOR.index(end.color))
@@ -478,11 +474,9 @@ def resume(store: GameStore, game_id: str, *, profile: BoardProfile, settings: D
         journal.close()
         line = _nth_line(path, at + 1)
         raise ReplayError(f"{path}: line {line}: cannot replay {recs[at]!r}: {exc}", line) from None
-    s.marks[:] = f.marks
     if f.occ is not None:
         occ = int(f.occ, 16)
-    s.occupancy = occ
-    s.debouncer.reset(occ)
+    s.restore(events, f.marks, occ)
     c = f.clock
     if tc is not None and c is not None and spec is not None:
         stack = [ClockState(rem, moves) for rem, moves in c.stack]

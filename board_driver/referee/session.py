@@ -24,6 +24,7 @@ from typing import Callable, Sequence
 from board_driver.devices import LedImage, RawFrame
 from board_driver.errors import BoardDriverError
 from board_driver.journal import GameStore, Journal, JournalError
+from board_driver.records import ComputerSettings, Players
 from board_driver.referee import commands, texts
 from board_driver.referee.clock import Clock, ClockState
 from board_driver.referee.bases import PROMOTION_ORDER, Bases
@@ -464,6 +465,40 @@ class Session:
         """What a command left for the game host (the loop asks after each command), once."""
         cmd, self._handover = self._handover, None
         return cmd
+
+    def ask_for_setup(self) -> bool:
+        """A new game whose board does not show its start position yet: wait for the player to
+        set it up as the LEDs show (True when the board differs)."""
+        if self.occupancy == self.game.occupancy():
+            return False
+        self.recover = True
+        self.notify("Set up the start position: the LEDs show the squares to fill (blue) and clear (red).")
+        return True
+
+    def restore(self, events: Sequence[tuple[SquareEvent, int]], marks: Sequence[int], occupancy: int) -> None:
+        """A resumed game's board as its journal left it (host/lifecycle.py): the board events
+        kept as evidence (each with the occupancy after it), the event index each action's
+        window starts at, and what the board showed last."""
+        for e, occ in events:
+            self.events.append(e, occ)
+        self.marks[:] = marks
+        self.occupancy = occupancy
+        self.debouncer.reset(occupancy)
+        self.invalidate()
+
+    def name_players(self, players: dict[str, str], *, journal: bool = True) -> None:
+        """The players' names from now on (kept in the game record: journaled when ``journal``
+        and they changed)."""
+        if players == self.players:
+            return
+        self.players = dict(players)
+        if journal and self.journal is not None:
+            self.journal.write(Players(self.players), sync=True)
+
+    def note_computer(self, computer: dict) -> None:
+        """How the computer plays its sides from now on (``{"move_time": s}``), journaled."""
+        if self.journal is not None:
+            self.journal.write(ComputerSettings(dict(computer)), sync=True)
 
     def note_choice(self, key: str) -> None:
         """Remember ``key`` (a piece letter) for the next choice a move asks for."""

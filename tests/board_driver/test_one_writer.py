@@ -3,7 +3,9 @@ module calls the session's intents (``take_back``, ``adopt``, ``resign``, ``agre
 ``pause_clock``, ``expect_only``, ``notify`` ...) and never writes the session's parts.
 
 Read from the source with :mod:`ast`. A *session* is a name ``session``, an attribute
-``.session`` (``self.session``, ``host.session``) or a parameter annotated ``Session``; a *part*
+``.session`` (``self.session``, ``host.session``), a parameter annotated ``Session``, or a name
+bound to what a call returns that makes a session (``Session(...)``, or any function of the
+package annotated ``-> Session``: ``s = resume(...)``); a *part*
 is an attribute reached through one (``session.game``, ``session.time.clock``) or a local name
 bound to such an attribute (``g = session.game``). The check fails on
 
@@ -71,6 +73,30 @@ def _own_nodes(scope: ast.AST):
             todo.extend(ast.iter_child_nodes(node))
 
 
+def _session_makers() -> frozenset[str]:
+    """The package's functions annotated to return a Session."""
+    out = {"Session"}
+    for path in (ROOT / "board_driver").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.returns is not None \
+                    and ast.unparse(node.returns).strip("'\"").split(".")[-1] == "Session":
+                out.add(node.name)
+    return frozenset(out)
+
+
+MAKERS = _session_makers()
+
+
+def _makes_session(call: ast.AST) -> bool:
+    if not isinstance(call, ast.Call):
+        return False
+    f = call.func
+    if isinstance(f, ast.BoolOp):           # (cls or Session)(...)
+        return any(isinstance(v, ast.Name) and v.id in MAKERS for v in f.values)
+    name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+    return name in MAKERS
+
+
 def _writes(tree: ast.AST) -> list[tuple[int, str]]:
     out: list[tuple[int, str]] = []
     scopes = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
@@ -85,6 +111,9 @@ def _writes(tree: ast.AST) -> list[tuple[int, str]]:
                     sessions.add(a.arg)
         parts: set[str] = set()
         body = list(_own_nodes(scope))
+        for node in body:               # s = Session(...), s = resume(...)
+            if isinstance(node, ast.Assign) and _makes_session(node.value):
+                sessions.update(t.id for t in node.targets if isinstance(t, ast.Name))
         for node in body:               # aliases: g = session.game, bases = session.bases
             if isinstance(node, ast.Assign) and isinstance(node.value, (ast.Attribute, ast.Subscript)) \
                     and _root_part(node.value, sessions, parts) and not _is_session(node.value, sessions):
@@ -142,6 +171,10 @@ def helper(session, host, s: "Session"):
     copy = session.game.copy()
     copy.pop()
     self.session = session
+    made = resume(store, "id")
+    made.players = {}
+    fresh = (cls or Session)(game)
+    fresh.marks[:] = []
 '''
 
 
@@ -150,5 +183,5 @@ def test_the_check_sees_each_kind_of_write_and_allows_intents_and_copies():
     assert found == [
         "session.recover", "session.bases.only", "host.session.time.paused", "session.marks.pop",
         "session.journal.write", "g.resign", "s.notices.append", "session.marks[-1]",
-        "setattr(session, 'choice', 'q')",
+        "setattr(session, 'choice', 'q')", "made.players", "fresh.marks[:]",
     ]
