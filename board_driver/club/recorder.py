@@ -146,7 +146,8 @@ class Recorder:
     # -- life -------------------------------------------------------------------------------
     def start(self) -> "Recorder":
         import paho.mqtt.client as mqtt
-        c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=self.cfg.client_id, clean_session=False,
+        from paho.mqtt.enums import CallbackAPIVersion
+        c = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=self.cfg.client_id, clean_session=False,
                         protocol=mqtt.MQTTv311, manual_ack=True)
         if self.cfg.username:
             c.username_pw_set(self.cfg.username, self.cfg.password)

@@ -144,7 +144,8 @@ class RecorderStore:
                     cur.execute("INSERT INTO set_aside (at, board, topic, reason, payload) VALUES (?, ?, ?, ?, ?)",
                                 (now, b, f"{g}/{s}", "replaced by a different line for the same seq",
                                  old[0].encode()[:ASIDE_KEEP]))
-                    changed[(b, g)] = min(s, changed.get((b, g), s))
+                    prev = changed.get((b, g))
+                    changed[(b, g)] = s if prev is None else min(s, prev)
                     self.replaced.append((b, g, s))
                 if s > maxes.get((b, g), -1):
                     maxes[(b, g)] = s

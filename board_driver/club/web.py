@@ -190,7 +190,7 @@ def board_html(pos: dict) -> str:
                 cells.append(f'<td class="{shade}"></td>')
             else:
                 colour = 0 if p.isupper() else 1
-                sym = SYMBOLS.get((p.upper(), colour), p)
+                sym = SYMBOLS.get((p.upper(), colour)) or p
                 side = "w" if colour == 0 else "b"
                 cells.append(f'<td class="{shade} {side}" title="{name}">{html.escape(sym)}</td>')
         rows.append(f'<tr><th>{r + 1}</th>{"".join(cells)}</tr>')

@@ -399,6 +399,7 @@ class GameHost:
         """The remote game both boards agreed on (:class:`.invitations.RemoteStart`), in place of
         the game in progress (left unfinished when it is)."""
         agreed = req.agreed
+        assert self.broker is not None, "a remote game is agreed over the board's broker"
         try:
             opening = replace_game(old, self.store, agreed["variant"], profile=self.profile, settings=self.settings,
                                    occupancy=self.seat.new_occupancy(), players=dict(agreed["players"]),

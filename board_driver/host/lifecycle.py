@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Callable
+from typing import Callable, Union
 
 from board_driver.config import load_variant
 from board_driver.errors import BoardDriverError
@@ -65,6 +65,7 @@ from board_driver.settings import DriverSettings
 from engine.contract import Termination
 from engine.errors import EngineError
 from engine.game import new_game
+from engine.variant import Variant
 
 ANCIENT = -10 ** 9     # the time of board events restored from a journal: long past
 
@@ -99,6 +100,11 @@ def clock_spec(spec: dict | None) -> dict | None:
     if mode not in ("auto", "press"):
         raise ClockError(f"clock mode {mode!r}: say auto (the board switches the clock) or press (a button does)")
     return {"tc": tc.text, "mode": mode}
+
+
+Occupancy = Union[int, Callable[[Variant], int], None]
+"""What the board shows for a new game: the occupancy, or how to get it for the game's variant
+(the simulated board sets the variant's start position up), or None: the start position."""
 
 
 def start(store: GameStore, variant_name: str, *, profile: BoardProfile, settings: DriverSettings,
@@ -232,7 +238,7 @@ def recover(store: GameStore, rec: GameRecord, bad_line: int, *, current: bool) 
 
 def open_game(store: GameStore, *, profile: BoardProfile, settings: DriverSettings, variant: str | None = None,
               new: bool = False, resume: str | None = None, fen: str | None = None,
-              players: dict[str, str] | None = None, occupancy=None, now: int = 0,
+              players: dict[str, str] | None = None, occupancy: Occupancy = None, now: int = 0,
               own: bool = False, confirm: Confirm | None = None, cls=None,
               computer: dict | None = None, clock: dict | None = None, game_id: str | None = None,
               header: dict | None = None) -> Opening:
@@ -388,8 +394,8 @@ def _resume_id(store: GameStore, gid: str, *, profile, settings, variant, player
                                       computer), True, None, notes)
 
 
-def replace_game(session, store: GameStore, variant: str, *, profile: BoardProfile, settings: DriverSettings,
-                 occupancy=None, players: dict[str, str] | None = None, now: int = 0, fen: str | None = None,
+def replace_game(session: Session, store: GameStore, variant: str, *, profile: BoardProfile,
+                 settings: DriverSettings, occupancy: Occupancy = None, players: dict[str, str] | None = None, now: int = 0, fen: str | None = None,
                  computer: dict | None = None, clock: dict | None = None, game_id: str | None = None,
                  header: dict | None = None) -> Opening:
     """A new game in place of the one in progress (the ``new`` command, a button, the page):
@@ -402,10 +408,9 @@ def replace_game(session, store: GameStore, variant: str, *, profile: BoardProfi
         start_occ = playable_start(v, fen).occupancy()
     except (EngineError, BoardDriverError, ValueError, OSError) as exc:
         raise LifecycleError(f"new: {exc}") from None
-    if callable(occupancy):
-        occupancy = occupancy(v)
-    if occupancy is None:
-        occupancy = start_occ
+    occ = occupancy(v) if callable(occupancy) else occupancy
+    if occ is None:
+        occ = start_occ
     out = session.outcome()
     gid = session.game_id
     session.close()
@@ -415,7 +420,7 @@ def replace_game(session, store: GameStore, variant: str, *, profile: BoardProfi
         left = _leave(store, gid)
         notes.append(f"left game {gid} ({session.variant_name}, {len(session.game.history)} actions) unfinished: "
                      f"fairyboard play --resume {gid} continues it")
-    s = start(store, v.name, profile=profile, settings=settings, occupancy=occupancy, fen=fen,
+    s = start(store, v.name, profile=profile, settings=settings, occupancy=occ, fen=fen,
               players=players or session.players, now=now, cls=type(session), computer=computer, clock=clock,
               game_id=game_id, header=header)
     return Opening(s, False, left, notes)
