@@ -56,6 +56,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from board_driver.opponents.players import Player, PlayerError, make_player, parse_spec
+from board_driver.records import Hint as HintRecord
 from board_driver.referee.opponent import Decision, Expect, Hint, Silent, Wait
 from board_driver.referee.scene import movers, victims
 from board_driver.referee.texts import COLOR
@@ -477,8 +478,7 @@ class Hinter(_Polled):
             words = describe_move(session, shown, head=head)
         else:
             words = f"{head} {', then '.join(silent + ([shown.text] if shown is not None else []))}."
-        rec = {"type": "hint", "ply": len(g.history), "color": side, "actions": [a.text for a in ev.best],
-               "engine": self._player().spec.text, "cp": cp, "mate": mate}
+        rec = HintRecord(len(g.history), side, tuple(a.text for a in ev.best), self._player().spec.text, cp, mate)
         return Hint(shown, words, rec)
 
     # -- in the background ------------------------------------------------------------------------

@@ -4,10 +4,11 @@ difference and its error margin."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import TYPE_CHECKING, Callable
 
+from board_driver.records import Flag, Push, Result
 from engine.errors import IllegalMoveError
 from engine.game import Adjudication, Forfeit, Outcome, new_game
 
@@ -120,7 +121,7 @@ def play_game(variant: Variant, white, black, *, seconds: float | tuple[float, f
         game.push(game.parse(text))
         n += 1
         if journal is not None:
-            journal.write({"type": "push", "ply": len(game.history), "action": text}, sync=False)
+            journal.write(Push(len(game.history), text), sync=False)
     if clock is None:
         import time
         clock = lambda: int(time.monotonic() * 1000)     # noqa: E731
@@ -147,8 +148,8 @@ def play_game(variant: Variant, white, black, *, seconds: float | tuple[float, f
             game.resign(side, Termination.TIME_FORFEIT, draw=draw)
             out = game.outcome()
             if journal is not None:
-                journal.write({"type": "flag", "color": ("white", "black")[side], "draw": draw,
-                               "clk": list(clk.state.remaining)}, sync=False)
+                w, b = clk.state.remaining
+                journal.write(Flag(("white", "black")[side], draw, clk=(w, b)), sync=False)
             break
         bad = None
         if not actions:
@@ -163,15 +164,17 @@ def play_game(variant: Variant, white, black, *, seconds: float | tuple[float, f
                 break
             game.push(legal)
             n += 1
-            rec = {"type": "push", "ply": len(game.history), "action": legal.text}
+            rec = Push(len(game.history), legal.text)
             if clk is not None:
                 now = clock()
-                before = list(clk.remaining(now))
+                b0 = clk.remaining(now)
                 if game.turn != side:
                     clk.switch(now, side)
                 if game.outcome() is not None:
                     clk.stop(now)
-                rec.update({"clk": list(clk.remaining(now)), "clk0": before, "n": list(clk.state.moves)})
+                w1, b1 = clk.remaining(now)
+                mw, mb = clk.state.moves
+                rec = replace(rec, clk=(w1, b1), clk0=(b0[0], b0[1]), n=(mw, mb))
             if journal is not None:
                 journal.write(rec, sync=False)
             if on_action is not None:
@@ -183,10 +186,8 @@ def play_game(variant: Variant, white, black, *, seconds: float | tuple[float, f
             out = Outcome.win(winner, Termination.OTHER, Forfeit(side, bad))
             break
     if journal is not None:
-        rec = {"type": "result", "result": out.result, "reason": out.reason}
-        if clk is not None:
-            rec["clk"] = list(clk.state.remaining)
-        journal.write(rec, sync=True)
+        rw, rb = clk.state.remaining if clk is not None else (0, 0)
+        journal.write(Result(out.result, out.reason, clk=(rw, rb) if clk is not None else None), sync=True)
     return out, n
 
 

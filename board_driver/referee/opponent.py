@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Protocol
 from engine.game import Action
 
 if TYPE_CHECKING:
+    from board_driver.records import Hint as HintRecord
     from board_driver.referee.reconcile import Explanation, Verdict
     from board_driver.referee.session import Session
 
@@ -156,7 +157,7 @@ class Hint:
 
     action: Action | None
     words: str
-    record: dict
+    record: HintRecord              # journaled when it is said
 
 
 class HintEngine(Protocol):

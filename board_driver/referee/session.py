@@ -24,7 +24,8 @@ from typing import Callable, Sequence
 from board_driver.devices import LedImage, RawFrame
 from board_driver.errors import BoardDriverError
 from board_driver.journal import GameStore, Journal, JournalError
-from board_driver.records import ComputerSettings, Players
+from board_driver.records import ComputerSettings, Draw, Event, Pair, Players, Pop, Push, Record, Reopen, Resign, Result
+from board_driver.records import Hint as HintRecord
 from board_driver.referee import commands, texts
 from board_driver.referee.clock import Clock, ClockState
 from board_driver.referee.bases import PROMOTION_ORDER, Bases
@@ -55,6 +56,11 @@ from engine.game import Action, Outcome
 __all__ = ["COLOR", "CommandError", "HELP", "HandOver", "HintEngine", "NewGame", "PROMOTION_ORDER", "Session"]
 
 HELP = "\n".join(commands.help_lines())
+
+
+def _pair(v: Sequence[int] | None) -> Pair | None:
+    """Both clocks' values as a journal record holds them ([white, black])."""
+    return None if v is None else (v[0], v[1])
 
 
 class Session:
@@ -170,8 +176,8 @@ class Session:
         self.time.board_event(e.t)          # a resumed game's clock runs again
         if self.journal is not None:
             # held until the step ends, or written with the action it completes (one write)
-            self.journal.write({"type": "event", "t": e.t, "sq": self.game.geometry.name(e.square),
-                                "placed": e.placed, "occ": format(self.occupancy, "x")}, sync=False, hold=True)
+            self.journal.write(Event(e.t, self.game.geometry.name(e.square), e.placed, format(self.occupancy, "x")),
+                               sync=False, hold=True)
         if self.events.n % 4096 == 0:
             # bounded memory in a long game: what no window can start before any more
             self.events.forget_before(min(self.marks[-8:], default=0))
@@ -285,21 +291,17 @@ class Session:
         plan = self.time.plan(expl, popped, start) if self.time.clock is not None else None
         if self.journal is not None:
             ply = len(g.history) - len(expl.actions) + len(popped)
-            recs = []
+            recs: list[Record] = []
             for i, (a, _) in enumerate(popped):
                 ply -= 1
-                recs.append({"type": "pop", "ply": ply, "action": a.text, "why": why})
-                if plan is not None:
-                    recs[-1]["clk"] = plan[2][i]
+                recs.append(Pop(ply, a.text, why, clk=_pair(plan[2][i]) if plan is not None else None))
             for i, a in enumerate(expl.actions):
-                recs.append({"type": "push", "ply": ply + i + 1, "action": a.text, "w": start})
-                if plan is not None:
-                    recs[-1].update(plan[3][i])
+                clk = plan[3][i] if plan is not None else {}
+                recs.append(Push(ply + i + 1, a.text, w=start, clk=_pair(clk.get("clk")), clk0=_pair(clk.get("clk0")),
+                                 n=_pair(clk.get("n"))))
             out = self.outcome()
             if out is not None:
-                recs.append({"type": "result", "result": out.result, "reason": out.reason})
-                if plan is not None:
-                    recs[-1]["clk"] = list(plan[0].remaining)
+                recs.append(Result(out.result, out.reason, clk=_pair(plan[0].remaining) if plan is not None else None))
             try:
                 self.journal.write_all(recs, sync=True)     # all of it on disk, or none of it
             except JournalError:
@@ -314,11 +316,11 @@ class Session:
     def journal_result(self) -> None:
         out = self.outcome()
         if out is not None and self.journal is not None:
-            rec = {"type": "result", "result": out.result, "reason": out.reason}
+            clk = None
             if self.clock is not None:
                 self.time.game_over()               # both clocks stop
-                rec["clk"] = list(self.clock.state.remaining)
-            self.journal.write(rec, sync=False)
+                clk = _pair(self.clock.state.remaining)
+            self.journal.write(Result(out.result, out.reason, clk=clk), sync=False)
 
     # -- the clock (timekeeper.py) -----------------------------------------------------------------
     @property
@@ -544,8 +546,9 @@ class Session:
             changed |= self.expect_only(d.expect)
         return changed
 
-    def take_back(self, n: int, why: str = "takeback", **extra: object) -> list[Action]:
-        """Take the last ``n`` actions back: the journal's pops (``why`` and ``extra`` in each),
+    def take_back(self, n: int, why: str = "takeback", by: str | None = None) -> list[Action]:
+        """Take the last ``n`` actions back: the journal's pops (``why``, and ``by`` the remote
+        board that asked, in each),
         both clocks as they were before them, the tentative move and the pending choice
         dropped, and the board to put right as the LEDs show. Returns the actions taken back,
         the last first."""
@@ -561,10 +564,7 @@ class Session:
             ply = len(g.history) + len(popped)
             for i, a in enumerate(popped):
                 ply -= 1
-                rec = {"type": "pop", "ply": ply, "action": a.text, "why": why, **extra}
-                if clks:
-                    rec["clk"] = clks[i]
-                self.journal.write(rec, sync=False)
+                self.journal.write(Pop(ply, a.text, why, by=by, clk=_pair(clks[i]) if clks else None), sync=False)
             self.journal.sync()
         self.invalidate()
         self.tentative = None
@@ -586,7 +586,7 @@ class Session:
         self._await_board()
         return popped
 
-    def _end(self, record: dict) -> None:
+    def _end(self, record: Resign | Draw) -> None:
         self.invalidate()                   # the cached outcome is stale: the result must reach the journal
         if self.journal is not None:
             self.journal.write(record, sync=False)
@@ -597,10 +597,7 @@ class Session:
     def resign(self, side: int, by: str | None = None) -> Outcome:
         """``side`` resigns (``by``: the remote board that said so)."""
         self.game.resign(side)
-        rec: dict = {"type": "resign", "color": COLOR[side]}
-        if by is not None:
-            rec["by"] = by
-        self._end(rec)
+        self._end(Resign(COLOR[side], by=by))
         out = self.outcome()
         assert out is not None
         return out
@@ -608,10 +605,7 @@ class Session:
     def agree_draw(self, by: str | None = None) -> Outcome:
         """Both players agree to a draw (``by``: the remote board that agreed)."""
         self.game.resign(self.game.turn, Termination.AGREEMENT, draw=True)
-        rec: dict = {"type": "draw"}
-        if by is not None:
-            rec["by"] = by
-        self._end(rec)
+        self._end(Draw(by=by))
         out = self.outcome()
         assert out is not None
         return out
@@ -620,7 +614,7 @@ class Session:
         """Take back a resignation or an agreed draw: play goes on, the clock with it."""
         self.game.unresign()
         if self.journal is not None:
-            self.journal.write({"type": "reopen"}, sync=True)
+            self.journal.write(Reopen(), sync=True)
         self.invalidate()
         c = self.clock
         if c is not None and not (self.time.wait or self.time.paused):
@@ -642,13 +636,13 @@ class Session:
         c.start(self.game.turn, self.now)
         self.time.record("start")
 
-    def adjust_clock(self, side: int, ms: int, **extra: object) -> None:
-        """Set ``side``'s time left to ``ms`` (an arbiter's adjustment, or the remote board's own
-        reading of its player's time), journaled with ``extra``."""
+    def adjust_clock(self, side: int, ms: int, *, by: str | None = None, ply: int | None = None) -> None:
+        """Set ``side``'s time left to ``ms`` (an arbiter's adjustment, or the remote board
+        ``by``'s own reading of its player's time after action ``ply``), journaled."""
         c = self.clock
         assert c is not None
         c.adjust(side, ms, self.now)
-        self.time.record("adjust", color=COLOR[side], **extra)
+        self.time.record("adjust", color=COLOR[side], by=by, ply=ply)
 
     def press_clock(self) -> None:
         """The clock button: the running side's move is over, the other side's clock starts."""
@@ -690,7 +684,7 @@ class Session:
         self.leds, self.led_layers = render_scene(self.layout, self.settings.palette, self.scene_state(),
                                                   shown, recover, prompt_sq, computer=hint)
 
-    def show_hint(self, action: Action | None, rec: dict) -> None:
+    def show_hint(self, action: Action | None, rec: HintRecord) -> None:
         """Light ``action`` (None: nothing to light) as the hint until the game moves on, and
         journal the hint's record."""
         self.hint_shown = (len(self.game.history), action) if action is not None else None

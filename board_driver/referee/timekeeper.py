@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from board_driver.journal import JournalError
+from board_driver.records import ClockChange, Flag, Result
 from board_driver.referee.clock import Clock, ClockState, format_clock
 from board_driver.referee.reconcile import Explanation
 from board_driver.referee.reconcile import VerdictStatus as VS
@@ -195,14 +196,16 @@ class Timekeeper:
             " -- paused (`clock start`)" if d["paused"] else ""
         return f"Clock {d['tc']}: " + "  ".join(parts) + state
 
-    def record(self, op: str, **extra) -> None:
-        """Journal a change of the clock (pause, start, adjust, press) with both times."""
+    def record(self, op: str, *, color: str | None = None, by: str | None = None, ply: int | None = None) -> None:
+        """Journal a change of the clock (pause, start, adjust, press) with both times (an
+        adjustment names its ``color``; the other board's, ``by`` and the ``ply``)."""
         c = self.clock
         s = self.s
         if c is None or s.journal is None:
             return
-        s.journal.write({"type": "clock", "op": op, **extra, "clk": list(c.remaining(s.now)),
-                         "n": list(c.state.moves)}, sync=True)
+        w, b = c.remaining(s.now)
+        mw, mb = c.state.moves
+        s.journal.write(ClockChange(op, (w, b), (mw, mb), color=color, by=by, ply=ply), sync=True)
 
     # -- the flag -------------------------------------------------------------------------------------
     def flagged(self) -> bool:
@@ -249,11 +252,10 @@ class Timekeeper:
         out = s.outcome()
         assert out is not None, "a flag fall ends the game"
         if s.journal is not None:
-            clk = list(c.state.remaining)
+            w, b = c.state.remaining
             try:
-                s.journal.write_all([
-                    {"type": "flag", "color": COLOR[side], "t": ft, "draw": draw, "clk": clk},
-                    {"type": "result", "result": out.result, "reason": out.reason, "clk": clk}], sync=True)
+                s.journal.write_all([Flag(COLOR[side], draw, t=ft, clk=(w, b)),
+                                     Result(out.result, out.reason, clk=(w, b))], sync=True)
             except JournalError:
                 s.game.unresign()
                 c.restore(saved)

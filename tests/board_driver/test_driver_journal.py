@@ -145,6 +145,7 @@ def test_the_data_folder(monkeypatch, tmp_path):
 
 
 def test_a_board_event_is_in_the_file_when_its_step_ends_and_a_move_goes_with_its_last_event(tmp_path):
+    from board_driver.records import as_dict
     t = Table(data=tmp_path)
     path = t.session.journal.path
 
@@ -154,7 +155,7 @@ def test_a_board_event_is_in_the_file_when_its_step_ends_and_a_move_goes_with_it
     assert [r["sq"] for r in lines() if r["type"] == "event"] == ["e2"]
     writes = []
     real = t.session.journal.write_all
-    t.session.journal.write_all = lambda recs, sync: (writes.append([r["type"] for r in t.session.journal._held + recs]),
+    t.session.journal.write_all = lambda recs, sync: (writes.append([as_dict(r)["type"] for r in t.session.journal._held + recs]),
                                                      real(recs, sync=sync))
     t.place("e4").wait(500)
     assert ["event", "push"] in writes              # the completing event and the move in one write
