@@ -26,6 +26,7 @@ from board_driver.errors import BoardDriverError, ConfigError
 from board_driver.maintenance.install import ENV_FILE, HARDWARE_DIR, UDEV_NAME, UNIT_NAME, render_unit, user_exists
 
 if TYPE_CHECKING:       # pragma: no cover
+    from board_driver.referee.runner import LoopCommand
     from board_driver.web.context import BoardTools
 
 
@@ -246,7 +247,7 @@ def cmd_serve(args) -> int:
     host = club = front = hw = None
     listen = args.web or web_cfg.listen             # the board's page (docs/web.md)
     try:
-        commands: queue.Queue = queue.Queue()
+        commands: queue.Queue[LoopCommand] = queue.Queue()
         seat: SimSeat | HardwareSeat
         tools: BoardTools | None = None                 # the page's Board tab
         source: WatchedSource | None = None
@@ -310,7 +311,7 @@ def _fsf_path(board) -> str | None:
     return fsf_path_from_profile(getattr(board, "data", None) or {}, str(getattr(board, "path", "") or "<board>"))
 
 
-def _console(commands: "queue.Queue[str]") -> None:
+def _console(commands: "queue.Queue[LoopCommand]") -> None:
     """Commands typed on the service's standard input (a terminal, or a pipe) go to the game like
     a button's; under systemd stdin is /dev/null and this ends at once."""
     def read() -> None:

@@ -28,9 +28,13 @@ import urllib.parse
 from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from board_driver.club.store import RecorderStore
 from board_driver.journal import GameRecord, record_from
+
+if TYPE_CHECKING:
+    from engine.contract import Game
 
 SYMBOLS = {("K", 0): "\u2654", ("Q", 0): "\u2655", ("R", 0): "\u2656", ("B", 0): "\u2657", ("N", 0): "\u2658",
            ("P", 0): "\u2659", ("K", 1): "\u265a", ("Q", 1): "\u265b", ("R", 1): "\u265c", ("B", 1): "\u265d",
@@ -155,7 +159,7 @@ def clock_html(clock: dict | None) -> str:
             f' &middot; black <b class="clk-black">{_hms(clock["black_ms"])}</b> ({html.escape(clock["tc"])})</p>')
 
 
-def _catalog(game) -> list[dict]:
+def _catalog(game: Game) -> list[dict]:
     """The game's pieces for the drawing (as the board's own page gives them)."""
     try:
         from board_driver.referee.texts import catalog

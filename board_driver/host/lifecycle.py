@@ -144,7 +144,7 @@ def start(store: GameStore, variant_name: str, *, profile: BoardProfile, setting
     return s
 
 
-def playable_start(variant, fen: str | None):
+def playable_start(variant: Variant, fen: str | None):
     """The game from ``fen`` (None: the variant's start), when a game can start there: a
     position that is already over (an empty board in chess, a side without its royal piece,
     checkmate) is a LifecycleError saying why."""
@@ -355,7 +355,7 @@ def _resume(store: GameStore, gid: str, profile, settings, players, now, cls=Non
     return session
 
 
-def _resume_id(store: GameStore, gid: str, *, profile, settings, variant, players, now, make_current,
+def _resume_id(store: GameStore, gid: str, *, profile, settings, variant: str | None, players, now, make_current,
                notes, cls=None, computer=None) -> Opening:
     p = store.path(gid)
     if not p.exists():

@@ -126,7 +126,7 @@ def analyse(variant: Variant, actions: list[str], *, start_fen: str | None = Non
             turns.append((game.turn, cur))      # a turn under way when the record ends
         game = new_game(variant, start_fen)
 
-        def judge(g) -> tuple[tuple[int, int | None], str]:
+        def judge(g: Game) -> tuple[tuple[int, int | None], str]:
             if g.outcome() is not None:
                 return _final(g), ""
             e = player.evaluate(g, seconds)

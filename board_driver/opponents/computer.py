@@ -57,7 +57,7 @@ from typing import TYPE_CHECKING, Any
 
 from board_driver.opponents.players import Player, PlayerError, make_player, parse_spec
 from board_driver.records import Hint as HintRecord
-from board_driver.referee.opponent import Decision, Expect, Hint, Silent, Wait
+from board_driver.referee.opponent import Decision, Expect, HintFound, Silent, Wait
 from board_driver.referee.scene import movers, victims
 from board_driver.referee.texts import COLOR
 from engine.contract import ActionKind
@@ -461,7 +461,7 @@ class Hinter(_Polled):
         g = session.game
         return self.words(session, g, self._player().evaluate(g.copy(), self.seconds))
 
-    def words(self, session: Session, g, ev):
+    def words(self, session: Session, g: Game, ev):
         from board_driver.opponents.analysis import score_text
         side = COLOR[g.turn]
         if not ev.best:
@@ -479,7 +479,7 @@ class Hinter(_Polled):
         else:
             words = f"{head} {', then '.join(silent + ([shown.text] if shown is not None else []))}."
         rec = HintRecord(len(g.history), side, tuple(a.text for a in ev.best), self._player().spec.text, cp, mate)
-        return Hint(shown, words, rec)
+        return HintFound(shown, words, rec)
 
     # -- in the background ------------------------------------------------------------------------
     @property

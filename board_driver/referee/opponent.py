@@ -152,7 +152,7 @@ class PeerRequests(Protocol):
 
 
 @dataclass(frozen=True)
-class Hint:
+class HintFound:
     """A hint found: the action to light (None: nothing to light), its words, its record."""
 
     action: Action | None
@@ -165,7 +165,7 @@ class HintEngine(Protocol):
 
     background: bool        # True: :meth:`start` it and take the answer up when :meth:`news` says so
 
-    def __call__(self, session: Session) -> Hint:
+    def __call__(self, session: Session) -> HintFound:
         """The hint for the side to move, waited for."""
         ...
 
@@ -177,7 +177,7 @@ class HintEngine(Protocol):
 
     def deadline(self, now: int) -> int | None: ...
 
-    def take(self, session: Session) -> Hint | None: ...
+    def take(self, session: Session) -> HintFound | None: ...
 
     def think_in_background(self) -> None: ...
 

@@ -33,7 +33,7 @@ from board_driver.referee.commands import CommandError, HandOver, NewGame
 from board_driver.referee.debounce import Debouncer, SquareEvent
 from board_driver.referee.evidence import EventLog
 from board_driver.referee.layout import Layout
-from board_driver.referee.opponent import Decision, Expect, Hint, HintEngine, Opponent
+from board_driver.referee.opponent import Decision, Expect, HintFound, HintEngine, Opponent
 from board_driver.referee.reconcile import (
     Board,
     Explanation,

@@ -49,7 +49,7 @@ def sequences(game: Game, occupancy: int, physical: int = MAX_PHYSICAL) -> list[
     out: list[tuple] = []
     seen: set[tuple[str, ...]] = set()
 
-    def walk(g, occ: int, path: list, phys: int, silent_run: int) -> None:
+    def walk(g: Game, occ: int, path: list, phys: int, silent_run: int) -> None:
         if occ == occupancy and phys >= 2:
             key = tuple(a.text for a in path)
             if key not in seen:

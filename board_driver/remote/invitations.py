@@ -29,6 +29,7 @@ from board_driver.remote.transport import RemoteLink
 if TYPE_CHECKING:       # pragma: no cover
     from board_driver.club.broker import BrokerConfig
     from board_driver.host.game_host import GameHost
+    from board_driver.referee.session import Session
 
 INVITE_SECONDS = 600.0      # an invitation from the page stands this long unanswered
 
@@ -154,7 +155,7 @@ class Invitations:
             self.host.say(line)
             return
 
-        def job(session) -> None:
+        def job(session: Session) -> None:
             session.notify(line)
         q.put(job)
 

@@ -9,7 +9,7 @@ What it does (:meth:`PeerSync.step`, :meth:`~PeerSync.held`, the commands) is a 
 * :class:`Send` a message to the peer (answered with True when it went out, False when the link
   is down: it is sent again once the link is back);
 * :class:`Say` words to this board's player, :class:`SayMove` the peer's move to carry out;
-* :class:`TakeBack`, :class:`AgreeDraw`, :class:`Resign`, :class:`AdjustClock`,
+* :class:`TakeBack`, :class:`AgreeDraw`, :class:`PeerResigns`, :class:`AdjustClock`,
   :class:`Adopt`: what this board's game is to do for the peer, answered with the game as it
   then stands (a new :class:`LocalGame`).
 
@@ -47,7 +47,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar, Union
+from typing import Any, Callable, TypeVar, Union
 
 from board_driver.opponents.computer import describe_silent
 from board_driver.referee.commands import CommandError
@@ -139,7 +139,7 @@ class AgreeDraw:
 
 
 @dataclass(frozen=True)
-class Resign:
+class PeerResigns:
     """``side`` resigns (the peer's player, said by the peer's board ``by``)."""
 
     side: int
@@ -166,10 +166,23 @@ class Adopt:
     actions: tuple[Action, ...]
 
 
-Effect = Union[Send, Say, SayMove, TakeBack, AgreeDraw, Resign, AdjustClock, Adopt]
+Effect = Union[Send, Say, SayMove, TakeBack, AgreeDraw, PeerResigns, AdjustClock, Adopt]
 
 T = TypeVar("T")
 Steps = Generator[Effect, object, T]
+
+
+def drive(steps: Steps[T], carry_out: Callable[[Effect], object]) -> T:
+    """Run one of :class:`PeerSync`'s answers to its end: each effect it yields is carried out
+    (``carry_out``, which answers what the protocol needs to go on: the game as it is after a
+    takeback, say) and the answer sent back in. Returns what the protocol returns."""
+    reply: object = None
+    while True:
+        try:
+            effect = steps.send(reply)
+        except StopIteration as done:
+            return done.value
+        reply = carry_out(effect)
 
 
 class PeerSync:
@@ -504,7 +517,7 @@ class PeerSync:
             self.pending_resign = p         # taken once this board has caught up
             return False
         self.pending_resign = None
-        here = yield from self._change(Resign(COLOR.index(color), self.peer))
+        here = yield from self._change(PeerResigns(COLOR.index(color), self.peer))
         out = here.outcome
         assert out is not None
         self.result_sent = (out.result, out.reason)

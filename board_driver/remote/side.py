@@ -27,7 +27,8 @@ from board_driver.referee.commands import takeback_plies
 from board_driver.referee.opponent import Decision
 from board_driver.referee.reconcile import VerdictStatus
 from board_driver.remote.protocol import (
-    AdjustClock, Adopt, AgreeDraw, Arrived, Effect, LocalGame, PeerSync, Resign, Say, SayMove, Send, Steps, TakeBack)
+    AdjustClock, Adopt, AgreeDraw, Arrived, Effect, LocalGame, PeerSync, PeerResigns, Say, SayMove, Send, Steps, TakeBack,
+    drive)
 from engine.game import Action
 
 if TYPE_CHECKING:       # pragma: no cover
@@ -198,13 +199,7 @@ class Remote:
                          clock=c.remaining(session.now) if c is not None else None)
 
     def _run(self, session: Session, steps: Steps[T]) -> T:
-        reply: object = None
-        while True:
-            try:
-                effect = steps.send(reply)
-            except StopIteration as done:
-                return done.value
-            reply = self._carry_out(session, effect)
+        return drive(steps, lambda effect: self._carry_out(session, effect))
 
     def _carry_out(self, session: Session, e: Effect) -> object:
         if isinstance(e, Send):
@@ -221,7 +216,7 @@ class Remote:
             session.take_back(e.plies, why="takeback", by=e.by)
         elif isinstance(e, AgreeDraw):
             session.agree_draw(by=e.by)
-        elif isinstance(e, Resign):
+        elif isinstance(e, PeerResigns):
             session.resign(e.side, by=e.by)
         elif isinstance(e, AdjustClock):
             session.adjust_clock(e.side, e.ms, by=e.by, ply=e.ply)

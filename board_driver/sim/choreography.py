@@ -21,6 +21,7 @@ from engine.game import Action
 
 if TYPE_CHECKING:
     from engine.contract import Game
+    from engine.geometry import Geometry
 
 
 @dataclass
@@ -158,7 +159,7 @@ class Choreographer:
         return generic
 
     @staticmethod
-    def _nearest(g, frm, squares):
+    def _nearest(g: Geometry, frm, squares):
         return min(squares, key=lambda s: abs(g.file_of(s) - g.file_of(frm)) + 10 * abs(g.rank_of(s) - g.rank_of(frm)))
 
     @staticmethod
@@ -178,7 +179,7 @@ class Choreographer:
                 o |= bit
         return True
 
-    def _slide(self, g, frm: int, to: int, occ: int):
+    def _slide(self, g: Geometry, frm: int, to: int, occ: int):
         """Intermediate stops of a piece slid along a line, with pauses; [] for none."""
         st = self.style
         if self.rng.random() >= st.slide:

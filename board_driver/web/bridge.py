@@ -21,7 +21,7 @@ import secrets
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from board_driver.devices import RawFrame
 from board_driver.referee.commands import HandOver
@@ -30,6 +30,9 @@ from board_driver.web.board_io import OverlaySink
 from board_driver.web.live_eval import LiveEval
 from board_driver.web.pairing import Pairing, Pairings
 from board_driver.web.state import NOTICE_KEEP, snapshot
+
+if TYPE_CHECKING:
+    from board_driver.referee.session import Session
 
 
 class Notices:
@@ -102,7 +105,7 @@ class WebBridge:
         ``changes=False``: a read that changes nothing (no new snapshot for it)."""
         fut: concurrent.futures.Future = concurrent.futures.Future()
 
-        def job(session) -> None:
+        def job(session: Session) -> None:
             if not fut.set_running_or_notify_cancel():
                 return
             try:
@@ -144,7 +147,7 @@ class WebBridge:
         return self.pairings.get(pid)
 
     # -- loop thread ----------------------------------------------------------------------------
-    def attach(self, session, *, board=None, sink: OverlaySink | None = None) -> None:
+    def attach(self, session: Session, *, board=None, sink: OverlaySink | None = None) -> None:
         """A (new) session and its devices: the next update publishes it."""
         self.board = board
         if sink is not None:
@@ -162,7 +165,7 @@ class WebBridge:
         self.notices.add(line)
         self._dirty = True
 
-    def on_update(self, session) -> None:
+    def on_update(self, session: Session) -> None:
         """Called by the loop after every step: expire pairings, publish when anything changed."""
         self.pairings.expire()
         self._link = self._read_link()
@@ -173,7 +176,7 @@ class WebBridge:
             return
         self.publish(session, key)
 
-    def publish(self, session, key: tuple | None = None) -> dict:
+    def publish(self, session: Session, key: tuple | None = None) -> dict:
         self._key = key
         self._dirty = False
         self._version += 1
@@ -207,7 +210,7 @@ class WebBridge:
         except Exception:                 # a link that cannot say is not a reason to stop the page
             return {"state": "unknown", "up": True}
 
-    def start_pairing(self, session, client: str = "?", label: str = "") -> Pairing:
+    def start_pairing(self, session: Session, client: str = "?", label: str = "") -> Pairing:
         """Light a square for a new pairing (:meth:`Pairings.start`)."""
         return self.pairings.start(session, client, label)
 

@@ -11,10 +11,13 @@ evaluation ended is not shown; switching off drops what is under way and closes 
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from board_driver.errors import BoardDriverError
 from engine.errors import EngineError
+
+if TYPE_CHECKING:
+    from board_driver.referee.session import Session
 
 SECONDS = 1.0           # the engine's time a position
 
@@ -62,7 +65,7 @@ class LiveEval:
             t.join(3)
 
     # -- the board loop's thread -------------------------------------------------------------------
-    def follow(self, session) -> None:
+    def follow(self, session: Session) -> None:
         """The position now: a new one is handed to the worker (a copy of the game)."""
         if not self.on:
             return

@@ -13,12 +13,15 @@ import secrets
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from board_driver.devices import SLOW, RawFrame
 from board_driver.errors import BoardDriverError
 from board_driver.web.auth import TokenStore
 from engine.contract import TextEnum
+
+if TYPE_CHECKING:
+    from board_driver.referee.session import Session
 
 PAIR_SECONDS = 30
 PAIR_COLOR = (255, 255, 255)
@@ -198,7 +201,7 @@ class Pairings:
             self.on_lit(self.lit())
 
 
-def pairing_squares(session) -> list[int]:
+def pairing_squares(session: Session) -> list[int]:
     """The squares a pairing may light: occupied (game and sensors), not touched by the move
     under way (lifted or placed since the position was settled, or a square of a move the board
     may be on its way to) and not one the side to move may capture. Squares that no legal action

@@ -31,6 +31,8 @@ from board_driver.web.hosts import HostNames
 
 if TYPE_CHECKING:       # pragma: no cover
     from board_driver.journal import GameStore
+    from board_driver.referee.runner import LoopCommand
+    from board_driver.referee.session import Session
     from board_driver.web.context import BoardTools, RemoteLobby
     from board_driver.web.server import WebServer
 
@@ -202,7 +204,7 @@ def play_web(args, store, settings, profile, board_name: str, broker=None) -> in
     def say(line: str) -> None:
         print(line, flush=True)
 
-    commands: queue.Queue = queue.Queue()
+    commands: queue.Queue[LoopCommand] = queue.Queue()
     seat = SimSeat(store, monotonic_ms)
     notices = Notices()                     # the page's notices: every line the host says goes there too
     host = GameHost(store, settings=settings, profile=profile, seat=seat, clock=monotonic_ms,
@@ -237,7 +239,7 @@ def scripted(wrap, events: str | None, commands, host, say):
         raise BoardDriverError("--events plays on the simulated board only (--board sim)")
     state: dict[str, Any] = {"script": None}
 
-    def both(session, source, sink):
+    def both(session: Session, source, sink):
         if state["script"] is None:
             script = EventScript(events, session.game.geometry)
             script.check()

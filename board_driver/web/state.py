@@ -210,9 +210,9 @@ def numbered(sans, start_fullmove: int = 1) -> list[str]:
 def _legal(session: Session) -> list:
     if session.outcome() is not None:
         return []
-    bases = getattr(session, "bases", None)      # the session's cached reconciler inputs
+    bases = session.bases                       # the session's cached reconciler inputs
     try:
-        b0 = bases.base(0) if bases is not None else None
+        b0 = bases.base(0)
         if b0 is not None:
             return list(b0.actions)
     except (EngineError, AttributeError, TypeError):
@@ -257,7 +257,7 @@ def snapshot(session: Session, *, sim: bool, version: int, notices: list[dict], 
     if hint is not None:            # the hint is lit in the computer's colours: its legend says so
         for led in leds.values():
             led["meaning"] = HINT_MEANINGS.get(led["layer"] or "", led["meaning"])
-    peer = getattr(getattr(session, "computer", None), "peer", None)
+    peer = session.computer.peer if session.computer is not None else None
     if computer is not None and peer:   # a remote opponent's move: named by its board, not as the computer's
         for led in leds.values():
             if (led["layer"] or "").startswith("computer"):

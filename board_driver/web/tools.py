@@ -17,19 +17,18 @@ import itertools
 import queue
 import threading
 import time
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from board_driver.devices import RawFrame
 from board_driver.errors import BoardDriverError
 from board_driver.maintenance.calibrate import CalibrationAborted, Wizard
 from engine.contract import TextEnum
 
+if TYPE_CHECKING:
+    from board_driver.referee.session import Session
+
 KEEP_LINES = 200
 ANSWER_WAIT_S = 900            # a question unanswered this long stops the calibration
-
-
-class CalibrationBusy(BoardDriverError):
-    """The board is being calibrated: the game and its commands wait."""
 
 
 # every calibration status change, in order; from the service's start time in ms, so that a page
@@ -199,7 +198,7 @@ class HardwareTools:
             return "the simulated board needs no calibration"
         return None
 
-    def selftest(self, session, seconds: float, leds: bool) -> dict:
+    def selftest(self, session: Session, seconds: float, leds: bool) -> dict:
         """On the loop thread: the selftest on the open devices."""
         from board_driver.maintenance.selftest import config_findings, device_findings
         findings = config_findings(self.board)
@@ -215,7 +214,7 @@ class HardwareTools:
         from board_driver.maintenance.calibrate import calibration_plan
         return calibration_plan(self.board, out, squares)
 
-    def calibrate(self, session, prompter: WebPrompter, plan, *, leds: bool, settle: float, timeout: float) -> None:
+    def calibrate(self, session: Session, prompter: WebPrompter, plan, *, leds: bool, settle: float, timeout: float) -> None:
         """On the loop thread: the wizard, until it ends or is stopped (the game paused)."""
         from board_driver.maintenance.calibrate import write_calibration
         out, squares, previous, rectangles = plan
@@ -241,7 +240,7 @@ class HardwareTools:
         finally:
             self.resume(session)
 
-    def resume(self, session) -> None:
+    def resume(self, session: Session) -> None:
         """The game again: its LED frame shown, the board read afresh."""
         base = getattr(self.sink, "base", None)
         inner = getattr(self.sink, "inner", self.sink)
@@ -276,10 +275,10 @@ class SimTools:
     def plan(self, squares: list[str], out: str | None = None):
         raise BoardDriverError(self.calibration_refusal())
 
-    def calibrate(self, session, prompter: WebPrompter, plan, *, leds: bool, settle: float, timeout: float) -> None:
+    def calibrate(self, session: Session, prompter: WebPrompter, plan, *, leds: bool, settle: float, timeout: float) -> None:
         raise BoardDriverError(self.calibration_refusal())
 
-    def selftest(self, session, seconds: float, leds: bool) -> dict:
+    def selftest(self, session: Session, seconds: float, leds: bool) -> dict:
         from board_driver.maintenance.selftest import device_findings
         p = self.profile
         findings: dict = {"problems": [], "config": {

@@ -18,7 +18,7 @@ from board_driver.referee.commands import CommandError
 from board_driver.referee.opponent import Decision, Expect, Wait
 from board_driver.remote import protocol
 from board_driver.remote.protocol import (
-    AdjustClock, Adopt, AgreeDraw, Arrived, LocalGame, PeerSync, Resign, Say, SayMove, Send, TakeBack)
+    AdjustClock, Adopt, AgreeDraw, Arrived, LocalGame, PeerSync, PeerResigns, Say, SayMove, Send, TakeBack, drive)
 from engine.contract import Termination
 from engine.game import new_game
 
@@ -98,13 +98,7 @@ class Board:
                          expected=self.expect, clock=self.clock)
 
     def run(self, steps):
-        reply: object = None
-        while True:
-            try:
-                effect = steps.send(reply)
-            except StopIteration as done:
-                return done.value
-            reply = self.carry_out(effect)
+        return drive(steps, self.carry_out)
 
     def carry_out(self, e) -> object:
         if isinstance(e, Send):
@@ -121,7 +115,7 @@ class Board:
                 g.pop()
         elif isinstance(e, AgreeDraw):
             g.resign(g.turn, Termination.AGREEMENT, draw=True)
-        elif isinstance(e, Resign):
+        elif isinstance(e, PeerResigns):
             g.resign(e.side)
         elif isinstance(e, AdjustClock):
             assert self.clock is not None

@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import asyncio
 import time
 
@@ -12,6 +14,9 @@ from aiohttp import web
 from board_driver.web.api import ApiError, json_response, read_body
 from board_driver.web.context import CTX, ask, require
 from board_driver.web.tools import WebPrompter, WizardState
+
+if TYPE_CHECKING:
+    from board_driver.referee.session import Session
 
 
 def setup(app: web.Application) -> None:
@@ -93,7 +98,7 @@ async def calibrate_start(request: web.Request) -> web.Response:
     desk.begin(prompter)
     bridge = ctx.bridge
 
-    def run(session) -> None:
+    def run(session: Session) -> None:
         bridge.notice("Calibration started from the page: the game waits until it ends.")
         tools.calibrate(session, prompter, plan, leds=leds, settle=opts["settle"], timeout=opts["timeout"])
     bridge.call(run)

@@ -14,7 +14,7 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
-from board_driver.referee.session import CommandError, NewGame
+from board_driver.referee.session import CommandError, NewGame, Session
 from board_driver.sim.board import SimulatorError
 from board_driver.web.api import ApiError, json_response, read_body
 from board_driver.web.catalog import computer_refusal
@@ -82,7 +82,7 @@ async def command(request: web.Request) -> web.Response:
 
     side = _press_side(text)
 
-    def run(session):
+    def run(session: Session):
         cmd = text
         if side is not None:
             # "press white": the page presses for the side whose clock it shows running;
@@ -192,7 +192,7 @@ async def sim(request: web.Request) -> web.Response:
         if wait > 0:
             await asyncio.sleep(wait)
 
-        def run(session, kind=kind, arg=arg):
+        def run(session: Session, kind=kind, arg=arg):
             board = bridge.board
             if kind == "input":
                 for line in session.command(arg, bridge.clock()):

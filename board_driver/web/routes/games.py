@@ -5,6 +5,8 @@ and PGN (``/pgn``), the evaluation graph's analysis (``POST /api/games/ID/analys
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import asyncio
 
 from aiohttp import web
@@ -16,6 +18,9 @@ from board_driver.web.analyses import BusyError as AnalysisBusy
 from board_driver.web.api import ApiError, json_response, read_body
 from board_driver.web.context import CTX, AppContext, ask, require
 from engine.errors import EngineError
+
+if TYPE_CHECKING:
+    from board_driver.referee.session import Session
 
 
 def setup(app: web.Application) -> None:
@@ -106,7 +111,7 @@ async def live_eval(request: web.Request) -> web.Response:
     live.switch(on, None if seconds is None else float(seconds))
     bridge.notice("Live evaluation on." if on else "Live evaluation off.")
 
-    def publish(session) -> dict:
+    def publish(session: Session) -> dict:
         live.follow(session)            # the position now goes to the engine at once
         return bridge.publish(session)
     state = await ask(ctx, publish)
