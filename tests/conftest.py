@@ -40,6 +40,8 @@ def pytest_collection_modifyitems(config, items):
     """Files with slow tests run first (a file's tests keep their order). Most slow tests wait
     on something (a broker, a delayed link, a browser, a clock): started first, under
     scripts/test's ``--dist loadfile --no-loadscope-reorder`` they run beside the files that
-    keep a core busy, not one by one at the end of the run."""
-    slow = {item.path for item in items if item.get_closest_marker("slow")}
+    keep a core busy, not one by one at the end of the run. So do files with a test marked
+    ``long`` (a quick-lane test that takes long on one core: the type checkers), so that the
+    quick lane does not end on one busy worker."""
+    slow = {item.path for item in items if item.get_closest_marker("slow") or item.get_closest_marker("long")}
     items.sort(key=lambda item: item.path not in slow)

@@ -18,6 +18,7 @@ PYRIGHT = ROOT / "tests" / "pico_harness" / "node_modules" / ".bin" / "pyright"
 PYRIGHT_PACKAGES = ("engine", "firmware_bridge", "board_driver")
 
 
+@pytest.mark.long
 def test_mypy_passes_over_the_three_packages():
     pytest.importorskip("mypy", reason="mypy is in the test extras: pip install -e '.[test]'")
     # no cache: nothing is written into the checkout, and a stale cache cannot hide an error
@@ -27,6 +28,7 @@ def test_mypy_passes_over_the_three_packages():
     assert "Success: no issues found" in run.stdout, run.stdout
 
 
+@pytest.mark.long
 def test_pyright_basic_finds_no_error():
     if shutil.which("node") is None:
         pytest.skip("node is not installed: pyright (installed by scripts/pico-deps) needs it")
