@@ -388,7 +388,7 @@ def describe_move(session: Session, a: Action, more: str = "", head: str | None 
         parts.append(f"move the {who.split(' ', 1)[-1]} from {name(frm)} to {name(to)}")
         if a.kind is ActionKind.PROMOTION:
             extra = (a.code >> 16) & 0xFF
-            parts[-1] += f" and make it a {g.variant.pieces[extra - 1].name}" if extra and hasattr(g, "variant") else ""
+            parts[-1] += f" and make it a {g.variant.pieces[extra - 1].name}" if extra else ""
     text = "; ".join(parts) if parts else a.text
     return f"{head or f'Computer ({side}) plays'} {san}{more}: {text}."
 

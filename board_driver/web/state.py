@@ -85,8 +85,7 @@ def family_view(game: Game) -> dict:
                 return v
         except (EngineError, TypeError, ValueError, AttributeError):
             pass
-    describe = getattr(game, "describe", None)
-    return jsonable(describe()) if callable(describe) else {}
+    return jsonable(game.describe())
 
 
 def army_rules(game: Game) -> dict | None:
@@ -232,13 +231,12 @@ def snapshot(session: Session, *, sim: bool, version: int, notices: list[dict], 
     pieces = {}
     for sq, (letter, color) in sorted(pm.items()):
         pieces[name(sq)] = letter.upper() if color == 0 else letter.lower()
-    on_board = [name(sq) for sq in geo.squares() if occ >> sq & 1] if hasattr(geo, "squares") else \
-        [name(sq) for sq in range(geo.size) if occ >> sq & 1 and sq not in geo.holes]
+    on_board = [name(sq) for sq in geo.squares() if occ >> sq & 1]
     leds = {}
     layout = session.layout
     frame = session.leds
     layers = session.led_layers
-    for sq in (geo.squares() if hasattr(geo, "squares") else range(geo.size)):
+    for sq in geo.squares():
         if sq in geo.holes:
             continue
         p = layout.physical(sq)
