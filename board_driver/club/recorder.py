@@ -136,6 +136,7 @@ class Recorder:
         self._asked: dict[tuple[str, str], tuple[int, float]] = {}   # game -> (from, when) last request
         self._due_lock = threading.Lock()
         self.connected = threading.Event()
+        self.subscribed = threading.Event()     # the broker has acknowledged the subscriptions: nothing sent from now on is missed
         self._gen = 0                     # the connection a message came on: acknowledged on that one only
         self.stored = 0
         self.requests = 0
@@ -157,6 +158,7 @@ class Recorder:
         c.max_inflight_messages_set(1000)
         c.on_connect = self._on_connect
         c.on_disconnect = self._on_disconnect
+        c.on_subscribe = self._on_subscribe
         c.on_message = self._on_message
         self._client = c
         self._writer = threading.Thread(target=self._write_loop, name="recorder-writer", daemon=True)
@@ -188,6 +190,9 @@ class Recorder:
         self.connected.set()
         self.log(f"recorder: connected to {self.cfg.host}:{self.cfg.port}")
         self._in.put(("reconnected",))
+
+    def _on_subscribe(self, client, userdata, mid, reason_codes, properties=None) -> None:
+        self.subscribed.set()
 
     def _on_disconnect(self, client, userdata, flags, reason_code, properties=None) -> None:
         if self.connected.is_set():

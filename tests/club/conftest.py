@@ -32,6 +32,7 @@ def make_recorder(tmp_path, broker):
         r = Recorder(cfg, store).start()
         made.append(r)
         assert r.connected.wait(10), "the recorder did not connect"
+        assert r.subscribed.wait(10), "the broker did not acknowledge the recorder's subscriptions"
         return r
     yield make
     for r in made:
