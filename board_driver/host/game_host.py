@@ -206,6 +206,7 @@ class GameHost:
         self.broker = broker            # the profile's broker: (BrokerConfig): remote games go through it
         self.stopping = stopping        # the front end is stopping (a handshake gives up)
         self._link: Any = None          # the remote game's link (a RemoteLink), made by the handshake
+        self._loop: queue.Queue[LoopCommand] | None = None     # the running loop's commands (run)
         from board_driver.remote.invitations import Invitations
         self.invitations = Invitations(self)    # the page's boards online, invitations, accept, decline
 
@@ -377,8 +378,7 @@ class GameHost:
             return None
         for line in opening.notes:
             self.note(line)
-        if not self.invitations.busy():
-            self.invitations.outgoing = None        # an invitation's answer is old news under a new game
+        self.invitations.new_game_started()     # an invitation's answer is old news under a new game
         session = opening.session
         try:
             self._start(session, False)
@@ -416,7 +416,7 @@ class GameHost:
         self.clock_spec = agreed.get("clock")
         self._link = req.link
         session = opening.session
-        self.invitations.outgoing = None
+        self.invitations.new_game_started(agreed=True)
         self._start(session, False)
         self.say(self._new_line(session))
         self.invitations.changed()
@@ -444,7 +444,7 @@ class GameHost:
         end put its own layer on the devices (the page's pairing overlay); ``on_session`` is told
         of each session before its loop starts."""
         assert self.session is not None, "open a game first"
-        self.invitations.commands = commands        # the handshake's words and its game go through the loop
+        self._loop = commands               # the handshake's words and its game go through the loop
         while True:
             session = self.session
             source, sink = self.seat.devices()
@@ -457,6 +457,11 @@ class GameHost:
             if req is None:
                 return session
             self.replace(req)
+
+    def loop_queue(self) -> queue.Queue[LoopCommand] | None:
+        """The running loop's command queue (None before :meth:`run`): what another thread says
+        or asks for goes through it."""
+        return self._loop
 
     def link(self) -> dict:
         """The board's link, as the page and the logs report it."""

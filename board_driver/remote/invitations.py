@@ -61,7 +61,6 @@ class Invitations:
         self.broker = host.broker
         self.lobby: Any = None
         self.on_change: Callable[[], None] | None = None
-        self.commands: Any = None               # the loop's queue (GameHost.run sets it)
         self.outgoing: dict | None = None       # this board's invitation: to, game, variant, you_play, state
         self._cancel: threading.Event | None = None
         self._thread: threading.Thread | None = None
@@ -150,7 +149,7 @@ class Invitations:
     def later(self, line: str) -> None:
         """Say ``line`` from any thread: through the loop when it runs (the console and the
         page's notices), else at once."""
-        q = self.commands
+        q = self.host.loop_queue()
         if q is None:
             self.host.say(line)
             return
@@ -163,6 +162,12 @@ class Invitations:
     def busy(self) -> bool:
         t = self._thread
         return t is not None and t.is_alive()
+
+    def new_game_started(self, *, agreed: bool = False) -> None:
+        """A new game is on the board: the answer to this board's invitation is old news (kept
+        while a handshake is still under way, unless that handshake's game is the one started)."""
+        if agreed or not self.busy():
+            self.outgoing = None
 
     def invite(self, peer: str, side: int, *, variant: str, fen: str | None, clock: dict | None,
                players: dict) -> dict:
@@ -245,7 +250,7 @@ class Invitations:
             return
         if self.outgoing is not None:
             self.outgoing = dict(self.outgoing, state="agreed", game=agreed["game"])
-        q = self.commands
+        q = self.host.loop_queue()
         if q is None:               # no loop to hand it to
             link.close()
             return
