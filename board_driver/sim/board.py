@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections import deque
 from pathlib import Path
 from typing import Callable
@@ -56,6 +57,8 @@ class SimulatedBoard:
         self.frames_shown: list[LedImage] = []
         self.state_file = Path(state_file) if state_file is not None else None
         self.closed_flag = False
+        # a frame made: read() waits on it as a real board's source waits for the next scan
+        self._arrived = threading.Condition()
 
     # -- persistence (the pieces stay where they are when the program stops) ---------------------
     @classmethod
@@ -127,11 +130,20 @@ class SimulatedBoard:
     def _emit(self, t: int | None) -> None:
         self.queue.append(RawFrame(self.clock() if t is None else t, frozenset(self.closed)))
         self.save()
+        with self._arrived:
+            self._arrived.notify_all()
 
     # -- SensorSource -------------------------------------------------------------------------------
     def read(self, timeout: float = 0.0) -> RawFrame | None:
+        """The next frame, waiting up to ``timeout`` seconds for one as a real board's source
+        does (the service loop idles here, not in a busy loop). A board on a virtual clock never
+        waits: its time passes only when told to."""
         if self.closed_flag:
             raise SimulatorError("the simulated board is closed")
+        if not self.queue and timeout > 0 and not isinstance(self.clock, VirtualClock):
+            with self._arrived:
+                if not self.queue:
+                    self._arrived.wait(timeout)
         return self.queue.popleft() if self.queue else None
 
     def current(self) -> RawFrame:

@@ -45,6 +45,32 @@ def test_the_simulator_is_a_sensor_source_and_an_led_sink():
     assert "RawFrame(" in repr(f)
 
 
+def test_a_simulated_board_on_the_real_clock_waits_for_its_next_frame_as_a_real_source_does():
+    """The service loop idles in read(timeout): a board on the real clock waits there for a
+    frame (made on another thread: the page, a script) instead of answering None at once, which
+    made an idle serve --board sim spin a core (tests/bench/bench_idle.py: 100% -> 0.5%)."""
+    import threading
+    import time as _time
+
+    from board_driver.config import load_variant
+    from board_driver.referee.layout import Layout
+    from board_driver.settings import load_profile
+    board = SimulatedBoard(Layout.place(load_profile("sim"), load_variant("orthodox").geometry),
+                           clock=lambda: int(_time.monotonic() * 1000))
+    waiting = threading.Event()
+    got: list = []
+
+    def reader() -> None:
+        waiting.set()
+        got.append(board.read(60.0))    # returns when the frame comes, long before 60 s
+    th = threading.Thread(target=reader)
+    th.start()
+    assert waiting.wait(10)
+    board.setup(frozenset({board.sensor("e2")}))
+    th.join(60)
+    assert not th.is_alive() and got and got[0] is not None and board.sensor("e2") in got[0].closed
+
+
 class ScriptedSource:
     """A sensor source that plays frames at given times on a fake clock (read() advances it)."""
 
