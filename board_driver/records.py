@@ -38,7 +38,7 @@ import json
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Union
+from typing import Any, ClassVar, Sequence, Union, overload
 
 from board_driver.errors import BoardDriverError
 
@@ -50,6 +50,16 @@ _SQUARE = re.compile(r"^[a-p](?:[1-9]|1[0-6])$")
 _HEX = re.compile(r"^[0-9a-f]{1,64}$")
 
 Pair = tuple[int, int]          # [white, black]: milliseconds left, or moves made
+
+
+@overload
+def pair(v: Sequence[int]) -> Pair: ...
+@overload
+def pair(v: None) -> None: ...
+def pair(v: Sequence[int] | None) -> Pair | None:
+    """Both clocks' values (a clock's tuple or a list, [white, black]) as a record holds them."""
+    return None if v is None else (v[0], v[1])
+
 _MISSING = object()
 
 

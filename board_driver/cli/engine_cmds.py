@@ -5,10 +5,9 @@ Each handler imports what it uses, so that a command's start-up pays only for it
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from board_driver.config import load_variant, variant_names
 

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import json
 import sys
+from typing import TYPE_CHECKING
 
 from board_driver.config import load_variant
 from board_driver.journal import GameStore, data_dir

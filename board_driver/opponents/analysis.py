@@ -14,9 +14,8 @@ built-in search, which plays every family.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
 
 from board_driver.opponents.players import MATE_CP, Evaluation, Player, can_play, make_player
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import TYPE_CHECKING, Callable
 
-from board_driver.records import Flag, Push, Result
+from board_driver.records import Flag, Push, Result, pair
 from engine.errors import IllegalMoveError
 from engine.game import Adjudication, Forfeit, Outcome, new_game
 
@@ -148,8 +148,7 @@ def play_game(variant: Variant, white, black, *, seconds: float | tuple[float, f
             game.resign(side, Termination.TIME_FORFEIT, draw=draw)
             out = game.outcome()
             if journal is not None:
-                w, b = clk.state.remaining
-                journal.write(Flag(("white", "black")[side], draw, clk=(w, b)), sync=False)
+                journal.write(Flag(("white", "black")[side], draw, clk=pair(clk.state.remaining)), sync=False)
             break
         bad = None
         if not actions:
@@ -167,14 +166,12 @@ def play_game(variant: Variant, white, black, *, seconds: float | tuple[float, f
             rec = Push(len(game.history), legal.text)
             if clk is not None:
                 now = clock()
-                b0 = clk.remaining(now)
+                before = pair(clk.remaining(now))
                 if game.turn != side:
                     clk.switch(now, side)
                 if game.outcome() is not None:
                     clk.stop(now)
-                w1, b1 = clk.remaining(now)
-                mw, mb = clk.state.moves
-                rec = replace(rec, clk=(w1, b1), clk0=(b0[0], b0[1]), n=(mw, mb))
+                rec = replace(rec, clk=pair(clk.remaining(now)), clk0=before, n=pair(clk.state.moves))
             if journal is not None:
                 journal.write(rec, sync=False)
             if on_action is not None:
@@ -186,8 +183,8 @@ def play_game(variant: Variant, white, black, *, seconds: float | tuple[float, f
             out = Outcome.win(winner, Termination.OTHER, Forfeit(side, bad))
             break
     if journal is not None:
-        rw, rb = clk.state.remaining if clk is not None else (0, 0)
-        journal.write(Result(out.result, out.reason, clk=(rw, rb) if clk is not None else None), sync=True)
+        journal.write(Result(out.result, out.reason, clk=pair(clk.state.remaining) if clk is not None else None),
+                      sync=True)
     return out, n
 
 

@@ -15,17 +15,16 @@ and handed over when that very action is committed from this very state (:meth:`
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from dataclasses import dataclass
-
 from board_driver.referee.reconcile import Base, Preferences
-from board_driver.referee.opponent import Expect
 from engine.contract import ActionKind, BoardState, Termination
 from engine.errors import EngineError
 from engine.variant import PROMOTION_PREFERENCE as PROMOTION_ORDER  # noqa: F401  (re-exported)
 
 if TYPE_CHECKING:
+    from board_driver.referee.opponent import Expect
     from engine.contract import Game
 
 

@@ -107,7 +107,9 @@ class Opponent(Protocol):
     def plays(self, side: int) -> bool: ...
 
     def decide(self, session: Session) -> Decision:
-        """What it does now that the board is explained; reads the session, writes nothing."""
+        """What it does now that the board is explained. It reads the session and writes none of
+        its parts: the computer only answers; a remote board carries out what the other board's
+        player agreed to (a takeback, a draw) through the session's intents."""
         ...
 
     def news(self) -> bool:

@@ -24,7 +24,7 @@ from typing import Callable, Sequence
 from board_driver.devices import LedImage, RawFrame
 from board_driver.errors import BoardDriverError
 from board_driver.journal import GameStore, Journal, JournalError
-from board_driver.records import ComputerSettings, Draw, Event, Pair, Players, Pop, Push, Record, Reopen, Resign, Result
+from board_driver.records import ComputerSettings, Draw, Event, Players, Pop, Push, Record, Reopen, Resign, Result, pair
 from board_driver.records import Hint as HintRecord
 from board_driver.referee import commands, texts
 from board_driver.referee.clock import Clock, ClockState
@@ -56,11 +56,6 @@ from engine.game import Action, Outcome
 __all__ = ["COLOR", "CommandError", "HELP", "HandOver", "HintEngine", "NewGame", "PROMOTION_ORDER", "Session"]
 
 HELP = "\n".join(commands.help_lines())
-
-
-def _pair(v: Sequence[int] | None) -> Pair | None:
-    """Both clocks' values as a journal record holds them ([white, black])."""
-    return None if v is None else (v[0], v[1])
 
 
 class Session:
@@ -294,14 +289,14 @@ class Session:
             recs: list[Record] = []
             for i, (a, _) in enumerate(popped):
                 ply -= 1
-                recs.append(Pop(ply, a.text, why, clk=_pair(plan[2][i]) if plan is not None else None))
+                recs.append(Pop(ply, a.text, why, clk=pair(plan[2][i]) if plan is not None else None))
             for i, a in enumerate(expl.actions):
                 clk = plan[3][i] if plan is not None else {}
-                recs.append(Push(ply + i + 1, a.text, w=start, clk=_pair(clk.get("clk")), clk0=_pair(clk.get("clk0")),
-                                 n=_pair(clk.get("n"))))
+                recs.append(Push(ply + i + 1, a.text, w=start, clk=pair(clk.get("clk")), clk0=pair(clk.get("clk0")),
+                                 n=pair(clk.get("n"))))
             out = self.outcome()
             if out is not None:
-                recs.append(Result(out.result, out.reason, clk=_pair(plan[0].remaining) if plan is not None else None))
+                recs.append(Result(out.result, out.reason, clk=pair(plan[0].remaining) if plan is not None else None))
             try:
                 self.journal.write_all(recs, sync=True)     # all of it on disk, or none of it
             except JournalError:
@@ -319,7 +314,7 @@ class Session:
             clk = None
             if self.clock is not None:
                 self.time.game_over()               # both clocks stop
-                clk = _pair(self.clock.state.remaining)
+                clk = pair(self.clock.state.remaining)
             self.journal.write(Result(out.result, out.reason, clk=clk), sync=False)
 
     # -- the clock (timekeeper.py) -----------------------------------------------------------------
@@ -448,7 +443,7 @@ class Session:
     #
     # The command language (commands.py), the opponents (opponents/), the game host and the page
     # never write the session's parts: each of these does one whole job (game, marks, bases,
-    # clocks, tentative move, choice, journal), once. tests/board_driver/test_package_layout.py
+    # clocks, tentative move, choice, journal), once. tests/board_driver/test_one_writer.py
     # fails on a write from outside referee/.
 
     def notify(self, line: str) -> None:
@@ -547,11 +542,10 @@ class Session:
         return changed
 
     def take_back(self, n: int, why: str = "takeback", by: str | None = None) -> list[Action]:
-        """Take the last ``n`` actions back: the journal's pops (``why``, and ``by`` the remote
-        board that asked, in each),
-        both clocks as they were before them, the tentative move and the pending choice
-        dropped, and the board to put right as the LEDs show. Returns the actions taken back,
-        the last first."""
+        """Take the last ``n`` actions back: the journal's pops (``why`` in each, and ``by``, the
+        remote board that asked), both clocks as they were before them, the tentative move and
+        the pending choice dropped, and the board to put right as the LEDs show. Returns the
+        actions taken back, the last first."""
         g = self.game
         popped = []
         for _ in range(min(n, len(g.history))):
@@ -564,7 +558,7 @@ class Session:
             ply = len(g.history) + len(popped)
             for i, a in enumerate(popped):
                 ply -= 1
-                self.journal.write(Pop(ply, a.text, why, by=by, clk=_pair(clks[i]) if clks else None), sync=False)
+                self.journal.write(Pop(ply, a.text, why, by=by, clk=pair(clks[i]) if clks else None), sync=False)
             self.journal.sync()
         self.invalidate()
         self.tentative = None
@@ -616,46 +610,30 @@ class Session:
         if self.journal is not None:
             self.journal.write(Reopen(), sync=True)
         self.invalidate()
-        c = self.clock
-        if c is not None and not (self.time.wait or self.time.paused):
-            c.start(self.game.turn, self.now)
+        self.time.reopened()
 
+    # the clock's intents: the Timekeeper (timekeeper.py) does the work and journals it
     def pause_clock(self) -> None:
         """Stop the running clock (an arbiter's pause), journaled."""
-        c = self.clock
-        assert c is not None
-        c.stop(self.now)
-        self.time.paused = True
-        self.time.record("pause")
+        self.time.pause()
 
     def start_clock(self) -> None:
         """Start the stopped clock for the side to move, journaled."""
-        c = self.clock
-        assert c is not None
-        self.time.paused = self.time.wait = self.time.setup = False
-        c.start(self.game.turn, self.now)
-        self.time.record("start")
+        self.time.start()
 
     def adjust_clock(self, side: int, ms: int, *, by: str | None = None, ply: int | None = None) -> None:
         """Set ``side``'s time left to ``ms`` (an arbiter's adjustment, or the remote board
         ``by``'s own reading of its player's time after action ``ply``), journaled."""
-        c = self.clock
-        assert c is not None
-        c.adjust(side, ms, self.now)
-        self.time.record("adjust", color=COLOR[side], by=by, ply=ply)
+        self.time.adjust(side, ms, by=by, ply=ply)
 
     def press_clock(self) -> None:
         """The clock button: the running side's move is over, the other side's clock starts."""
-        c = self.clock
-        assert c is not None
-        c.switch(self.now)
-        self.time.record("press")
+        self.time.press()
 
     def script_time(self, *, horizon: int | None, flag_until: int | None) -> None:
         """An event script's time (sim/events.py): the clocks' view ends at ``horizon`` and no flag
         falls after ``flag_until`` (None: the real time)."""
-        self.time.horizon = horizon
-        self.time.flag_until = flag_until
+        self.time.script_time(horizon=horizon, flag_until=flag_until)
 
     # -- views ------------------------------------------------------------------------------------------
     def scene_state(self) -> SceneState:

@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from board_driver.journal import JournalError
-from board_driver.records import ClockChange, Flag, Result
+from board_driver.records import ClockChange, Flag, Result, pair
 from board_driver.referee.clock import Clock, ClockState, format_clock
 from board_driver.referee.reconcile import Explanation
 from board_driver.referee.reconcile import VerdictStatus as VS
@@ -196,6 +196,44 @@ class Timekeeper:
             " -- paused (`clock start`)" if d["paused"] else ""
         return f"Clock {d['tc']}: " + "  ".join(parts) + state
 
+    # -- the session's clock intents (Session.pause_clock, ...): each journaled -----------------------
+    def pause(self) -> None:
+        c = self.clock
+        assert c is not None
+        c.stop(self.s.now)
+        self.paused = True
+        self.record("pause")
+
+    def start(self) -> None:
+        c = self.clock
+        assert c is not None
+        self.paused = self.wait = self.setup = False
+        c.start(self.s.game.turn, self.s.now)
+        self.record("start")
+
+    def adjust(self, side: int, ms: int, *, by: str | None = None, ply: int | None = None) -> None:
+        c = self.clock
+        assert c is not None
+        c.adjust(side, ms, self.s.now)
+        self.record("adjust", color=COLOR[side], by=by, ply=ply)
+
+    def press(self) -> None:
+        c = self.clock
+        assert c is not None
+        c.switch(self.s.now)
+        self.record("press")
+
+    def reopened(self) -> None:
+        """A resignation or an agreed draw was taken back: the side to move's clock runs again
+        (unless it waits for the board or was paused)."""
+        c = self.clock
+        if c is not None and not (self.wait or self.paused):
+            c.start(self.s.game.turn, self.s.now)
+
+    def script_time(self, *, horizon: int | None, flag_until: int | None) -> None:
+        self.horizon = horizon
+        self.flag_until = flag_until
+
     def record(self, op: str, *, color: str | None = None, by: str | None = None, ply: int | None = None) -> None:
         """Journal a change of the clock (pause, start, adjust, press) with both times (an
         adjustment names its ``color``; the other board's, ``by`` and the ``ply``)."""
@@ -203,9 +241,8 @@ class Timekeeper:
         s = self.s
         if c is None or s.journal is None:
             return
-        w, b = c.remaining(s.now)
-        mw, mb = c.state.moves
-        s.journal.write(ClockChange(op, (w, b), (mw, mb), color=color, by=by, ply=ply), sync=True)
+        s.journal.write(ClockChange(op, pair(c.remaining(s.now)), pair(c.state.moves), color=color, by=by, ply=ply),
+                        sync=True)
 
     # -- the flag -------------------------------------------------------------------------------------
     def flagged(self) -> bool:
@@ -252,10 +289,10 @@ class Timekeeper:
         out = s.outcome()
         assert out is not None, "a flag fall ends the game"
         if s.journal is not None:
-            w, b = c.state.remaining
+            clk = pair(c.state.remaining)
             try:
-                s.journal.write_all([Flag(COLOR[side], draw, t=ft, clk=(w, b)),
-                                     Result(out.result, out.reason, clk=(w, b))], sync=True)
+                s.journal.write_all([Flag(COLOR[side], draw, t=ft, clk=clk),
+                                     Result(out.result, out.reason, clk=clk)], sync=True)
             except JournalError:
                 s.game.unresign()
                 c.restore(saved)

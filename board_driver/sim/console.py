@@ -13,10 +13,9 @@ else is a console command for the session.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from board_driver.devices import FAST, SLOW, LedImage
 from board_driver.referee.scene import Palette

@@ -35,11 +35,10 @@ the end), ``stopped`` (the driver stopped for a correction or a prompt: never a 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import random
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from board_driver.sim.choreography import Choreographer, Style
 from board_driver.sim.events import Ev, apply_event

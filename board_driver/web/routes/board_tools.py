@@ -4,10 +4,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import asyncio
 import time
+from typing import TYPE_CHECKING
 
 from aiohttp import web
 

@@ -5,9 +5,8 @@ and PGN (``/pgn``), the evaluation graph's analysis (``POST /api/games/ID/analys
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import asyncio
+from typing import TYPE_CHECKING
 
 from aiohttp import web
 
