@@ -9,7 +9,9 @@ more ``??`` -- the big swings the page's graph and ``fairyboard games analyse ID
 
 The engine is the best one available for the variant (:func:`best_engine`): Fairy-Stockfish
 (native or its WebAssembly build, :mod:`.players`) where it can play the variant, else the
-built-in search, which plays every family.
+built-in search, which plays every family. Fairy-Stockfish is the board's shared engine
+(:mod:`.engine_pool`): in the service an analysis waits for the computer's move, a hint and the
+live evaluation.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
-from board_driver.opponents.players import MATE_CP, Evaluation, Player, can_play, make_player
+from board_driver.opponents.players import MATE_CP, Evaluation, Player, can_play
 
 if TYPE_CHECKING:
     from engine.contract import Game
@@ -106,9 +108,10 @@ def analyse(variant: Variant, actions: list[str], *, start_fen: str | None = Non
     ``start_fen``). ``engine``: a spec or a Player (default :func:`best_engine`);
     ``on_turn(TurnEval)`` is called as each turn is judged (a progress display)."""
     from engine.game import new_game
+    from board_driver.opponents import engine_pool
     own = not isinstance(engine, Player)
     player = engine if isinstance(engine, Player) else \
-        make_player(engine or best_engine(variant), variant, fsf_path=fsf_path)
+        engine_pool.player(engine or best_engine(variant), variant, priority=engine_pool.ANALYSIS, fsf_path=fsf_path)
     try:
         game = new_game(variant, start_fen)
         turns: list[tuple[int, list]] = []     # (side, [(action, san), ...]): the game's turns

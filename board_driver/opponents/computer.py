@@ -26,9 +26,13 @@ Where the thinking happens:
   and takes it up on the next tick (:meth:`Computer.news`); from there on all is as in the
   step. An answer for a game that changed meanwhile (a takeback, a resignation, a new game,
   the end of the game) is dropped, and the computer thinks again if it is still to move.
-  There is never more than one search at a time (a UCI engine is one process): a stale search
-  is stopped -- the built-in one ends at its next clock check (``turn(..., stop=...)``), an
-  engine within its move time -- and the next starts when it has ended. :meth:`Computer.close`
+  There is never more than one search at a time: a stale search is stopped -- the built-in
+  one ends at its next clock check (``turn(..., stop=...)``), a UCI engine is sent ``stop`` --
+  and the next starts when it has ended.
+
+A UCI engine (``fsf``, ``uci:COMMAND``) is the board's shared one (:mod:`.engine_pool`): the
+computer's move comes first on it, the hint (:class:`Hinter`) next, then the live evaluation
+and analyses; an engine that died is started again and the computer says so once. :meth:`Computer.close`
   stops the search under way and waits for it before closing the engines.
 
 A thread, not a process: the built-in search keeps its transposition table between moves in
@@ -55,7 +59,8 @@ import sys
 import threading
 from typing import TYPE_CHECKING, Any
 
-from board_driver.opponents.players import Player, PlayerError, make_player, parse_spec
+from board_driver.opponents import engine_pool
+from board_driver.opponents.players import Player, PlayerError, parse_spec
 from board_driver.records import Hint as HintRecord
 from board_driver.referee.opponent import Decision, Expect, HintFound, Silent, Wait
 from board_driver.referee.scene import movers, victims
@@ -160,7 +165,8 @@ class Computer(_Polled):
             for side, key in enumerate(COLOR):
                 name = (names or {}).get(key) or ""
                 if looks_like_spec(name):
-                    players[side] = make_player(parse_spec(name), variant, fsf_path=fsf_path)
+                    players[side] = engine_pool.player(parse_spec(name), variant, priority=engine_pool.MOVE,
+                                                       fsf_path=fsf_path)
         except PlayerError:
             for p in players.values():
                 p.close()
@@ -283,6 +289,7 @@ class Computer(_Polled):
             self.errors.append(msg)
             said.append(msg)
             plan = []
+        said[:0] = player.take_notices()    # the engine was started again on the way
         self.plan = plan
         self._at = len(g.history)
 
@@ -296,6 +303,7 @@ class Computer(_Polled):
         self._search = None
         s.thread.join()
         g = session.game
+        said.extend(self.players[s.side].take_notices())     # the engine was started again on the way
         if not s.current(g):
             return False
         if s.error is not None:
@@ -453,7 +461,8 @@ class Hinter(_Polled):
     def _player(self) -> Player:
         from board_driver.opponents.analysis import best_engine
         if self.player is None:
-            self.player = make_player(self.spec or best_engine(self.variant), self.variant, fsf_path=self.fsf_path)
+            self.player = engine_pool.player(self.spec or best_engine(self.variant), self.variant,
+                                             priority=engine_pool.HINT, fsf_path=self.fsf_path)
         return self.player
 
     def __call__(self, session: Session):

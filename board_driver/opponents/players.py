@@ -43,6 +43,8 @@ from engine.errors import EngineError
 from engine.search import Searcher, level_depth, random_turn
 
 if TYPE_CHECKING:
+    import chess.engine
+
     from engine.contract import Game
     from engine.variant import Variant
 
@@ -153,10 +155,16 @@ class Player:
     def turn(self, game: Game, seconds: float, *, stop: Callable[[], bool] | None = None) -> list:
         raise NotImplementedError
 
-    def evaluate(self, game: Game, seconds: float) -> Evaluation:
+    def evaluate(self, game: Game, seconds: float, *, stop: Callable[[], bool] | None = None) -> Evaluation:
         """The score of ``game``'s position (not over) and the best turn found in ``seconds``
-        (PlayerError where the player cannot judge: the random mover)."""
+        (PlayerError where the player cannot judge: the random mover). ``stop``: as for
+        :meth:`turn` (the answer is no longer wanted)."""
         raise PlayerError(f"{self.spec}: this player does not evaluate positions")
+
+    def take_notices(self) -> list[str]:
+        """What happened to the engine that the player should be told, once (an engine that
+        stopped and was started again: :mod:`.engine_pool`)."""
+        return []
 
     def close(self) -> None:
         """Stop the engine's process, if any."""
@@ -216,9 +224,9 @@ class BuiltinPlayer(Player):
         self.last_score = r.score
         return list(r.actions)
 
-    def evaluate(self, game: Game, seconds: float) -> Evaluation:
+    def evaluate(self, game: Game, seconds: float, *, stop: Callable[[], bool] | None = None) -> Evaluation:
         from engine.search import MATE, MATE_BOUND
-        actions = self.turn(game, seconds)
+        actions = self.turn(game, seconds, stop=stop)
         s = self.last_score
         if abs(s) >= MATE_BOUND:
             plies = MATE - abs(s)
@@ -388,58 +396,134 @@ def _protocol():
     return VariantUci
 
 
+@dataclass(frozen=True)
+class UciSetup:
+    """What starting a UCI engine for a spec and a variant takes, checked before any process
+    starts: the command, the build (``native`` or ``wasm`` for fsf, else ``uci``), the
+    UCI_Variant to name and the variants.ini to load (None: orthodox chess, nothing to load)."""
+
+    command: tuple[str, ...]
+    build: str
+    uci_variant: str | None
+    ini: str | None
+
+
+def uci_setup(spec: EngineSpec, variant: Variant, fsf_path: str | None = None) -> UciSetup:
+    """The :class:`UciSetup` of a UCI spec (fsf or uci:COMMAND) for ``variant``, or a
+    PlayerError saying why it cannot play it."""
+    from engine import fsf
+    if variant.family != "chess":
+        raise PlayerError(f"{spec}: UCI engines play chess-family variants; {variant.name!r} is "
+                          f"{variant.family} (use builtin or random)")
+    build = "uci"
+    if spec.kind == "fsf":
+        found = fsf_command(variant, fsf_path)
+        if isinstance(found, str):
+            raise PlayerError(f"{spec}: {found} (apt install fairy-stockfish, or name its path in "
+                              "the board profile or $FAIRYBOARD_FSF; fairyboard install-engine for "
+                              "the variants it cannot load)")
+        command, build = found
+    else:
+        command = shlex.split(spec.command)
+    uci_variant: str | None = None
+    ini = None
+    if not _is_orthodox(variant) or spec.kind == "fsf":
+        if not fsf.expressible(variant):
+            try:
+                fsf.variants_ini(variant)
+            except EngineError as exc:
+                raise PlayerError(f"{spec}: {exc}") from None
+        ini = fsf.variants_ini(variant)
+        uci_variant = fsf.fsf_name(variant.name)
+    return UciSetup(tuple(command), build, uci_variant, ini)
+
+
+def start_uci(spec: EngineSpec, setup: UciSetup, options: dict | None = None):
+    """Start the engine ``setup`` names and load its variants: (python-chess's SimpleEngine,
+    the engine's name, the temporary folder of its variants.ini or None). ``options``: set
+    where the engine has them (Hash, Threads). A PlayerError says why it cannot start."""
+    import chess.engine
+    command = list(setup.command)
+    try:
+        engine = chess.engine.SimpleEngine.popen(_protocol(), command, timeout=20)
+    except (OSError, ValueError) as exc:
+        raise PlayerError(f"{spec}: cannot start {' '.join(command)!r}: {exc}") from None
+    except Exception as exc:   # chess.engine.EngineError, asyncio timeouts
+        raise PlayerError(f"{spec}: {' '.join(command)!r} does not speak UCI: {exc}") from None
+    name = engine.id.get("name", command[0])
+    folder = None
+    try:
+        if setup.ini is not None:
+            ini = setup.ini
+            if _legacy(name):
+                ini = legacy_ini(ini, f"{spec}: {name}")
+            if "VariantPath" not in engine.options:
+                raise PlayerError(f"{spec}: {name} cannot load variants (no VariantPath option); "
+                                  f"it plays orthodox chess only")
+            folder = tempfile.mkdtemp(prefix="fairyboard-fsf-")
+            p = Path(folder) / "variants.ini"
+            p.write_text(ini, encoding="utf-8")
+            engine.configure({"VariantPath": str(p)})
+        wanted = {k: v for k, v in (options or {}).items() if k in engine.options}
+        if wanted:
+            engine.configure(wanted)
+    except BaseException as exc:
+        _quit(engine)
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+        if isinstance(exc, PlayerError) or not isinstance(exc, Exception):
+            raise
+        raise PlayerError(f"{spec}: {name} refused the options: {exc}") from None
+    return engine, name, folder
+
+
+def _quit(engine) -> None:
+    """Ask the engine to quit (closing it where it does not answer)."""
+    try:
+        engine.quit()
+    except Exception:
+        try:
+            engine.close()
+        except Exception:
+            pass
+
+
+def evaluation_of(info: dict, move) -> Evaluation:
+    """An Evaluation from a UCI search's info (score, depth) and its best move (None: none)."""
+    score = info.get("score")
+    best = (move,) if move is not None else ()
+    depth = int(info.get("depth", 0) or 0)
+    if score is None:
+        return Evaluation(0, None, best, depth)
+    rel = score.relative
+    mate = rel.mate()
+    if mate is not None:
+        # UCI counts moves; ours are plies (a mate in 1 move is 1 ply, in 2 moves 3 plies)
+        plies = 2 * abs(mate) - 1 if mate > 0 else 2 * abs(mate)
+        return Evaluation(MATE_CP - plies if mate > 0 else plies - MATE_CP, plies if mate > 0 else -plies,
+                          best, depth)
+    return Evaluation(int(rel.score() or 0), None, best, depth)
+
+
+def position_of(game: Game, uci_variant: str | None) -> _Position:
+    """What the UCI protocol is given for ``game``'s position."""
+    return _Position(game.fen(), {a.text.lower(): a for a in game.legal_actions()}, uci_variant)
+
+
 class UciPlayer(Player):
-    """A UCI engine through python-chess's ``chess.engine``."""
+    """A UCI engine of its own through python-chess's ``chess.engine`` (see
+    :mod:`.engine_pool` for the engine a board's computer, hint and evaluations share)."""
 
     def __init__(self, spec: EngineSpec, variant: Variant, *, fsf_path: str | None = None):
-        from engine import fsf
         self.spec = spec
         self.variant = variant
         self._dir: str | None = None
-        if variant.family != "chess":
-            raise PlayerError(f"{spec}: UCI engines play chess-family variants; {variant.name!r} is "
-                              f"{variant.family} (use builtin or random)")
-        self.build = "uci"          # fsf: native or wasm
-        if spec.kind == "fsf":
-            found = fsf_command(variant, fsf_path)
-            if isinstance(found, str):
-                raise PlayerError(f"{spec}: {found} (apt install fairy-stockfish, or name its path in "
-                                  "the board profile or $FAIRYBOARD_FSF; fairyboard install-engine for "
-                                  "the variants it cannot load)")
-            command, self.build = found
-        else:
-            command = shlex.split(spec.command)
-        orthodox = _is_orthodox(variant)
-        self.uci_variant: str | None = None
-        ini = None
-        if not orthodox or spec.kind == "fsf":
-            if not fsf.expressible(variant):
-                try:
-                    fsf.variants_ini(variant)
-                except EngineError as exc:
-                    raise PlayerError(f"{spec}: {exc}") from None
-            ini = fsf.variants_ini(variant)
-            self.uci_variant = fsf.fsf_name(variant.name)
-        import chess.engine
-        try:
-            engine = chess.engine.SimpleEngine.popen(_protocol(), command, timeout=20)
-        except (OSError, ValueError) as exc:
-            raise PlayerError(f"{spec}: cannot start {' '.join(command)!r}: {exc}") from None
-        except Exception as exc:   # chess.engine.EngineError, asyncio timeouts
-            raise PlayerError(f"{spec}: {' '.join(command)!r} does not speak UCI: {exc}") from None
+        setup = uci_setup(spec, variant, fsf_path)
+        self.build = setup.build    # fsf: native or wasm
+        self.uci_variant = setup.uci_variant
+        engine, self.name, self._dir = start_uci(spec, setup)
         self.engine: chess.engine.SimpleEngine | None = engine      # None once closed
-        self.name = engine.id.get("name", command[0])
         try:
-            if ini is not None:
-                if _legacy(self.name):
-                    ini = legacy_ini(ini, f"{spec}: {self.name}")
-                if "VariantPath" not in engine.options:
-                    raise PlayerError(f"{spec}: {self.name} cannot load variants (no VariantPath option); "
-                                      f"it plays orthodox chess only")
-                self._dir = tempfile.mkdtemp(prefix="fairyboard-fsf-")
-                p = Path(self._dir) / "variants.ini"
-                p.write_text(ini, encoding="utf-8")
-                engine.configure({"VariantPath": str(p)})
             if spec.level is not None:
                 if "Skill Level" not in engine.options:
                     raise PlayerError(f"{spec}: {self.name} has no Skill Level option")
@@ -453,9 +537,7 @@ class UciPlayer(Player):
 
     def turn(self, game: Game, seconds: float, *, stop: Callable[[], bool] | None = None) -> list:
         import chess.engine
-        fen = game.fen()
-        legal = {a.text.lower(): a for a in game.legal_actions()}
-        pos = _Position(fen, legal, self.uci_variant)
+        pos = position_of(game, self.uci_variant)
         assert self.engine is not None, "the engine was closed"
         try:
             # _Position offers the engine what it reads of a chess.Board (FEN, moves, variant)
@@ -470,40 +552,21 @@ class UciPlayer(Player):
         self.last_info = result.info
         return [result.move]
 
-    def evaluate(self, game: Game, seconds: float) -> Evaluation:
+    def evaluate(self, game: Game, seconds: float, *, stop: Callable[[], bool] | None = None) -> Evaluation:
         import chess.engine
-        legal = {a.text.lower(): a for a in game.legal_actions()}
-        pos = _Position(game.fen(), legal, self.uci_variant)
+        pos = position_of(game, self.uci_variant)
         assert self.engine is not None, "the engine was closed"
         try:
             result = self.engine.play(pos, chess.engine.Limit(time=max(0.01, seconds * 0.9)),  # type: ignore[arg-type]
                                       info=chess.engine.INFO_SCORE)
         except chess.engine.EngineError as exc:
             raise PlayerError(f"{self.spec}: {self.name}: {exc}") from None
-        score = result.info.get("score")
-        best = (result.move,) if result.move is not None else ()
-        depth = int(result.info.get("depth", 0) or 0)
-        if score is None:
-            return Evaluation(0, None, best, depth)
-        rel = score.relative
-        mate = rel.mate()
-        if mate is not None:
-            # UCI counts moves; ours are plies (a mate in 1 move is 1 ply, in 2 moves 3 plies)
-            plies = 2 * abs(mate) - 1 if mate > 0 else 2 * abs(mate)
-            return Evaluation(MATE_CP - plies if mate > 0 else plies - MATE_CP, plies if mate > 0 else -plies,
-                              best, depth)
-        return Evaluation(int(rel.score() or 0), None, best, depth)
+        return evaluation_of(result.info, result.move)
 
     def close(self) -> None:
         eng = getattr(self, "engine", None)
         if eng is not None:
-            try:
-                eng.quit()
-            except Exception:
-                try:
-                    eng.close()
-                except Exception:
-                    pass
+            _quit(eng)
             self.engine = None
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)

@@ -5,7 +5,12 @@ the best engine for the variant (:func:`.analysis.best_engine`), for the snapsho
 The board loop only hands over a copy of the game when the position changes
 (:meth:`LiveEval.follow`, a few microseconds); the engine thinks on a worker thread of its own
 and the loop carries on reading the sensors meanwhile. A position the game has left before its
-evaluation ended is not shown; switching off drops what is under way and closes the engine.
+evaluation ended is not shown (its search is stopped); switching off drops what is under way
+and lets the engine go.
+
+Fairy-Stockfish is the board's shared engine (:mod:`board_driver.opponents.engine_pool`): an
+evaluation gives way to the computer's move and to a hint (it is stopped and searched again
+after them).
 """
 
 from __future__ import annotations
@@ -99,8 +104,8 @@ class LiveEval:
 
     # -- the worker ----------------------------------------------------------------------------------
     def _work(self) -> None:
+        from board_driver.opponents import engine_pool
         from board_driver.opponents.analysis import best_engine
-        from board_driver.opponents.players import make_player
         player = None
         player_for = None
         try:
@@ -130,8 +135,12 @@ class LiveEval:
                         if player is not None:
                             player.close()
                         spec = best_engine(variant)
-                        player, player_for = make_player(spec, variant, fsf_path=self.fsf_path), variant
-                    ev = player.evaluate(game, seconds)
+                        player = engine_pool.player(spec, variant, priority=engine_pool.EVAL, fsf_path=self.fsf_path)
+                        player_for = variant
+
+                    def stale(gen=gen) -> bool:     # switched, closed, or a newer position waits
+                        return self._closed or gen != self._generation or self._job is not None
+                    ev = player.evaluate(game, seconds, stop=stale)
                     sign = 1 if game.turn == 0 else -1
                     figures = {"state": "done", "cp": sign * ev.cp,
                                "mate": None if ev.mate is None else sign * ev.mate, "depth": ev.depth or None,

@@ -264,14 +264,15 @@ def test_closing_while_the_computer_thinks_does_not_wait_for_its_time():
 
 
 def test_attach_in_the_background_and_the_loop_lights_the_move(monkeypatch):
-    import board_driver.opponents.computer as computer_module
+    from board_driver.opponents import engine_pool
     made: list[Gated] = []
 
-    def gated_player(*args, **kw):           # the player attach makes, answering only when let
-        made.append(Gated(make_player(*args, **kw)))
+    def gated_player(spec, variant, *, priority, **kw):     # the player attach makes, answering only when let
+        assert priority == engine_pool.MOVE
+        made.append(Gated(make_player(spec, variant, **kw)))
         return made[-1]
 
-    monkeypatch.setattr(computer_module, "make_player", gated_player)
+    monkeypatch.setattr(engine_pool, "player", gated_player)
     t = Table("orthodox")
     s = t.session
     s.players = {"white": "builtin:1", "black": "Black"}
