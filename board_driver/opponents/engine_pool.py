@@ -117,6 +117,7 @@ class _Engine:
         self.starts = 0                 # processes started (1 + restarts)
         self.notices: list[str] = []    # said once, to the first player that takes them
         self.log: collections.deque[tuple[str, int]] = collections.deque(maxlen=100)   # (event, priority)
+        self.skills: collections.deque[tuple[int, Any]] = collections.deque(maxlen=100)  # (priority, Skill Level)
 
     # -- the process ---------------------------------------------------------------------------------
     def pid(self) -> int | None:
@@ -207,7 +208,9 @@ class _Engine:
                     out = search(engine)
                 except Exception as exc:
                     import chess.engine
-                    if not isinstance(exc, (chess.engine.EngineTerminatedError, _Hung)) or self.closed:
+                    # a process found dead as a search starts: python-chess cancels the command
+                    died = (chess.engine.EngineTerminatedError, concurrent.futures.CancelledError, _Hung)
+                    if not isinstance(exc, died) or self.closed:
                         raise
                     line = self._died(spec)
                     if retried:
@@ -284,6 +287,7 @@ class _Engine:
             self.log.append(("started", priority))
             handle = engine.analysis(pos, chess.engine.Limit(time=max(0.01, seconds * 0.9)),  # type: ignore[arg-type]
                                      info=chess.engine.INFO_SCORE, options=options)
+            self.skills.append((priority, engine.protocol.config.get("Skill Level")))   # as sent
             with self.cv:
                 req.handle = handle
                 if req.preempted:
