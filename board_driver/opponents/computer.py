@@ -434,7 +434,8 @@ HINT_SECONDS = 0.5      # how long the engine thinks a hint
 
 class Hinter(_Polled):
     """The ``hint`` command's engine (:attr:`Session.hinter`): the best engine for the variant
-    (:func:`.analysis.best_engine`), started at the first hint and kept for the next.
+    (:func:`.analysis.best_engine`), taken at the first hint and kept for the next (Fairy-Stockfish
+    is the board's shared engine, :mod:`.engine_pool`: a hint waits for the computer's move only).
 
     In the step (scripted and virtual-clock games) the command waits for the answer. In the
     background (:meth:`think_in_background`: the real-time loop, as for the computer) the
