@@ -155,12 +155,12 @@ class _Engine:
             return
         self.run(spec, priority, None, None)
 
-    def _drop(self) -> None:
-        """Forget the process (closing it if it still runs)."""
+    def _drop(self, kill: bool = False) -> None:
+        """Forget the process (asking it to quit if it still runs; ``kill``: at once)."""
         eng, self.engine = self.engine, None
         if eng is not None:
             from board_driver.opponents.players import _quit
-            if eng.returncode.done():
+            if kill or eng.returncode.done():
                 eng.close()
             else:
                 _quit(eng)
@@ -168,9 +168,12 @@ class _Engine:
             shutil.rmtree(self.folder, ignore_errors=True)
             self.folder = None
 
-    def _died(self, spec: EngineSpec) -> str:
-        """The engine's process ended (or hung and was killed): what to tell the players."""
+    def _died(self, spec: EngineSpec, hung: bool = False) -> str:
+        """The engine's process ended (or hung: it is killed): what to tell the players."""
         eng = self.engine
+        if hung:
+            self._drop(kill=True)
+            return f"The engine {self.name} ({spec}) stopped answering (it was ended)"
         how = "it stopped answering"
         if eng is not None:
             try:
@@ -187,6 +190,8 @@ class _Engine:
             holder = self.holder
             if holder is not None:
                 holder.preempted = True
+                if holder.handle is not None:
+                    _stop(holder.handle)
             self.cv.notify_all()
         self._drop()
 
@@ -212,7 +217,7 @@ class _Engine:
                     died = (chess.engine.EngineTerminatedError, concurrent.futures.CancelledError, _Hung)
                     if not isinstance(exc, died) or self.closed:
                         raise
-                    line = self._died(spec)
+                    line = self._died(spec, hung=isinstance(exc, _Hung))
                     if retried:
                         raise PlayerError(f"{line}; started again, it stopped again") from None
                     retried = True
@@ -273,7 +278,7 @@ class _Engine:
             self.cv.notify_all()
 
     def search(self, req_spec: EngineSpec, priority: int, game: Game, seconds: float, level: int | None,
-               stop: Callable[[], bool] | None, uci_variant: str | None):
+               stop: Callable[[], bool] | None, uci_variant: str | None) -> tuple[Any, Any]:
         """(best move or None, info) of a search of ``game``'s position for ``seconds``."""
         import chess.engine
 
@@ -285,7 +290,7 @@ class _Engine:
                 options["Skill Level"] = FULL_SKILL if level is None else level
             pos = position_of(game, uci_variant)
             self.log.append(("started", priority))
-            handle = engine.analysis(pos, chess.engine.Limit(time=max(0.01, seconds * 0.9)),  # type: ignore[arg-type]
+            handle = engine.analysis(pos, chess.engine.Limit(time=max(0.01, seconds * 0.9)),
                                      info=chess.engine.INFO_SCORE, options=options)
             self.skills.append((priority, engine.protocol.config.get("Skill Level")))   # as sent
             with self.cv:
@@ -311,7 +316,9 @@ class _Engine:
             self.log.append(("preempted-done" if req.preempted else "done", priority))
             return best.move, info
 
-        return self.run(req_spec, priority, stop, go)
+        out = self.run(req_spec, priority, stop, go)
+        assert out is not None
+        return out
 
 
 class _Hung(Exception):

@@ -36,7 +36,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from board_driver.errors import BoardDriverError
 from engine.errors import EngineError
@@ -488,7 +488,7 @@ def _quit(engine) -> None:
             pass
 
 
-def evaluation_of(info: dict, move) -> Evaluation:
+def evaluation_of(info: Mapping[str, Any], move) -> Evaluation:
     """An Evaluation from a UCI search's info (score, depth) and its best move (None: none)."""
     score = info.get("score")
     best = (move,) if move is not None else ()

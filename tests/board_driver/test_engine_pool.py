@@ -135,6 +135,31 @@ def test_a_killed_engine_is_started_again_and_the_search_tried_once_more():
         ev.close()
 
 
+
+def test_an_engine_that_stops_answering_is_ended_and_started_again(monkeypatch):
+    from board_driver.opponents import engine_pool
+    _native()
+    monkeypatch.setattr(engine_pool, "HANG_SECONDS", 1.0)      # silent 1 s past its time: taken for dead
+    v = load_variant("orthodox")
+    g = new_game(v)
+    pool = EnginePool()
+    p = pool.player("fsf", v, priority=HINT)
+    try:
+        (frozen,) = pool.pids()
+        got: dict = {}
+        t = threading.Thread(target=lambda: got.update(ev=p.evaluate(g, 0.3)))
+        t.start()
+        until(lambda: ("started", HINT) in _events(pool), what="the search")
+        os.kill(frozen, signal.SIGSTOP)                     # it answers nothing from now on
+        t.join(60)
+        assert got["ev"].best[0] in g.legal_actions()
+        assert ("hung", HINT) in _events(pool) and pool.pids() and pool.pids()[0] != frozen
+        until(lambda: _gone(frozen), what="the frozen engine's end")
+        said = p.take_notices()
+        assert len(said) == 1 and "stopped answering (it was ended); it was started again." in said[0], said
+    finally:
+        p.close()
+
 def test_an_engine_that_cannot_be_started_again_is_said_clearly(tmp_path):
     native = _native()
     copy = tmp_path / "fsf"
