@@ -54,6 +54,7 @@ from board_driver.opponents.players import (
     make_player,
     parse_spec,
     position_of,
+    quit_engine,
     start_uci,
     uci_setup,
 )
@@ -159,11 +160,10 @@ class _Engine:
         """Forget the process (asking it to quit if it still runs; ``kill``: at once)."""
         eng, self.engine = self.engine, None
         if eng is not None:
-            from board_driver.opponents.players import _quit
             if kill or eng.returncode.done():
                 eng.close()
             else:
-                _quit(eng)
+                quit_engine(eng)
         if self.folder is not None:
             shutil.rmtree(self.folder, ignore_errors=True)
             self.folder = None

@@ -468,7 +468,7 @@ def start_uci(spec: EngineSpec, setup: UciSetup, options: dict | None = None):
         if wanted:
             engine.configure(wanted)
     except BaseException as exc:
-        _quit(engine)
+        quit_engine(engine)
         if folder is not None:
             shutil.rmtree(folder, ignore_errors=True)
         if isinstance(exc, PlayerError) or not isinstance(exc, Exception):
@@ -477,7 +477,7 @@ def start_uci(spec: EngineSpec, setup: UciSetup, options: dict | None = None):
     return engine, name, folder
 
 
-def _quit(engine) -> None:
+def quit_engine(engine) -> None:
     """Ask the engine to quit (closing it where it does not answer)."""
     try:
         engine.quit()
@@ -566,7 +566,7 @@ class UciPlayer(Player):
     def close(self) -> None:
         eng = getattr(self, "engine", None)
         if eng is not None:
-            _quit(eng)
+            quit_engine(eng)
             self.engine = None
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
