@@ -304,18 +304,32 @@ def build(sdist: Path, out: Path, *, cxx: str = "g++", arch: str | None = None, 
 
 
 def build_plan(p: Plan, *, jobs: int | None = None, log: Log | None = print) -> Path:
-    """The cache's binary for ``p``, compiled and linked when it is not there yet."""
+    """The cache's binary for ``p``, compiled and linked when it is not there yet (one build of a
+    key at a time: a second one waits for the first and takes its binary)."""
+    import fcntl
     have = cached_binary(p)
-    if have is not None:
-        _say(log, f"already built with the same source, flags, compiler and arch (cache {have.parent}): "
-                  "nothing compiled")
-        return have
-    home = cache_dir() / "builds" / p.key
+    if have is None:
+        home = cache_dir() / "builds" / p.key
+        home.mkdir(parents=True, exist_ok=True)
+        with open(home / ".lock", "w") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                _say(log, f"another build of the same inputs is under way ({home}): waiting for it")
+                fcntl.flock(lock, fcntl.LOCK_EX)
+            have = cached_binary(p)
+            if have is None:
+                return _compile_and_link(p, home, jobs or default_jobs(), log)
+    _say(log, f"already built with the same source, flags, compiler and arch (cache {have.parent}): "
+              "nothing compiled")
+    return have
+
+
+def _compile_and_link(p: Plan, home: Path, jobs: int, log: Log | None) -> Path:
     obj = home / "obj"
     obj.mkdir(parents=True, exist_ok=True)
     logfile = home / "build.log"
     (home / "inputs.json").write_text(json.dumps(p.describe(), indent=1) + "\n", encoding="utf-8")
-    jobs = jobs or default_jobs()
     started, cpu0 = time.monotonic(), _children_cpu()
     with tempfile.TemporaryDirectory(prefix="fairyboard-fsf-src-") as tmp:
         src = _extract(p.sdist, Path(tmp))
@@ -428,20 +442,21 @@ KNOWN = {("tomorrow-3", 3): 27266, ("orthodox", 4): 197281}
 
 
 def engine_perft(binary: str | list[str], cases, *, timeout: float = 120) -> tuple[list[int], str]:
-    """The counts ``binary``'s ``go perft`` gives for ``cases`` ((variant, depth) pairs), each
-    variant loaded from the variants.ini section our rules export; and the engine's output."""
+    """The counts ``binary``'s ``go perft`` gives for ``cases`` ((variant, depth) or (variant,
+    depth, FEN): from the variant's start, or from FEN), each variant loaded from the
+    variants.ini section our rules export; and the engine's output."""
     from board_driver.config import load_variant
     from engine.fsf import fsf_name, variants_ini
     command = [binary] if isinstance(binary, str) else list(binary)
     with tempfile.TemporaryDirectory(prefix="fairyboard-check-") as tmp:
         lines = ["uci"]
-        for name, depth in cases:
+        for name, depth, *fen in cases:
             v = load_variant(name)
             ini = Path(tmp) / f"{name}.ini"
             ini.write_text(variants_ini(v), encoding="utf-8")
             lines += [f"setoption name VariantPath value {ini}",
-                      f"setoption name UCI_Variant value {fsf_name(name)}", f"position fen {v.start_fen}"]
-            lines.append(f"go perft {depth}")
+                      f"setoption name UCI_Variant value {fsf_name(v.name)}",
+                      f"position fen {fen[0] if fen else v.start_fen}", f"go perft {depth}"]
         out = uci_session(command, lines, timeout=timeout)
     counts = [int(n) for n in re.findall(r"^Nodes searched: (\d+)$", out, re.M)]
     return counts, out
@@ -499,11 +514,12 @@ def uci_session(command: list[str], lines: list[str], *, timeout: float = 120) -
     return "".join(out)
 
 
-def our_perft(name: str, depth: int) -> int:
+def our_perft(name: str, depth: int, fen: str | None = None) -> int:
+    """Our rules' perft of ``name`` from its start (or ``fen``)."""
     from board_driver.config import load_variant
     from engine.perft import perft
     from engine.position import Position
-    return perft(Position.from_fen(load_variant(name)), depth)
+    return perft(Position.from_fen(load_variant(name), fen), depth)
 
 
 def check(binary: str | list[str], cases=CHECKS, *, log: Log | None = print) -> None:
@@ -513,10 +529,17 @@ def check(binary: str | list[str], cases=CHECKS, *, log: Log | None = print) -> 
         tail = " / ".join(out.strip().splitlines()[-3:]) or "no output"
         raise NativeBuildError(f"check failed: the engine answered {len(counts)} of {len(cases)} perft "
                                f"commands ({tail})")
-    for (name, depth), got in zip(cases, counts):
-        ours = our_perft(name, depth)
-        known = KNOWN.get((name, depth))
+    from board_driver.config import load_variant
+    from engine.fsf import fsf_name
+    for name in dict.fromkeys(c[0] for c in cases):
+        section = fsf_name(load_variant(name).name)
+        if not re.search(rf"^info string variant {re.escape(section)} files", out, re.M):
+            raise NativeBuildError(f"check failed: the engine did not load {name}'s variants.ini section ({section})")
+    for (name, depth, *fen), got in zip(cases, counts):
+        ours = our_perft(name, depth, *fen)
+        known = None if fen else KNOWN.get((name, depth))
         if got != ours or (known is not None and got != known):
-            raise NativeBuildError(f"check mismatch: {name} perft {depth}: the engine counts {got}, our rules "
+            where = f" from {fen[0]}" if fen else ""
+            raise NativeBuildError(f"check mismatch: {name} perft {depth}{where}: the engine counts {got}, our rules "
                                    f"{ours}" + (f" (known: {known})" if known is not None else ""))
         _say(log, f"  perft {depth} {name}: {got} (ours: {ours})")
