@@ -33,7 +33,8 @@ def register(sub) -> None:
     p.add_argument("--arch", choices=ARCHES, help="the target (default: what the compiler builds for, which "
                                                   "must match --cxx)")
     p.add_argument("--output", type=Path, metavar="FILE",
-                   help="write the binary here instead of installing it (a cross-built one to copy to a Pi)")
+                   help="write the binary here (and FILE.json: its build's inputs) instead of installing it "
+                        "(a cross-built one to copy to a Pi)")
     p.add_argument("--no-check", action="store_true",
                    help="do not run the built engine's perft check (needed when it is built for another arch)")
     p.add_argument("--sdist", type=Path, metavar="FILE",
@@ -129,7 +130,7 @@ def cmd_status() -> int:
     print(f"native build (install-engine): {native if native else 'not installed (fairyboard install-engine)'}")
     for path in fsf_candidates():
         if native is None or Path(path) != native:
-            print(f"other binary: {path} ({_engine_name([path]) or 'does not answer uci'})")
+            print(f"also found: {path} ({_engine_name([path]) or 'does not answer uci'})")
     wasm = find_fsf_wasm()
     print(f"WebAssembly build: {' '.join(wasm) if isinstance(wasm, list) else wasm}")
     for name in ("orthodox", "tomorrow-3"):

@@ -107,6 +107,8 @@ def test_bad_input_gets_a_one_line_message(tmp_path):
     assert f"not {other_arch}: pass --cxx" in _one_line_error(fb("install-engine", "--arch", other_arch, "--no-check",
                                                                  "--output", str(tmp_path / "x"), data=data))
     assert not (data / "engines").exists()
+    from board_driver.cli import engines_cmds
+    assert engines_cmds.ARCHES == native_build.ARCHES       # --arch's choices, kept apart for a short start-up
 
 
 def test_without_a_connection_it_says_to_pass_sdist(tmp_path):
