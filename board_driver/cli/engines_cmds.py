@@ -41,6 +41,9 @@ def register(sub) -> None:
                    help="the pyffish source package to build (pyffish-VERSION.tar.gz) instead of downloading it")
     p.add_argument("--jobs", type=int, metavar="N",
                    help="compile N files at once (default: one per CPU, as many as the free memory holds)")
+    p.add_argument("--install", type=Path, metavar="FILE",
+                   help="install a binary built elsewhere (--output on a PC, copied here with its FILE.json): "
+                        "check it here and put it where fsf finds it; compiles nothing")
     p.add_argument("--status", action="store_true", help="show which Fairy-Stockfish fsf plays with; install nothing")
     p.set_defaults(handler=cmd_install_engine)
 
@@ -53,6 +56,8 @@ def cmd_install_engine(args) -> int:
     if args.dir is not None:
         raise BoardDriverError("--dir is for --wasm (the native engine goes to the data folder, "
                                "or --output FILE)")
+    if args.install is not None:
+        return install_built(args.install, check=not args.no_check)
     return install_native(args)
 
 
@@ -100,6 +105,48 @@ def install_native(args) -> int:
     from board_driver.opponents.players import native_version
     _say(f"installed {target}: fsf plays every variant Fairy-Stockfish can express with it"
          f"{'' if native_version(str(target)) else ' (it did not greet: run install-engine --status)'}")
+    return 0
+
+
+def install_built(binary: Path, *, check: bool) -> int:
+    """Install ``binary`` (built elsewhere) as DATA/engines/fairy-stockfish-VERSION-ARCH, VERSION
+    and ARCH from the FILE.json beside it (else the pinned version and this machine's arch),
+    after its perft check here."""
+    from board_driver.journal import data_dir
+    from board_driver.opponents import native_build as nb
+
+    binary = binary.absolute()
+    if not binary.is_file():
+        raise BoardDriverError(f"--install {binary}: no such file")
+    here = nb.machine_arch()
+    info: dict = {}
+    stamp = binary.with_name(binary.name + ".json")
+    if stamp.is_file():
+        try:
+            info = json.loads(stamp.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise BoardDriverError(f"--install: {stamp} cannot be read: {exc}") from None
+        if not isinstance(info, dict):
+            raise BoardDriverError(f"--install: {stamp} is not what install-engine --output writes")
+    arch = info.get("arch", here)
+    if arch != here:
+        raise BoardDriverError(f"--install {binary}: it was built for {arch} ({stamp.name}); this machine is {here}")
+    version = str(info.get("pyffish", nb.PYFFISH_VERSION))
+    target = data_dir() / "engines" / f"{nb.BINARY}-{version}-{here}"
+    if check:
+        if not os.access(binary, os.X_OK):
+            os.chmod(binary, 0o755)
+        _say(f"checking {binary}: perft against our rules")
+        nb.check(str(binary), log=_say)
+    if binary.resolve() != target.resolve():
+        nb.copy_executable(binary, target)
+    info = dict(info, arch=here, pyffish=version, binary_sha256=nb.sha256(target), checked=check)
+    out = target.with_name(target.name + ".json")
+    tmp = out.with_name(f".{out.name}.part")
+    tmp.write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
+    os.replace(tmp, out)
+    _say(f"installed {target}{'' if check else ' (not checked)'}: fsf plays every variant Fairy-Stockfish "
+         "can express with it")
     return 0
 
 

@@ -83,6 +83,29 @@ def test_a_second_install_with_the_same_inputs_does_nothing_and_says_so(installe
     assert "nothing to do" in r.stdout, r.stdout
 
 
+def test_a_binary_built_elsewhere_is_checked_and_installed_with_install(installed, tmp_path):
+    _, binary, _ = installed
+    # as copied from a PC: the binary and the FILE.json that --output wrote beside it
+    copy = tmp_path / "copied" / "fsf"
+    copy.parent.mkdir()
+    copy.write_bytes(binary.read_bytes())
+    (tmp_path / "copied" / "fsf.json").write_text(binary.with_name(binary.name + ".json").read_text())
+    data = tmp_path / "data"
+    r = fb("install-engine", "--install", str(copy), data=data)
+    assert r.returncode == 0, r.stderr
+    assert "perft 3 tomorrow-3: 27266 (ours: 27266)" in r.stdout and "compiling" not in r.stdout
+    assert f"installed {data / 'engines' / NAME}" in r.stdout
+    assert (data / "engines" / NAME).read_bytes() == binary.read_bytes()
+    s = fb("install-engine", "--status", data=data)
+    assert "fsf for tomorrow-3: the native build" in s.stdout, s.stdout
+    # one built for another arch is refused before anything is installed
+    other = next(a for a in native_build.ARCHES if a != ARCH)
+    (tmp_path / "copied" / "fsf.json").write_text(f'{{"arch": "{other}", "pyffish": "0.0.90"}}')
+    err = _one_line_error(fb("install-engine", "--install", str(copy), data=tmp_path / "data2"))
+    assert f"it was built for {other}" in err
+    assert not (tmp_path / "data2" / "engines").exists()
+
+
 def _one_line_error(r: subprocess.CompletedProcess) -> str:
     assert r.returncode == 2, r.stdout + r.stderr
     lines = r.stderr.strip().splitlines()
