@@ -75,12 +75,13 @@ def install_native(args) -> int:
         raise BoardDriverError(f"--jobs {args.jobs}: must be 1 or more")
     if shutil.which(args.cxx) is None:
         raise BoardDriverError(f"no C++ compiler {args.cxx!r}: {nb.compiler_hint(args.cxx)}")
-    sdist = nb.fetch_sdist(nb.cache_dir() / "sdist", sdist=args.sdist, log=_say)
-    p = nb.plan(sdist, cxx=args.cxx, arch=args.arch)
+    _, arch = nb.target_of(args.cxx, args.arch)          # the quick refusals before any download
     here = nb.machine_arch()
-    if p.arch != here and not args.no_check:
-        raise BoardDriverError(f"a binary for {p.arch} cannot run on this {here} machine to be "
-                               "checked: pass --no-check (and run install-engine --status on the Pi)")
+    if arch != here and not args.no_check:
+        raise BoardDriverError(f"a binary for {arch} cannot run on this {here} machine to be checked: pass "
+                               "--no-check (and check it on the Pi: install-engine --install FILE)")
+    sdist = nb.fetch_sdist(nb.cache_dir() / "sdist", sdist=args.sdist, log=_say)
+    p = nb.plan(sdist, cxx=args.cxx, arch=arch)
     target = args.output if args.output is not None else data_dir() / "engines" / p.name
     target = Path(target).absolute()
     stamp = target.with_name(target.name + ".json")

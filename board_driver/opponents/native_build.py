@@ -247,16 +247,23 @@ def plan(sdist: Path, *, cxx: str = "g++", arch: str | None = None) -> Plan:
     must be this machine's arch when no arch is given); checks that the compiler targets ``arch``."""
     sdist = Path(sdist)
     version = sdist_version(sdist)
+    triple, arch = target_of(cxx, arch)
+    flags, libs = flags_for(arch)
+    return Plan(sdist, sha256(sdist), version, cxx, compiler_version(cxx), triple, arch, tuple(flags), tuple(libs))
+
+
+def target_of(cxx: str, arch: str | None = None) -> tuple[str, str]:
+    """(the compiler's target triple, the arch to build for): ``arch`` when given, which the
+    compiler must target, else the compiler's."""
     triple, target_arch = compiler_target(cxx)
     if arch is None:
-        arch = target_arch
-    elif arch not in ARCHES:
+        return triple, target_arch
+    if arch not in ARCHES:
         raise NativeBuildError(f"--arch {arch}: use one of {', '.join(ARCHES)}")
     if target_arch != arch:
         raise NativeBuildError(f"{cxx} builds for {triple} ({target_arch}), not {arch}: pass --cxx with a compiler "
                                f"for {arch} (e.g. {_cross_example(arch)})")
-    flags, libs = flags_for(arch)
-    return Plan(sdist, sha256(sdist), version, cxx, compiler_version(cxx), triple, arch, tuple(flags), tuple(libs))
+    return triple, arch
 
 
 def _cross_example(arch: str) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import random
 import re
+import shutil
 import stat
 import subprocess
 import sys
@@ -129,6 +130,10 @@ def test_bad_input_gets_a_one_line_message(tmp_path):
     other_arch = next(a for a in native_build.ARCHES if a != ARCH)
     assert f"not {other_arch}: pass --cxx" in _one_line_error(fb("install-engine", "--arch", other_arch, "--no-check",
                                                                  "--output", str(tmp_path / "x"), data=data))
+    cross = {"x86-64": "x86_64-linux-gnu-g++", "aarch64": "aarch64-linux-gnu-g++", "armv7": "arm-linux-gnueabihf-g++"}
+    if shutil.which(cross[other_arch]):         # a cross compiler: its binary cannot be checked here
+        err = _one_line_error(fb("install-engine", "--cxx", cross[other_arch], data=data))
+        assert f"a binary for {other_arch} cannot run on this {ARCH} machine" in err and "--no-check" in err
     assert not (data / "engines").exists()
     from board_driver.cli import engines_cmds
     assert engines_cmds.ARCHES == native_build.ARCHES       # --arch's choices, kept apart for a short start-up
