@@ -99,6 +99,7 @@ class Seat(Protocol):
     def driver_settings(self, settings: DriverSettings) -> DriverSettings:
         """The settings a game on this board plays with (``settings``, or less debouncing
         when the board debounces its sensors itself)."""
+        ...
 
     def link(self) -> dict: ...
 

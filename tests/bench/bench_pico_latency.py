@@ -52,6 +52,7 @@ from firmware_bridge import Occupancy, OccupancyReason  # noqa: E402
 BRIGHTNESS = 64
 HAND_MS = 150             # the piece in the hand, from the lift's LED frame to the set-down
 WAIT_S = 20.0             # wall seconds to wait for a frame before giving up on a move
+CLEAN_LAG_MS = 10.0       # a move counts as clean when the chip was this close to the wall clock
 
 ARRANGEMENTS = {
     # name: (the Pico's debounce_ms, host_debounce, the driver's debounce_ms)
@@ -175,7 +176,7 @@ def measure(image: Path, name: str, moves) -> dict:
     order = LedOrder(12, 8, "serpentine", "a1")
     last_move, hold = (tuple((c * BRIGHTNESS + 127) // 255 for c in rgb) for rgb in (Palette().last_move, Palette().hold))
     closed = set(layout.closed_sensors(new_game(v).occupancy()))
-    out = {"lit": [], "committed": [], "reported": [], "held": 0, "missed": 0, "lag": 0.0}
+    out = {"lit": [], "committed": [], "reported": [], "clean": [], "held": 0, "missed": 0, "lag": 0.0}
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         pico = pico_emu.Pico(image, pty=True)
@@ -203,12 +204,15 @@ def measure(image: Path, name: str, moves) -> dict:
                     time.sleep(0.002)
                 closed.add(t_sensor)
                 placed = pico.call("closed", sensors=sorted(closed))["now"]
+                lag = pico.call("now")["lag_ns"] / MS
                 lit = strip.first(placed, lambda c: c[f_led] in (last_move, hold))
                 done = strip.first(placed, lambda c: c[t_led] == last_move)
                 if lit is None or done is None:
                     out["missed"] += 1
                     print(f"  {name}: {text}: no frame showed the move", file=sys.stderr)
                     break
+                after = pico.call("now")["lag_ns"] / MS
+                out["clean"].append(max(lag, after) < CLEAN_LAG_MS)
                 out["lit"].append((lit[1] - placed) / MS)
                 out["reported"] += [(t - placed) / MS for t in strip.changes if t > placed][:1]
                 out["committed"].append((done[1] - placed) / MS)
@@ -257,6 +261,13 @@ def main() -> int:
         print(f"{n:8} {len(r['lit']):5d} {statistics.median(r['lit']):8.1f}ms {pct(r['lit'], 99):8.1f}ms "
               f"{r['held']:5d} {statistics.median(r['committed']):9.1f}ms {pct(r['committed'], 99):9.1f}ms "
               f"{statistics.median(r['reported'] or [0]):11.1f}ms {r['lag']:11.1f}ms")
+    print(f"moves on which the emulator kept up (chip time within {CLEAN_LAG_MS:.0f} ms of the wall clock at the "
+          f"set-down and after the commit):")
+    for n in names:
+        r = results[n]
+        lit = [x for x, ok in zip(r["lit"], r["clean"]) if ok]
+        if lit:
+            print(f"{n:8} {len(lit):5d} {statistics.median(lit):8.1f}ms {pct(lit, 99):8.1f}ms")
     if "floor" in results and results["floor"]["lit"]:
         fl = results["floor"]["lit"]
         for n in names:
