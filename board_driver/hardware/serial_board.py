@@ -9,7 +9,11 @@ One :class:`SerialBoard` is both the :class:`~board_driver.devices.SensorSource`
   state changes and board errors are kept in :attr:`SerialBoard.notices` and logged;
 * ``show`` maps physical squares to the LED chain (the profile's :class:`LedOrder`) and hands
   the frame to the link, which re-sends it until acknowledged and after every reconnect;
-* ``health`` is the link's counters, for ``fairyboard selftest``.
+* ``health`` is the link's counters, for ``fairyboard selftest``;
+* :meth:`SerialBoard.host_debounce_ms` says whether the driver should debounce the frames
+  again: not while the Pico debounces them (its ``debounce_ms`` setting is above 0), since an
+  OCCUPANCY frame reports each sensor's *debounced* state (``hardware/PROTOCOL.md``, sections
+  5 and 6) and a second debounce on the host only makes every change wait twice.
 
 :func:`open_serial_board` starts the link's reader thread and waits for the board's Hello.
 A test drives a link without a thread instead (``read(0)`` only drains what has arrived).
@@ -34,6 +38,7 @@ from firmware_bridge.link import Link, LinkHealth, LinkStatus, LinkTimings
 log = logging.getLogger(__name__)
 
 DEFAULT_PORTS = ("/dev/fairyboard", "/dev/serial/by-id/usb-MicroPython*", "/dev/ttyACM*")
+HOST_DEBOUNCE = ("auto", "always")
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,11 +51,14 @@ class SerialConfig:
     periodic_ms: int = 1000
     heartbeat_ms: int = 1000
     ready_timeout: float = 5.0
+    #: ``auto``: the driver does not debounce again what the Pico has debounced (``debounce_ms``
+    #: above 0); ``always``: it does (its own ``driver.debounce_ms`` on top: for comparison)
+    host_debounce: str = "auto"
 
     @classmethod
     def from_section(cls, s: Section) -> SerialConfig:
         s.only(("backend", "ports", "port", "scan_ms", "debounce_ms", "periodic_ms", "heartbeat_ms",
-                "ready_timeout"))
+                "ready_timeout", "host_debounce"))
         if s.has("port") and s.has("ports"):
             raise s.fail("port", s.get("port"), "give either port or ports, not both")
         if s.has("port"):
@@ -66,7 +74,8 @@ class SerialConfig:
         if 0 < periodic < 100:
             raise s.fail("periodic_ms", periodic, "must be 0 (off) or from 100 to 60000")
         return cls(ports, s.integer("scan_ms", 10, 1, 1000), s.integer("debounce_ms", 30, 0, 5000), periodic,
-                   s.integer("heartbeat_ms", 1000, 100, 60000), s.number("ready_timeout", 5.0, 0.1, 600))
+                   s.integer("heartbeat_ms", 1000, 100, 60000), s.number("ready_timeout", 5.0, 0.1, 600),
+                   s.choice("host_debounce", HOST_DEBOUNCE, "auto"))
 
     def board_settings(self) -> Settings:
         return Settings(self.scan_ms, self.debounce_ms, self.periodic_ms, self.heartbeat_ms)
@@ -77,8 +86,11 @@ class SerialBoard:
 
     def __init__(self, link: Link, *, led_order: LedOrder = LedOrder(), brightness: int = 255,
                  sensor_count: int | None = None, led_count: int | None = None,
-                 budget_ma: int | None = None) -> None:
+                 budget_ma: int | None = None, debounce_ms: int | None = None,
+                 host_debounce: str = "auto") -> None:
         self.link = link
+        self.debounce_ms = debounce_ms      # what the link asks the board for (None: not known)
+        self.host_debounce = host_debounce
         self.led_order = led_order
         self.brightness = brightness
         self.budget_ma = budget_ma
@@ -132,6 +144,24 @@ class SerialBoard:
         colours = tuple(colours)
         self.link.send_leds(colours, None, budget_brightness(colours, self.brightness, self.budget_ma))
 
+    # -- debouncing --
+    def board_debounce_ms(self) -> int:
+        """How long the board debounces each sensor before it reports a change: the SETTINGS in
+        force it last reported, else what the link asks for at every handshake; 0 when not
+        known (then the board is taken to report raw readings)."""
+        reported = self.link.health().board_settings
+        if reported is not None:
+            return reported.debounce_ms
+        return self.debounce_ms or 0
+
+    def host_debounce_ms(self, driver_ms: int) -> int:
+        """How long the driver should debounce this board's frames, ``driver_ms`` being its own
+        setting (``driver.debounce_ms``): 0 while the Pico debounces, unless the profile says
+        ``host_debounce: always``."""
+        if self.host_debounce == "always" or self.board_debounce_ms() <= 0:
+            return driver_ms
+        return 0
+
     # -- diagnostics --
     def health(self) -> LinkHealth:
         return self.link.health()
@@ -172,4 +202,4 @@ def open_serial_board(config: SerialConfig, *, led_order: LedOrder, brightness: 
     if hello.led_count < size:
         log.warning("the board on %s drives %d LEDs for %d squares", link.health().port, hello.led_count, size)
     return SerialBoard(link, led_order=led_order, brightness=brightness, sensor_count=sensor_count or size,
-                       budget_ma=budget_ma)
+                       budget_ma=budget_ma, debounce_ms=config.debounce_ms, host_debounce=config.host_debounce)

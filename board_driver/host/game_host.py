@@ -24,7 +24,7 @@ folder (a damaged record, a game left unfinished) go to ``note``.
 from __future__ import annotations
 
 import queue
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
@@ -96,6 +96,11 @@ class Seat(Protocol):
 
     def mount(self, session: Session, resumed: bool) -> None: ...
 
+    def driver_settings(self, settings: DriverSettings) -> DriverSettings:
+        """The settings a game on this board plays with (``settings``, or less debouncing
+        when the board debounces its sensors itself)."""
+        ...
+
     def link(self) -> dict: ...
 
     def close(self) -> None: ...
@@ -131,6 +136,9 @@ class SimSeat:
                                         closed=layout.closed_sensors(session.game.occupancy()), state_file=state)
             self.board.save()
         session.read_board(self.board.current())     # what changed while the program was not running
+
+    def driver_settings(self, settings: DriverSettings) -> DriverSettings:
+        return settings                 # the simulated sensors are debounced by the driver
 
     def devices(self) -> tuple[SimulatedBoard, SimulatedBoard]:
         assert self.board is not None, "mount a game first"
@@ -168,6 +176,17 @@ class HardwareSeat:
         if frame is not None:
             session.read_board(frame)   # what changed while the service was down
 
+    def driver_settings(self, settings: DriverSettings) -> DriverSettings:
+        """A board that debounces its sensors itself -- the Pico, whose OCCUPANCY frames report
+        debounced states (:meth:`~board_driver.hardware.serial_board.SerialBoard.host_debounce_ms`)
+        -- is not debounced again, so a change is acted on at the frame that reports it; a
+        GPIO matrix's raw scans are debounced by the driver (``driver.debounce_ms``)."""
+        choose = getattr(self.source, "host_debounce_ms", None)
+        if choose is None:
+            return settings
+        ms = choose(settings.debounce_ms)
+        return settings if ms == settings.debounce_ms else replace(settings, debounce_ms=ms)
+
     def devices(self):
         return self.source, self.sink
 
@@ -189,7 +208,7 @@ class GameHost:
                  background: bool = False, san_notices: bool = True, broker=None,
                  stopping: Callable[[], bool] = lambda: False):
         self.store = store
-        self.settings = settings
+        self.settings = seat.driver_settings(settings)     # the board's own debounce counts
         self.profile = profile
         self.seat = seat
         self.clock = clock

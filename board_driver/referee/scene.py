@@ -20,7 +20,8 @@ source          dim green             pieces that may still take part in the mov
 target          green                 where the piece in hand may go
 capture         orange                a target holding a piece to be captured
 remove          magenta, blinking     pieces to lift off (the victims of a Chego drop)
-hold            green                 the square a move is being held on (it may slide on)
+hold            green                 the squares of a move being held (it may slide on): shown
+                                      as soon as it is seen, committed when the hold runs out
 prompt          violet, blinking      the squares of a move waiting for a choice (promotion...)
 check           red                   each royal piece in check
 game over       red blink / green     the mated (or resigned) royal blinks red, the winner's
@@ -187,7 +188,10 @@ def render_scene(layout: Layout, palette: Palette, state: SceneState, verdict: V
                 else:
                     put(todo_lifts, palette.remove, SLOW, "remove")
         if status is VS.HOLD:
-            put([sq for a in verdict.options[0].actions for sq in a.places], palette.hold, layer="hold")
+            # the move is shown at once, as held (the hold delays its record, not the LEDs): its
+            # squares, where it came from and where it may still slide on from; the last-move
+            # colour comes only with the record on disk
+            put([sq for a in verdict.options[0].actions for sq in (*a.lifts, *a.places)], palette.hold, layer="hold")
         if status is VS.PROMPT:
             put([sq for e in verdict.options for a in e.actions for sq in a.places], palette.prompt, SLOW, "prompt")
     put(prompt_squares, palette.prompt, SLOW, "prompt")

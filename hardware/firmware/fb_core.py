@@ -33,6 +33,10 @@ LED_IDLE_MA = 1
 LED_CHANNEL_MA = 20
 # bytes of the host's taken per round of the loop (one 96-LED frame is 397)
 IN_LIMIT = 512
+# WS2812 latch: the LEDs take a frame as ended only once the data line has rested low this
+# long (us; newer WS2812B parts need 280, older ones 50), so a frame begun sooner after the
+# last one ends runs on into it. Leds waits out what is left of it before writing.
+LATCH_US = 300
 
 
 def elapsed(now, then):
@@ -146,11 +150,17 @@ class Leds:
     # LED on or off according to its blink pattern and the board's uptime. The strip is
     # written only when what it shows changes. The colours go straight into the NeoPixel's
     # buffer (strip.buf, in the strip's colour ORDER), through tables: brightness, then the
-    # current budget.
+    # current budget. Two writes are at least LATCH_US apart (the end of one to the start of
+    # the next) when the clock has ticks_us and sleep_us (MicroPython's time; not the tests'
+    # CPython fakes of ticks_ms alone): only the part of it not yet past is waited.
 
-    def __init__(self, strip, count, budget_ma=None):
-        # type: (NeoPixel, int, int | None) -> None
+    def __init__(self, strip, count, budget_ma=None, clock=None):
+        # type: (NeoPixel, int, int | None, Any) -> None
         self.strip = strip
+        # the clock of the latch wait: MicroPython's time (None: no wait)
+        self.latch = clock if hasattr(clock, "ticks_us") and hasattr(clock, "sleep_us") else None
+        self.written_us = 0                 # ticks_us when the last write ended
+        self.written = False
         self.count = count
         self.budget_ma = budget_ma  # None: no limit
         self.rgb = bytearray(3 * count)
@@ -184,6 +194,19 @@ class Leds:
             return None
         return 125 - uptime % 125
 
+    def write(self):
+        # the buffer to the strip, once the line has rested low LATCH_US since the last write
+        strip = self.strip
+        latch = self.latch
+        if latch is not None and self.written:
+            wait = LATCH_US - latch.ticks_diff(latch.ticks_us(), self.written_us)
+            if wait > 0:
+                latch.sleep_us(wait)
+        strip.write()
+        if latch is not None:
+            self.written_us = latch.ticks_us()
+            self.written = True
+
     def update(self, uptime):
         phase = self.phase(uptime) if self.blinking else 0
         if not self.dirty and phase == self.shown_phase:
@@ -206,7 +229,7 @@ class Leds:
             if total > allowed:
                 F.scale_table(self.budget, allowed, 0, total)   # c * allowed // total
                 F.remap(strip.buf, 3 * self.count, self.budget)
-        strip.write()
+        self.write()
         self.dirty = False
         self.shown_phase = phase
         return True
@@ -439,7 +462,7 @@ def build(machine, neopixel, pins, io, clock, boot_id, settle=None):
 
 def assemble(columns, rows, strip, mem32, pins, io, clock, boot_id, settle=None):
     # type: (list[Pin], list[Pin], NeoPixel, Any, Any, Any, Any, int, Callable[[], None] | None) -> Firmware
-    leds = Leds(strip, pins.LED_COUNT, getattr(pins, "LED_BUDGET_MA", None))
+    leds = Leds(strip, pins.LED_COUNT, getattr(pins, "LED_BUDGET_MA", None), clock)
     drive = getattr(pins, "COLUMN_DRIVE_MA", None)
     if drive is not None:
         for gpio in pins.COLUMNS:

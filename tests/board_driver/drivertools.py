@@ -93,6 +93,10 @@ class Table:
         assert self.board.last_frame == self.session.leds      # what the board shows is the scene
         return self.session.led_layers[phys]
 
+    def square(self, square: str) -> int:
+        """The physical square (LED frame index) of a game square."""
+        return self.session.layout.physical(self.session.game.geometry.parse(square))
+
     def lit(self) -> dict[str, str]:
         """Every lit game square -> its layer."""
         geo = self.session.game.geometry

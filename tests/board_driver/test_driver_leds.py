@@ -3,6 +3,8 @@
 import pytest
 from drivertools import Table
 
+from board_driver.referee.runner import pump
+
 from board_driver.devices import FAST, STEADY, LedImage
 from board_driver.errors import ConfigError
 from board_driver.referee.layout import BoardProfile, Layout, LedOrder
@@ -79,10 +81,33 @@ def test_victim_lifted_first_shows_the_pieces_that_can_take_it():
 def test_a_held_slide_and_the_move_confirmed():
     t = Table(fen="4k3/8/8/8/8/8/8/R3K3 w - - 0 1")
     t.move("a1", "a4")
-    assert t.led("a4") == "hold"
+    assert t.led("a4") == "hold" and t.led("a1") == "hold"
     t.wait(400)
     assert t.led("a1") == "last move" and t.led("a4") == "last move"
     assert not t.blinking("a4")
+
+
+def test_a_held_move_is_lit_before_its_hold_runs_out_and_only_its_record_waits():
+    t = Table(fen="4k3/8/8/8/8/8/8/R3K3 w - - 0 1")
+    s, board = t.session, t.board
+    t.lift("a1")
+    in_hand = len(board.frames_shown)
+    t.wait(200)
+    board.place("a4")
+    placed = t.clock()
+    shown = []                              # (virtual ms, frame) of every frame from the set-down on
+    for ms in range(0, 600, 5):
+        t.wait(5) if ms else pump(s, board, t.display, t.clock())
+        shown += [(t.clock(), f) for f in board.frames_shown[in_hand + len(shown):]]
+        if s.verdict.status == "hold":
+            deadline = s.verdict.deadline
+    pal = s.settings.palette
+    lit = [ms for ms, f in shown if f.colors[t.square("a1")] == f.colors[t.square("a4")] == pal.hold]
+    committed = [ms for ms, f in shown if f.colors[t.square("a1")] == f.colors[t.square("a4")] == pal.last_move]
+    assert deadline == placed + s.settings.debounce_ms + s.settings.hold_ms
+    assert lit and lit[0] == placed + s.settings.debounce_ms < deadline     # shown, as held, once seen
+    assert committed and committed[0] == deadline                           # the record waited
+    assert t.moves == ["a1a4"]
 
 
 def test_palette_from_yaml_and_its_errors(tmp_path):

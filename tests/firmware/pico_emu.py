@@ -131,6 +131,10 @@ class Pico:
     def free(self) -> None:
         self.call("free")
 
+    def realtime(self) -> None:
+        """Run on with the chip's time held to the wall clock's (a host's waits are the chip's)."""
+        self.call("realtime")
+
     def log(self, clear: bool = True) -> dict:
         return self.call("log", clear=clear)["log"]
 

@@ -144,6 +144,28 @@ def test_a_96_led_frame_reaches_the_data_pin_exactly_with_ws2812_timing(board):
     assert f["max_low"] < MAX_LOW_IN_FRAME_NS, f           # never latched half-way
 
 
+def test_two_led_frames_in_one_read_are_kept_a_latch_time_apart_on_the_data_pin(board):
+    # Newer WS2812B parts take a frame as ended (latch) only after the line rests low for
+    # 280 us: a frame begun sooner runs on into the one before. The firmware keeps 300 us
+    # (here the chip's own work between the frames takes about 2 ms; test_latch.py checks the
+    # wait itself, with that work taking no time).
+    board.seq += 2
+    first = LedFrame(board.seq - 1, [(200, 0, 0)] * 3, brightness=255)
+    second = LedFrame(board.seq, [(0, 0, 90)] * 3, brightness=255)
+    board.pico.log()
+    board.pico.send(b"\x00" + encode(first) + b"\x00" + encode(second))
+    board.pico.run_ms(60)
+    log = board.pico.log()
+    assert len(log["in"]) == 1                              # both came in one USB packet: one read
+    acks = [f[3].seq for f in board_frames(log) if isinstance(f[3], LedAck)]
+    assert acks == [first.seq, second.seq]
+    strip = log["leds"]
+    want = [grb(shown(255, first.colours)), grb(shown(255, second.colours))]
+    assert [f["hex"] for f in strip] == want, [(f["bits"], f["max_low"]) for f in strip]
+    gap = strip[1]["start"] - strip[0]["end"]
+    assert gap >= 300_000, f"only {gap / 1000:.0f} us between the frames"
+
+
 def test_blinking_leds_change_on_the_data_pin_with_the_uptime(board):
     board.seq += 1
     board.exchange(LedFrame(board.seq, [(0, 0, 200)] * 2, blink=(Blink.FAST, Blink.STEADY)), run_ms=5)

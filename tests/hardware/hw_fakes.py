@@ -188,5 +188,8 @@ class LockstepSource:
             frame = self.rig.serial.read(0)
         return frame
 
+    def host_debounce_ms(self, driver_ms: int) -> int:
+        return self.rig.serial.host_debounce_ms(driver_ms)
+
     def close(self) -> None:
         self.rig.close()

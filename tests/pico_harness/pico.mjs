@@ -11,7 +11,12 @@
 //   {"cmd": "run", "until_ns": T}     run the chip until T, then answer {"now": ...}
 //   {"cmd": "run", "for_ms": M}       the same, M simulated ms from now
 //   {"cmd": "free"}                   run on and on (a host drives it over the pty)
+//   {"cmd": "realtime"}               run on and on, the chip's time held to the wall clock's
+//                                     (never ahead of it: idle waits take their real time, so
+//                                     a host's delays in wall time are the chip's too; when
+//                                     the emulator falls behind it runs flat out to catch up)
 //   {"cmd": "pause"}                  stop running; answers {"now": ...}
+//   {"cmd": "now"}                    answers {"now": ..., "lag_ns": ...}, running on as it was
 //   {"cmd": "send", "hex": "..."}     bytes from the host, fed to the USB port from now on
 //   {"cmd": "closed", "sensors": [..]} the reed switches closed now (sensor = row * 12 + col)
 //   {"cmd": "pin", "gpio": N, "value": 0|1}  drive a spare input (safe mode: GP28)
@@ -241,19 +246,29 @@ function step(limit, budget) {
 let target = 0;           // run until this (Infinity: free running)
 let waiter = null;        // the control command waiting for target
 let running = false;
+let pace = null;          // {wall, sim}: realtime, the chip's ns held to the wall clock's since then
+let lagNs = 0;            // realtime: the most the chip's time fell behind the wall clock's
 function loop() {
   running = false;
   if (now() >= target) return;
-  const done = step(target, 200000);
-  if (done && waiter) {
-    const w = waiter;
-    waiter = null;
-    w();
+  let limit = target;
+  if (pace) {
+    const wall = pace.sim + (performance.now() - pace.wall) * 1e6;
+    lagNs = Math.max(lagNs, wall - now());
+    limit = Math.min(target, wall);
   }
-  if (!done) {
-    running = true;
-    setImmediate(loop);
+  const done = step(limit, 200000);
+  if (done && limit >= target) {
+    if (waiter) {
+      const w = waiter;
+      waiter = null;
+      w();
+    }
+    return;
   }
+  running = true;
+  if (done) setTimeout(loop, 1);      // ahead of the wall clock: wait for it
+  else setImmediate(loop);
 }
 function runTo(t, then) {
   target = t;
@@ -280,17 +295,30 @@ control.on('end', () => process.exit(0));
 function command(c) {
   switch (c.cmd) {
     case 'run': {
+      pace = null;
       const until = c.until_ns !== undefined ? c.until_ns : now() + c.for_ms * 1e6;
       runTo(until, () => answer({ now: now() }));
       return;
     }
     case 'free':
+      pace = null;
+      runTo(Infinity, null);
+      answer({ now: now() });
+      return;
+    case 'realtime':
+      pace = { wall: performance.now(), sim: now() };
+      lagNs = 0;
       runTo(Infinity, null);
       answer({ now: now() });
       return;
     case 'pause':
+      pace = null;
       target = now();
       answer({ now: now() });
+      return;
+    case 'now':
+      // realtime: lag_ns is how far the chip's time is behind the wall clock's now
+      answer({ now: now(), lag_ns: pace ? pace.sim + (performance.now() - pace.wall) * 1e6 - now() : 0 });
       return;
     case 'send':
       pendingIn.push(...Buffer.from(c.hex, 'hex'));
@@ -321,7 +349,7 @@ function command(c) {
       return;
     case 'log': {
       if (edges.length && now() - edges[edges.length - 1][0] >= WS2812_LATCH_NS) ledFrame();
-      log.cpu = { busy_ns: busyNs, idle_ns: idleNs };
+      log.cpu = { busy_ns: busyNs, idle_ns: idleNs, max_lag_ns: lagNs };
       answer({ now: now(), log });
       if (c.clear) {
         log = freshLog();
