@@ -13,8 +13,10 @@ shows the last-move colour (the move committed, its record on disk).
 
 Three arrangements, measured one after the other in one run:
 
-* ``now``: the Pico debounces (30 ms), the host does not again;
-* ``old``: the host debounces again (``host_debounce: always``, 40 ms), as before;
+* ``now``: the Pico debounces (the profile's ``debounce_ms``: two scans that agree), the host
+  does not again;
+* ``old``: the Pico debounces 30 ms and the host again (``host_debounce: always``, 40 ms), as
+  before;
 * ``floor``: no debounce on either side -- the scan, the link, the host's step and the LED
   frame, the least the same path can take.
 
@@ -45,7 +47,7 @@ from pico_emu import MS, board_frames  # noqa: E402
 from board_driver.config import configs_dir, load_variant  # noqa: E402
 from board_driver.referee.layout import Layout, LedOrder  # noqa: E402
 from board_driver.referee.scene import Palette  # noqa: E402
-from board_driver.settings import load_profile  # noqa: E402
+from board_driver.settings import load_profile, read_profile  # noqa: E402
 from engine.game import new_game  # noqa: E402
 from firmware_bridge import Occupancy, OccupancyReason  # noqa: E402
 
@@ -53,9 +55,12 @@ BRIGHTNESS = 64
 HAND_MS = 150             # the piece in the hand, from the lift's LED frame to the set-down
 WAIT_S = 20.0             # wall seconds to wait for a frame before giving up on a move
 
+# the Pico's debounce as the shipped profile sets it (configs/boards/pico-serial.yaml)
+PROFILE_DEBOUNCE = int(read_profile("pico-serial")[1]["hardware"]["sensors"]["debounce_ms"])
+
 ARRANGEMENTS = {
     # name: (the Pico's debounce_ms, host_debounce, the driver's debounce_ms)
-    "now": (30, "auto", 40),
+    "now": (PROFILE_DEBOUNCE, "auto", 40),
     "old": (30, "always", 40),
     "floor": (0, "auto", 0),
 }
