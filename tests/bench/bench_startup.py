@@ -81,6 +81,55 @@ def measure(venv: Path, runs: int) -> None:
         print(f"{label:28} {statistics.median(ts) * 1000:7.1f} {ts[0] * 1000:7.1f} {p90 * 1000:7.1f}   {verdict}")
 
 
+def serve_ready(fb: Path, cwd: str, env: dict) -> tuple[float, float, int]:
+    """(wall s, CPU s, VmRSS kB) of ``serve --board sim --web`` when ``/api/state`` first answers."""
+    import socket
+    import time
+    import urllib.request
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    with tempfile.TemporaryDirectory() as data:
+        env = dict(env, FAIRYBOARD_DATA=data)
+        t0 = time.perf_counter()
+        proc = subprocess.Popen([str(fb), "serve", "--board", "sim", "--web", f"127.0.0.1:{port}"], cwd=cwd,
+                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            while True:
+                if proc.poll() is not None:
+                    raise SystemExit(f"serve stopped ({proc.returncode}) before its page answered")
+                try:
+                    with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/state", timeout=5) as r:
+                        r.read()
+                    break
+                except OSError:
+                    time.sleep(0.005)
+            wall = time.perf_counter() - t0
+            fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+            status = Path(f"/proc/{proc.pid}/status").read_text()
+            rss = int(status.split("VmRSS:")[1].split()[0])
+        finally:
+            proc.terminate()
+            proc.wait(10)
+    return wall, cpu, rss
+
+
+def measure_serve(venv: Path, runs: int) -> None:
+    fb = venv / "bin" / "fairyboard"
+    env = dict(os.environ)
+    env.setdefault("FAIRYBOARD_CONFIGS", str(ROOT / "configs"))
+    with tempfile.TemporaryDirectory() as cwd:
+        serve_ready(fb, cwd, env)                # warm the file cache once
+        got = [serve_ready(fb, cwd, env) for _ in range(runs)]
+    wall = sorted(g[0] for g in got)
+    cpu = sorted(g[1] for g in got)
+    rss = sorted(g[2] for g in got)
+    print(f"serve --board sim --web, start to /api/state answering, {runs} runs: wall median "
+          f"{statistics.median(wall) * 1000:.0f} ms (best {wall[0] * 1000:.0f}), the service's CPU median "
+          f"{statistics.median(cpu) * 1000:.0f} ms (clock ticks of 10 ms), VmRSS median {statistics.median(rss) / 1024:.1f} MB")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=20)
@@ -90,11 +139,13 @@ def main() -> int:
         if not (args.venv / "bin" / "fairyboard").exists():
             install(args.venv)
         measure(args.venv, args.runs)
+        measure_serve(args.venv, max(3, args.runs // 4))
         return 0
     with tempfile.TemporaryDirectory() as tmp:
         venv = Path(tmp) / "venv"
         install(venv)
         measure(venv, args.runs)
+        measure_serve(venv, max(3, args.runs // 4))
     return 0
 
 
