@@ -41,6 +41,7 @@ package provides the same module on a Pi 5), a fake in the tests.
 from __future__ import annotations
 
 import queue
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -123,6 +124,10 @@ REFRESH_S = 1.0
 """A started matrix queues a frame at least this often (s) even when nothing changed, as the
 Pico's periodic refresh does: the reader sees the board is alive, and its time moves on."""
 
+SWITCH_S = 0.001
+"""The interpreter's switch interval once a matrix scans in its own thread (s): how long the
+scan may wait for the game's thread to let it run (:meth:`GpioMatrix.start`)."""
+
 
 def busy_wait_us(us: float) -> None:
     """Wait ``us`` microseconds (time.sleep is far too coarse for a few microseconds)."""
@@ -194,9 +199,16 @@ class GpioMatrix:
         return self._thread is not None
 
     def start(self) -> GpioMatrix:
-        """Scan in a thread of its own from now on (a second call does nothing)."""
+        """Scan in a thread of its own from now on (a second call does nothing).
+
+        The interpreter hands its lock to a waiting thread only every switch interval (5 ms by
+        default): a scan due while the game's thread computes would start up to 5 ms late.
+        Starting the scan lowers the interval to :data:`SWITCH_S` for the process (a thread
+        that waits for nothing is never interrupted, so it costs only while both run)."""
         if self._closed:
             raise HardwareError("start() on a closed GPIO matrix")
+        if sys.getswitchinterval() > SWITCH_S:
+            sys.setswitchinterval(SWITCH_S)
         if self._thread is None:
             self._thread = threading.Thread(target=self._run, name="fairyboard-scan", daemon=True)
             self._thread.start()
