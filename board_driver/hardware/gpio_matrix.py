@@ -183,7 +183,7 @@ class GpioMatrix:
         self._closed = False
         self.scans = 0
         self.late = 0                   # started: scans that began a period or more after their instant
-        self._frames: queue.SimpleQueue[RawFrame | BaseException] = queue.SimpleQueue()
+        self._frames: queue.SimpleQueue[RawFrame | BaseException | None] = queue.SimpleQueue()   # None: wake()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()   # one scan at a time, and none once closed
@@ -287,7 +287,7 @@ class GpioMatrix:
             if isinstance(item, BaseException):
                 self._failed = HardwareError(f"the GPIO scan stopped: {item}")
                 raise self._failed from item
-            return item
+            return item         # a frame, or None: woken
         now = self._clock()
         if self._next is None:
             self._next = now
@@ -305,6 +305,11 @@ class GpioMatrix:
         if self._next <= t:          # fell behind (a slow reader): do not scan in a burst
             self._next = t + period
         return RawFrame(int(round(t * 1000)), closed)
+
+    def wake(self) -> None:
+        """Make a ``read`` waiting now (or the next one) return None at once: the service loop
+        has a command to take (:class:`board_driver.referee.runner.LoopQueue`). Any thread."""
+        self._frames.put(None)
 
     def close(self) -> None:
         """Stop the scan thread and release the matrix pins (rows back to inputs), once."""
