@@ -188,6 +188,7 @@ class GpioMatrix:
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()   # one scan at a time, and none once closed
         self._failed: HardwareError | None = None
+        self._switch: float | None = None   # the interpreter's switch interval before start()
         use_bcm(gpio)
         for row in config.rows:
             setup_pin(gpio, row, gpio.OUT, initial=gpio.LOW)
@@ -204,12 +205,13 @@ class GpioMatrix:
         The interpreter hands its lock to a waiting thread only every switch interval (5 ms by
         default): a scan due while the game's thread computes would start up to 5 ms late.
         Starting the scan lowers the interval to :data:`SWITCH_S` for the process (a thread
-        that waits for nothing is never interrupted, so it costs only while both run)."""
+        that waits for nothing is never interrupted, so it costs only while both run);
+        :meth:`close` gives the old one back."""
         if self._closed:
             raise HardwareError("start() on a closed GPIO matrix")
-        if sys.getswitchinterval() > SWITCH_S:
-            sys.setswitchinterval(SWITCH_S)
         if self._thread is None:
+            self._switch = sys.getswitchinterval()
+            sys.setswitchinterval(min(self._switch, SWITCH_S))
             self._thread = threading.Thread(target=self._run, name="fairyboard-scan", daemon=True)
             self._thread.start()
         return self
@@ -317,6 +319,9 @@ class GpioMatrix:
         thread, self._thread = self._thread, None
         if thread is not None and thread is not threading.current_thread():
             thread.join()
+        if self._switch is not None:
+            sys.setswitchinterval(self._switch)
+            self._switch = None
         with self._lock:
             if not self._closed:
                 self._closed = True

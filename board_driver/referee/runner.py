@@ -166,11 +166,10 @@ def run_realtime(session: Session, source: SensorSource, sink: LedSink, clock: C
     display.update(session)
     settle_memory()
     wake = waker_of(source)
-    woken = isinstance(commands, LoopQueue) and wake is not None
-    if woken:
-        assert isinstance(commands, LoopQueue) and wake is not None
-        commands.wakers.append(wake)
-        if not commands.empty():
+    woken = commands if isinstance(commands, LoopQueue) and wake is not None else None
+    if woken is not None and wake is not None:
+        woken.wakers.append(wake)
+        if not woken.empty():
             wake()              # put before the loop listened: the first wait must not sleep on it
         poll = max(poll, IDLE)  # a command wakes the source: wait for frames, deadlines and commands alone
     automatic = gc.isenabled()
@@ -180,9 +179,8 @@ def run_realtime(session: Session, source: SensorSource, sink: LedSink, clock: C
     finally:
         if automatic:
             gc.enable()
-        if woken:
-            assert isinstance(commands, LoopQueue)
-            commands.wakers.remove(wake)
+        if woken is not None and wake is not None:
+            woken.wakers.remove(wake)
 
 
 def _loop(session: Session, source: SensorSource, display: Display, clock: Callable[[], int],

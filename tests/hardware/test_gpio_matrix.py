@@ -317,3 +317,15 @@ def test_the_default_settle_covers_the_slowest_fall_through_the_internal_pull_do
     assert matrix(slow, clock, MatrixConfig(ROWS, COLUMNS)).scan() == {reed.sq("e4")}
     slow = FakeGPIO(reed, rows=ROWS, columns=COLUMNS, fall_us=fall)
     assert reed.sq("e5") in matrix(slow, clock, MatrixConfig(ROWS, COLUMNS, settle_us=10)).scan()   # a phantom
+
+
+def test_a_started_matrix_narrows_the_switch_interval_and_gives_it_back(gpio):
+    """The game's thread lets the scan run within 1 ms, not Python's default 5 ms."""
+    import sys
+    before = sys.getswitchinterval()
+    m = started(gpio)
+    try:
+        assert sys.getswitchinterval() == min(before, 0.001)
+    finally:
+        m.close()
+    assert sys.getswitchinterval() == before
