@@ -101,9 +101,16 @@ class LinkTimings:
     ``listen_first``: after opening a port the link writes nothing until a good frame arrives
     from the board (its firmware runs, so 0x03 in a frame is data, not Ctrl-C) or this long has
     passed: a Pico replugged or reset while the service runs is still booting when its port
-    appears, with MicroPython's Ctrl-C handling on (hardware/PROTOCOL.md, section 7)."""
+    appears, with MicroPython's Ctrl-C handling on (hardware/PROTOCOL.md, section 7).
+
+    ``idle_read_timeout``: how long one read may block instead while the link waits for
+    nothing (ready, the LED frame acknowledged, no occupancy asked for): the board's own
+    frames and heartbeats wake the reader, so an idle link does not wake it every
+    ``read_timeout`` (the reader's timers are looked at after each read). A ``read_timeout``
+    of 0 (a link driven by hand, reads never blocking) stays 0."""
 
     read_timeout: float = 0.02
+    idle_read_timeout: float = 0.5
     write_timeout: float = 0.5
     listen_first: float = 1.5
     hello_timeout: float = 1.0
@@ -233,7 +240,7 @@ class Link:
         # platform classes, not on SerialBase)
         self._open_port: Callable[[str], SerialPort] = open_port or cast(
             Callable[[str], SerialPort], functools.partial(open_serial, timings=timings))
-        self._queue: queue.Queue[Received] = queue.Queue()
+        self._queue: queue.Queue[Received | None] = queue.Queue()    # None: wake()
         self._sink = sink or self._queue.put
         self._lock = threading.RLock()
         self._ready = threading.Condition(self._lock)
@@ -336,7 +343,8 @@ class Link:
         return resolve_ports(self._ports)
 
     def get(self, timeout: float | None = 0.0) -> Received | None:
-        """The next delivered item, waiting up to ``timeout`` real seconds (None: forever)."""
+        """The next delivered item, waiting up to ``timeout`` real seconds (None: forever), or
+        None at once after :meth:`wake`."""
         try:
             if timeout == 0:
                 return self._queue.get_nowait()
@@ -344,14 +352,21 @@ class Link:
         except queue.Empty:
             return None
 
+    def wake(self) -> None:
+        """Make a :meth:`get` waiting now (or the next one) return None at once (the consumer
+        has something else to do). Any thread."""
+        self._queue.put(None)
+
     def drain(self) -> list[Received]:
         """Everything delivered so far, without waiting."""
-        out = []
+        out: list[Received] = []
         while True:
             try:
-                out.append(self._queue.get_nowait())
+                item = self._queue.get_nowait()
             except queue.Empty:
                 return out
+            if item is not None:            # a wake() nobody waited for
+                out.append(item)
 
     def wait_ready(self, timeout: float) -> Hello:
         """Block until the link is READY (at most ``timeout`` real seconds) and return the Hello.
@@ -457,8 +472,14 @@ class Link:
             if self._port is None:
                 self._try_open(self._clock())
             port = self._port
+            wait = self._read_wait()
         if port is None:
             return
+        if getattr(port, "timeout", wait) != wait:
+            try:
+                setattr(port, "timeout", wait)  # pyserial's setter (not in SerialPort: a fake port may lack it)
+            except (AttributeError, ValueError, serial.SerialException):
+                pass
         try:
             waiting = port.in_waiting
             data = port.read(waiting if waiting > 0 else 1)
@@ -482,6 +503,17 @@ class Link:
                 self._on_timers(now)
 
     # --- internals (called with the lock held) ---------------------------------------------
+
+    def _read_wait(self) -> float:
+        """How long the next read may block: ``idle_read_timeout`` while no timer of the link's
+        can fall due (ready, the LED frame acknowledged, no occupancy asked for), else
+        ``read_timeout``."""
+        t = self._timings
+        if t.read_timeout <= 0 or t.idle_read_timeout <= t.read_timeout:
+            return t.read_timeout
+        idle = (self._state is LinkState.READY and self._listen_until is None and not self._want_occupancy
+                and (self._led is None or self._led_acked or self._led_refused))
+        return t.idle_read_timeout if idle else t.read_timeout
 
     def _deliver(self, message: Union[Message, LinkStatus], now: float) -> None:
         self._sink(Received(message, now))

@@ -215,6 +215,7 @@ def cmd_serve(args) -> int:
     from board_driver.host.game_host import GameHost, GameRequest, HardwareSeat, SimSeat
     from board_driver.host.link import WatchedSource, setup_logging
     from board_driver.journal import GameStore, data_dir
+    from board_driver.referee.runner import LoopQueue
     from board_driver.settings import load_settings
     from board_driver.web.bridge import Notices
     from board_driver.web.board_io import OverlaySink
@@ -234,10 +235,12 @@ def cmd_serve(args) -> int:
         raise BoardDriverError("--events plays on the simulated board only (--board sim)")
     lock = store.lock("fairyboard serve")           # one process per data folder
     stop = threading.Event()
+    commands = LoopQueue()                          # a command wakes the idle loop where it waits (runner.py)
 
     def on_signal(signum, frame) -> None:
         print(f"fairyboard: {signal.Signals(signum).name}: stopping after this frame", flush=True)
         stop.set()
+        commands.wake()
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
 
@@ -247,7 +250,6 @@ def cmd_serve(args) -> int:
     host = club = front = hw = None
     listen = args.web or web_cfg.listen             # the board's page (docs/web.md)
     try:
-        commands: queue.Queue[LoopCommand] = queue.Queue()
         seat: SimSeat | HardwareSeat
         tools: BoardTools | None = None                 # the page's Board tab
         source: WatchedSource | None = None

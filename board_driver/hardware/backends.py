@@ -8,7 +8,7 @@ map, LED order) and, under ``hardware:``, the devices behind it::
         backend: gpio           # gpio | serial | sim
         rows: [2, 3, ...]       #   gpio: BCM pins, rank 1 first, driven
         columns: [13, 19, ...]  #   gpio: BCM pins, file a first, read with pull-downs
-        settle_us: 10
+        settle_us: 25           #   gpio: wait after driving a row (internal pull-downs: docs/hardware.md)
         scan_ms: 10
         # serial: ports: [/dev/fairyboard, "/dev/ttyACM*"], scan_ms, debounce_ms, periodic_ms, heartbeat_ms
       leds:                     # where the LED frames go
@@ -179,7 +179,8 @@ def open_hardware(board: BoardConfig, *, gpio: GpioModule | None = None,
                   pixel_driver: PixelDriver | None = None, start_threads: bool = True) -> Hardware:
     """Open the devices ``board`` names. ``gpio`` defaults to RPi.GPIO (imported only when a
     GPIO device is named), ``pixel_driver`` to the profile's LED driver; ``start_threads``
-    False leaves the LED blink thread to the caller (tests call ``tick``)."""
+    False leaves the LED blink thread and the matrix's scan thread to the caller (tests call
+    ``tick``, and the matrix's ``read`` scans in the caller's thread)."""
     hw, profile = board.hardware, board.profile
     opened: list = []
     try:
@@ -190,8 +191,8 @@ def open_hardware(board: BoardConfig, *, gpio: GpioModule | None = None,
         leds: LedSink | None = None
         if isinstance(hw.sensors, MatrixConfig):
             assert gpio is not None         # imported above: the matrix needs it
-            source: SensorSource = GpioMatrix(hw.sensors, gpio=gpio, clock=clock, sleep=sleep,
-                                              delay_us=delay_us or busy_wait_us)
+            matrix = GpioMatrix(hw.sensors, gpio=gpio, clock=clock, sleep=sleep, delay_us=delay_us or busy_wait_us)
+            source: SensorSource = matrix.start() if start_threads else matrix      # scans in a thread of its own
         elif isinstance(hw.sensors, SerialConfig):
             brightness = hw.leds.brightness if isinstance(hw.leds, SerialLeds) else 0
             serial = open_serial_board(hw.sensors, led_order=profile.led_order, brightness=brightness,

@@ -16,12 +16,33 @@ One scan costs ``rows + 1`` calls of ``GPIO.output`` (each call lowers the previ
 raises the next, through RPi.GPIO's list form) and ``rows * columns`` calls of
 ``GPIO.input``: 105 calls for 12 x 8. ``tests/bench/bench_gpio_scan.py`` measures it.
 
+Two ways to read it. Started (:meth:`GpioMatrix.start`, as the service does), the matrix is
+scanned in a thread of its own, every ``scan_ms`` on an absolute schedule whatever the game's
+thread is doing (a commit takes milliseconds on a Pi: a scan in the game's thread would wait
+for it); the thread queues a frame when the closed set changed, and once a second
+(:data:`REFRESH_S`) when it did not, as the Pico does, and ``read(timeout)`` waits on that
+queue, so an idle service sleeps there instead of waking for every scan. Not started (tests on
+a virtual clock, ``bench_gpio_scan.py``), ``read`` scans in the caller's thread, every
+``scan_ms``, and returns every scan.
+
+The settle time, ``settle_us``: when a row goes low, a file wire that was high falls only
+through its pull-down, ``t = R * C * ln(V0 / V_IL)``. With the Pi's internal pull-down
+(50-65 kohm, the BCM283x's figure), 160-250 pF of file wire, diodes and pin, V0 = 3.3 V at worst
+(a row's 3.3 V less the diode's drop is less) and V_IL = 0.8 V, that is 11 us (50 kohm,
+160 pF) to 23 us (65 kohm, 250 pF): the default, :data:`SETTLE_US` = 25, covers the worst
+case. With the 10 kohm external pull-downs (8.7 kohm with the internal one beside it) the fall
+takes at most 3.1 us, and ``settle_us: 5`` is enough. docs/hardware.md, "Settle times", has the
+whole derivation.
+
 The GPIO module comes in as an argument (``gpio=``): ``RPi.GPIO`` on a Pi (the rpi-lgpio
 package provides the same module on a Pi 5), a fake in the tests.
 """
 
 from __future__ import annotations
 
+import queue
+import sys
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol, cast
@@ -95,6 +116,19 @@ def use_bcm(gpio: GpioModule) -> None:
         raise HardwareError(f"GPIO numbering is already set to {mode!r}; fairyboard's pin maps are BCM numbers")
 
 
+SETTLE_US = 25
+"""The default wait after driving a row (us): the slowest fall of a file wire through the Pi's
+internal pull-down, 65 kohm x 250 pF x ln(3.3 V / 0.8 V) = 23 us, rounded up (module docstring)."""
+
+REFRESH_S = 1.0
+"""A started matrix queues a frame at least this often (s) even when nothing changed, as the
+Pico's periodic refresh does: the reader sees the board is alive, and its time moves on."""
+
+SWITCH_S = 0.001
+"""The interpreter's switch interval once a matrix scans in its own thread (s): how long the
+scan may wait for the game's thread to let it run (:meth:`GpioMatrix.start`)."""
+
+
 def busy_wait_us(us: float) -> None:
     """Wait ``us`` microseconds (time.sleep is far too coarse for a few microseconds)."""
     end = time.perf_counter() + us / 1e6
@@ -108,7 +142,7 @@ class MatrixConfig:
 
     rows: tuple[int, ...]        # BCM numbers, row 0 (rank 1) first: driven
     columns: tuple[int, ...]     # BCM numbers, column 0 (file a) first: read with pull-downs
-    settle_us: int = 10          # wait after driving a row, before reading the columns
+    settle_us: int = SETTLE_US   # wait after driving a row, before reading the columns
     scan_ms: int = 10            # one scan every scan_ms
 
     @property
@@ -123,7 +157,7 @@ class MatrixConfig:
         both = set(rows) & set(columns)
         if both:
             raise s.fail("columns", list(columns), f"GPIO {sorted(both)[0]} is also a row")
-        return cls(rows, columns, s.integer("settle_us", 10, 0, 10_000), s.integer("scan_ms", 10, 1, 1000))
+        return cls(rows, columns, s.integer("settle_us", SETTLE_US, 0, 10_000), s.integer("scan_ms", 10, 1, 1000))
 
     def pins(self) -> tuple[int, ...]:
         return self.rows + self.columns
@@ -134,7 +168,9 @@ class GpioMatrix:
 
     ``clock`` returns seconds (frames are stamped ``int(clock() * 1000)`` ms), ``sleep`` waits
     seconds between scans, ``delay_us`` waits the settle time; tests pass a virtual clock.
-    ``read`` scans every ``scan_ms`` and returns every scan.
+    Until :meth:`start`, ``read`` scans every ``scan_ms`` in the caller's thread and returns
+    every scan; once started, a thread of its own scans and ``read`` waits for what it queues
+    (the module docstring).
     """
 
     def __init__(self, config: MatrixConfig, *, gpio: GpioModule, clock: Callable[[], float] = time.monotonic,
@@ -146,11 +182,70 @@ class GpioMatrix:
         self._next: float | None = None
         self._closed = False
         self.scans = 0
+        self.late = 0                   # started: scans that began a period or more after their instant
+        self._frames: queue.SimpleQueue[RawFrame | BaseException | None] = queue.SimpleQueue()   # None: wake()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()   # one scan at a time, and none once closed
+        self._failed: HardwareError | None = None
+        self._switch: float | None = None   # the interpreter's switch interval before start()
         use_bcm(gpio)
         for row in config.rows:
             setup_pin(gpio, row, gpio.OUT, initial=gpio.LOW)
         for col in config.columns:
             setup_pin(gpio, col, gpio.IN, pull_up_down=gpio.PUD_DOWN)
+
+    @property
+    def started(self) -> bool:
+        return self._thread is not None
+
+    def start(self) -> GpioMatrix:
+        """Scan in a thread of its own from now on (a second call does nothing).
+
+        The interpreter hands its lock to a waiting thread only every switch interval (5 ms by
+        default): a scan due while the game's thread computes would start up to 5 ms late.
+        Starting the scan lowers the interval to :data:`SWITCH_S` for the process (a thread
+        that waits for nothing is never interrupted, so it costs only while both run);
+        :meth:`close` gives the old one back."""
+        if self._closed:
+            raise HardwareError("start() on a closed GPIO matrix")
+        if self._thread is None:
+            self._switch = sys.getswitchinterval()
+            sys.setswitchinterval(min(self._switch, SWITCH_S))
+            self._thread = threading.Thread(target=self._run, name="fairyboard-scan", daemon=True)
+            self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        """The scan thread: a scan at every instant ``t0 + k * period`` (never two for one
+        instant: one that starts late is counted in :attr:`late` and the schedule moves on to
+        the next instant still ahead); a frame queued on change and every :data:`REFRESH_S`."""
+        period = self.config.scan_ms / 1000
+        clock, frames, stop = self._clock, self._frames, self._stop
+        due = clock()
+        last: frozenset[int] | None = None
+        sent = 0.0
+        try:
+            while True:
+                wait = due - clock()
+                if wait > 0 and stop.wait(wait):
+                    return
+                if stop.is_set():
+                    return
+                t = clock()
+                if t - due >= period:
+                    self.late += 1
+                    due += (t - due) // period * period     # the instant just passed: no burst
+                with self._lock:
+                    if self._closed:
+                        return
+                    closed = self.scan()
+                if closed != last or t - sent >= REFRESH_S:
+                    frames.put(RawFrame(int(round(t * 1000)), closed))
+                    last, sent = closed, t
+                due += period
+        except BaseException as exc:        # a GPIO call failed: the reader hears of it
+            frames.put(exc)
 
     def scan(self) -> frozenset[int]:
         """One pass over the matrix: the indexes of the closed switches."""
@@ -184,6 +279,17 @@ class GpioMatrix:
         return frozenset(closed)
 
     def read(self, timeout: float) -> RawFrame | None:
+        if self._failed is not None:
+            raise self._failed
+        if self._thread is not None:
+            try:
+                item = self._frames.get(timeout=timeout) if timeout > 0 else self._frames.get_nowait()
+            except queue.Empty:
+                return None
+            if isinstance(item, BaseException):
+                self._failed = HardwareError(f"the GPIO scan stopped: {item}")
+                raise self._failed from item
+            return item         # a frame, or None: woken
         now = self._clock()
         if self._next is None:
             self._next = now
@@ -202,11 +308,24 @@ class GpioMatrix:
             self._next = t + period
         return RawFrame(int(round(t * 1000)), closed)
 
+    def wake(self) -> None:
+        """Make a ``read`` waiting now (or the next one) return None at once: the service loop
+        has a command to take (:class:`board_driver.referee.runner.LoopQueue`). Any thread."""
+        self._frames.put(None)
+
     def close(self) -> None:
-        """Release the matrix pins (rows back to inputs), once."""
-        if not self._closed:
-            self._closed = True
-            self._gpio.cleanup(list(self.config.pins()))
+        """Stop the scan thread and release the matrix pins (rows back to inputs), once."""
+        self._stop.set()
+        thread, self._thread = self._thread, None
+        if thread is not None and thread is not threading.current_thread():
+            thread.join()
+        if self._switch is not None:
+            sys.setswitchinterval(self._switch)
+            self._switch = None
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                self._gpio.cleanup(list(self.config.pins()))
 
     def __enter__(self) -> GpioMatrix:
         return self

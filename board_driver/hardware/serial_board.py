@@ -6,7 +6,8 @@ One :class:`SerialBoard` is both the :class:`~board_driver.devices.SensorSource`
 
 * ``read`` returns each occupancy the board sends (on change, on request, and the periodic
   refresh) as a :class:`~board_driver.devices.RawFrame` stamped with the link's clock; link
-  state changes and board errors are kept in :attr:`SerialBoard.notices` and logged;
+  state changes and board errors are kept in :attr:`SerialBoard.notices` and logged (a state
+  change ends the wait with None, so the reader sees it at once); ``wake`` ends a wait too;
 * ``show`` maps physical squares to the LED chain (the profile's :class:`LedOrder`) and hands
   the frame to the link, which re-sends it until acknowledged and after every reconnect;
 * ``health`` is the link's counters, for ``fairyboard selftest``;
@@ -120,8 +121,13 @@ class SerialBoard:
                 self.notices.append(item)
                 if isinstance(msg, LinkStatus):
                     log.info("board link %s: %s", msg.state.value, msg.reason)
-                else:
-                    log.warning("board reports %s: %s", msg.code.name, msg.text or msg.detail)
+                    return None         # the reader looks at the notices now, not at its next frame
+                log.warning("board reports %s: %s", msg.code.name, msg.text or msg.detail)
+
+    def wake(self) -> None:
+        """Make a ``read`` waiting now (or the next one) return None at once: the service loop
+        has a command to take (:class:`board_driver.referee.runner.LoopQueue`). Any thread."""
+        self.link.wake()
 
     # -- LedSink --
     def show(self, frame: LedImage) -> None:

@@ -5,6 +5,12 @@
 * :func:`settle` -- let virtual time run on until nothing is due (debounce, holds);
 * :func:`run_realtime` -- the service loop for real hardware: wait for a frame or the next
   deadline, whichever comes first; commands arrive on a queue (console thread, buttons).
+
+An idle loop sleeps. It waits in its source's ``read(timeout)`` until a frame, the session's
+next deadline, or a command: a :class:`LoopQueue` wakes the source (its ``wake()``) when a
+command is put, so the loop need not look at the queue every few milliseconds. With such a
+source and queue the loop wakes at least every :data:`IDLE` seconds (the page's pairings
+expire, the link's state is read); without, every :data:`POLL` seconds.
 """
 
 from __future__ import annotations
@@ -107,12 +113,38 @@ def collect_garbage() -> None:
 
 
 POLL = 0.05     # seconds the service loop waits for a frame before an idle step (tick, prepare)
+IDLE = 1.0      # the same when a command wakes the source (a LoopQueue and a source with wake())
 
 
 LoopCommand = Union[str, Callable[[Session], object], HandOver]
 """What the loop's command queue carries: a console line (a button's word), a job called with
 the session (the web page's: see :mod:`board_driver.web.bridge`), or a :class:`HandOver` for the
 game host (a new game, an agreed remote game)."""
+
+
+class LoopQueue(queue.Queue[LoopCommand]):
+    """The loop's command queue: :meth:`put` also wakes the loop where it waits (its sensor
+    source's ``wake()``), so a command is taken at once however long the loop would sleep."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.wakers: list[Callable[[], object]] = []
+
+    def put(self, item: LoopCommand, block: bool = True, timeout: float | None = None) -> None:
+        super().put(item, block, timeout)
+        self.wake()
+
+    def wake(self) -> None:
+        """Wake the loop without a command (a stop was asked for: it looks at ``stop()``)."""
+        for wake in list(self.wakers):
+            wake()
+
+
+def waker_of(source: SensorSource) -> Callable[[], object] | None:
+    """The source's ``wake()``: makes a ``read(timeout)`` waiting now, or the next one, return at
+    once (None when the source has none)."""
+    wake = getattr(source, "wake", None)
+    return wake if callable(wake) else None
 
 
 def run_realtime(session: Session, source: SensorSource, sink: LedSink, clock: Callable[[], int], *,
@@ -133,6 +165,13 @@ def run_realtime(session: Session, source: SensorSource, sink: LedSink, clock: C
     display = Display(sink)
     display.update(session)
     settle_memory()
+    wake = waker_of(source)
+    woken = commands if isinstance(commands, LoopQueue) and wake is not None else None
+    if woken is not None and wake is not None:
+        woken.wakers.append(wake)
+        if not woken.empty():
+            wake()              # put before the loop listened: the first wait must not sleep on it
+        poll = max(poll, IDLE)  # a command wakes the source: wait for frames, deadlines and commands alone
     automatic = gc.isenabled()
     gc.disable()                # collections happen between steps (collect_garbage), never in one
     try:
@@ -140,6 +179,8 @@ def run_realtime(session: Session, source: SensorSource, sink: LedSink, clock: C
     finally:
         if automatic:
             gc.enable()
+        if woken is not None and wake is not None:
+            woken.wakers.remove(wake)
 
 
 def _loop(session: Session, source: SensorSource, display: Display, clock: Callable[[], int],

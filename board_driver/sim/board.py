@@ -59,6 +59,7 @@ class SimulatedBoard:
         self.closed_flag = False
         # a frame made: read() waits on it as a real board's source waits for the next scan
         self._arrived = threading.Condition()
+        self._woken = False
 
     # -- persistence (the pieces stay where they are when the program stops) ---------------------
     @classmethod
@@ -142,9 +143,17 @@ class SimulatedBoard:
             raise SimulatorError("the simulated board is closed")
         if not self.queue and timeout > 0 and not isinstance(self.clock, VirtualClock):
             with self._arrived:
-                if not self.queue:
+                if not self.queue and not self._woken:
                     self._arrived.wait(timeout)
+                self._woken = False
         return self.queue.popleft() if self.queue else None
+
+    def wake(self) -> None:
+        """Make a ``read`` waiting now (or the next one) return at once: the service loop has a
+        command to take (:class:`board_driver.referee.runner.LoopQueue`). Any thread."""
+        with self._arrived:
+            self._woken = True
+            self._arrived.notify_all()
 
     def current(self) -> RawFrame:
         """A frame of the sensors as they are now (what a fresh scan reports)."""

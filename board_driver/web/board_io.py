@@ -5,7 +5,7 @@ raw frames the bridge watches for pairing (:class:`WebSource`)."""
 from __future__ import annotations
 
 import threading
-from typing import Protocol
+from typing import Callable, Protocol
 
 from board_driver.devices import LedImage, RawFrame
 
@@ -54,13 +54,19 @@ class OverlaySink:
 
 class WebSource:
     """A sensor source that lets the bridge see raw frames (pairing) and wake the loop at once
-    when a job is queued (the simulated board has no scan to wait on)."""
+    when a job is queued (the simulated board has no scan to wait on).
+
+    ``wake`` is what wakes a ``read`` waiting now (the loop's commands do:
+    :class:`~board_driver.referee.runner.LoopQueue`): the bridge's wake-up on the simulated
+    board, the inner source's own elsewhere, None when the inner source has none (the loop then
+    looks at its commands every few milliseconds)."""
 
     def __init__(self, inner, bridge: FrameWatcher, *, wakeable: bool):
         self.inner = inner
         self.bridge = bridge
         self.wakeable = wakeable
         self.sensor_count = inner.sensor_count
+        self.wake: Callable[[], object] | None = bridge.wake.set if wakeable else getattr(inner, "wake", None)
 
     def read(self, timeout: float) -> RawFrame | None:
         if self.wakeable:

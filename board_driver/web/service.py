@@ -195,16 +195,17 @@ def play_web(args, store, settings, profile, board_name: str, broker=None) -> in
     ``--events``, a script played on it at its times). The one place its objects are made and
     handed to each other."""
     from board_driver.host.game_host import GameHost, GameRequest, SimSeat
+    from board_driver.referee.runner import LoopQueue
     from board_driver.web.tools import SimTools
 
     web = profile_web(board_name)
     listen = args.web or web.listen or PLAY_DEFAULT
-    stop = install_stop()
+    commands = LoopQueue()                  # a command wakes the idle loop (runner.py)
+    stop = install_stop(commands.wake)
 
     def say(line: str) -> None:
         print(line, flush=True)
 
-    commands: queue.Queue[LoopCommand] = queue.Queue()
     seat = SimSeat(store, monotonic_ms)
     notices = Notices()                     # the page's notices: every line the host says goes there too
     host = GameHost(store, settings=settings, profile=profile, seat=seat, clock=monotonic_ms,
@@ -254,12 +255,14 @@ def monotonic_ms() -> int:
     return int(time.monotonic() * 1000)
 
 
-def install_stop() -> threading.Event:
-    """An event set by SIGINT or SIGTERM: the loop stops after the frame it is on."""
+def install_stop(wake: Callable[[], object] = lambda: None) -> threading.Event:
+    """An event set by SIGINT or SIGTERM: the loop stops after the frame it is on (``wake``
+    wakes it if it sleeps: :meth:`~board_driver.referee.runner.LoopQueue.wake`)."""
     stop = threading.Event()
 
     def on_signal(signum, frame) -> None:
         stop.set()
+        wake()
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
     return stop

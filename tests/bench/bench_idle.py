@@ -1,23 +1,48 @@
-"""Benchmark: the CPU an idle service burns, ``serve --board sim`` without and with the page.
+"""Benchmark: the CPU and the wake-ups of an idle service, board by board, side by side.
 
-Run by hand:  .venv/bin/python tests/bench/bench_idle.py [--seconds S]
+Run by hand:  .venv/bin/python tests/bench/bench_idle.py [--seconds S] [--only NAME ...]
 
-Starts each service in a data folder of its own, waits for its game to be set up, then reads
-its CPU time (user + system, from /proc) over ``S`` seconds in which nothing happens on the
-board, and prints the share of one core each used and their ratio. Goal: an idle board uses
-under 2% of a core, with or without the page (a Pi Zero 2 W has four slow cores).
+Starts each service (``fairyboard serve``, the real CLI) in a data folder of its own, waits for
+its game to be set up, lets start-up settle, then reads over ``S`` seconds in which nothing
+happens on the board:
+
+* its CPU time (user + system, /proc/PID/stat), as CPU seconds per minute and share of a core;
+* its wake-ups: the context switches of all its threads (/proc/PID/task/*/status, voluntary
+  ones: a thread that blocked and was woken), per second.
+
+The services:
+
+* ``sim``: ``serve --board sim``;
+* ``sim+page``: the same with ``--web`` and a WebSocket held open on ``/api/ws`` (a client as
+  the page's, answering the server's heartbeat);
+* ``pico``: the Pico board (``backend: serial``) on the firmware's own main.py on MicroPython's
+  unix port behind a pty (tests/firmware/unix_board.py), which streams occupancy and
+  heartbeats as the Pico does (``periodic_ms``, ``heartbeat_ms``: 1000);
+* ``gpio``: the Pi scanning the matrix itself (``backend: gpio``, its buttons polled), RPi.GPIO
+  being the fake Pi of tests/hardware/fake_gpio.py on the module path;
+* ``club``: ``serve --board sim`` with a ``broker:`` section, publishing to a real mosquitto
+  (scripts/system-deps installs it).
+
+Goal: an idle board uses under 1% of a core (a Pi Zero 2 W has four slow cores); scanning the
+matrix on the Pi itself costs CPU by nature (bench_gpio_scan.py has its figure alone).
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import select
+import shutil
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from typing import Iterator
 
 ROOT = Path(__file__).resolve().parents[2]
 FAIRYBOARD = Path(sys.executable).with_name("fairyboard")
@@ -29,40 +54,226 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / TICKS       # utime, stime
 
 
-def idle_share(extra: list[str], seconds: float) -> float:
+def wakeups(pid: int) -> int:
+    """Voluntary context switches of every thread of ``pid``: how often one blocked and woke."""
+    n = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            for line in (task / "status").read_text().splitlines():
+                if line.startswith("voluntary_ctxt_switches:"):
+                    n += int(line.split()[1])
+        except OSError:
+            pass                                    # a thread that ended meanwhile
+    return n
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def write_profile(folder: Path, base: str, changes: str) -> Path:
+    """A copy of ``configs/boards/BASE.yaml`` with its ``hardware:`` (and anything after)
+    replaced by ``changes``."""
+    text = (ROOT / "configs" / "boards" / f"{base}.yaml").read_text()
+    if "\nhardware:" in text:
+        text = text[:text.index("\nhardware:") + 1]
+    path = folder / f"{base}-bench.yaml"
+    path.write_text(text + changes)
+    return path
+
+
+@contextmanager
+def serve(args: list[str], env: dict | None = None) -> Iterator[subprocess.Popen]:
+    """``fairyboard serve ARGS --new`` in a data folder of its own, once its game is set up."""
     with tempfile.TemporaryDirectory() as data:
-        env = {**os.environ, "FAIRYBOARD_DATA": data}
-        proc = subprocess.Popen([str(FAIRYBOARD), "serve", "--board", "sim", "--new", *extra],
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+        env = {**os.environ, "FAIRYBOARD_DATA": data, **(env or {})}
+        proc = subprocess.Popen([str(FAIRYBOARD), "serve", "--new", *args], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
         try:
             assert proc.stdout is not None
-            end = time.monotonic() + 60
+            end = time.monotonic() + 120
             said = b""
             while b"New game" not in said:          # the game is set up: from here on nothing happens
                 if time.monotonic() > end or proc.poll() is not None:
                     raise RuntimeError("serve did not start: " + said.decode(errors="replace"))
                 if select.select([proc.stdout], [], [], 0.5)[0]:
                     said += os.read(proc.stdout.fileno(), 4096)
-            time.sleep(1.0)                         # start-up work (the first LED frame, the caches) settles
-            c0, t0 = cpu_seconds(proc.pid), time.monotonic()
-            time.sleep(seconds)
-            c1, t1 = cpu_seconds(proc.pid), time.monotonic()
-            return (c1 - c0) / (t1 - t0)
+            drain = threading.Thread(target=lambda: [None for _ in iter(lambda: os.read(proc.stdout.fileno(), 4096), b"")],
+                                     daemon=True)
+            drain.start()                           # keep its pipe from filling
+            yield proc
         finally:
             proc.terminate()
             proc.wait(10)
 
 
+def measure(proc: subprocess.Popen, seconds: float) -> tuple[float, float]:
+    """(CPU seconds per minute, wake-ups per second) over ``seconds`` of nothing happening."""
+    time.sleep(2.0)                                 # start-up work (the first LED frame, the caches) settles
+    c0, w0, t0 = cpu_seconds(proc.pid), wakeups(proc.pid), time.monotonic()
+    time.sleep(seconds)
+    c1, w1, t1 = cpu_seconds(proc.pid), wakeups(proc.pid), time.monotonic()
+    if proc.poll() is not None:
+        raise RuntimeError("the service ended while measured")
+    return 60 * (c1 - c0) / (t1 - t0), (w1 - w0) / (t1 - t0)
+
+
+# -- the services -------------------------------------------------------------------------------
+
+def run_sim(seconds: float) -> tuple[float, float]:
+    with serve(["--board", "sim"]) as proc:
+        return measure(proc, seconds)
+
+
+class Page:
+    """A WebSocket held open on the page's /api/ws, as the page holds it (heartbeat answered)."""
+
+    def __init__(self, port: int):
+        self.url = f"http://127.0.0.1:{port}/api/ws"
+        self.messages = 0
+        self.connected = threading.Event()
+        self._loop = asyncio.new_event_loop()
+        self._stop: asyncio.Event | None = None
+        self._thread = threading.Thread(target=self._loop.run_until_complete, args=(self._run(),), daemon=True)
+
+    async def _run(self) -> None:
+        import aiohttp
+        self._stop = asyncio.Event()
+        async with aiohttp.ClientSession() as http:
+            end = time.monotonic() + 60
+            while True:
+                try:
+                    sock = await http.ws_connect(self.url, autoping=True)
+                    break
+                except aiohttp.ClientError:
+                    if time.monotonic() > end:
+                        raise
+                    await asyncio.sleep(0.2)
+            async with sock:
+                self.connected.set()
+                reader = asyncio.ensure_future(self._read(sock))
+                await self._stop.wait()
+                reader.cancel()
+
+    async def _read(self, sock) -> None:
+        async for _ in sock:
+            self.messages += 1
+
+    def __enter__(self) -> Page:
+        self._thread.start()
+        if not self.connected.wait(60):
+            raise RuntimeError(f"no WebSocket on {self.url}")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._stop is not None:
+            self._loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join(10)
+
+
+def run_page(seconds: float) -> tuple[float, float]:
+    port = free_port()
+    with serve(["--board", "sim", "--web", f"127.0.0.1:{port}"]) as proc, Page(port):
+        return measure(proc, seconds)
+
+
+def run_pico(seconds: float) -> tuple[float, float]:
+    sys.path.insert(0, str(ROOT / "tests" / "firmware"))
+    sys.path.insert(0, str(ROOT / "tests" / "firmware_bridge"))
+    from unix_board import UnixBoard
+    with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
+        folder = Path(tmp)
+        (folder / "board").mkdir()
+        board = UnixBoard(folder / "board")
+        stack.callback(board.close)
+        profile = write_profile(folder, "pico-serial", f"""hardware:
+  sensors:
+    backend: serial
+    ports: [{board.port}]
+    periodic_ms: 1000
+    heartbeat_ms: 1000
+    ready_timeout: 60
+  leds:
+    backend: serial
+""")
+        with serve(["--board", str(profile)]) as proc:
+            return measure(proc, seconds)
+
+
+FAKE_RPI = '''"""RPi.GPIO for the idle benchmark: the fake Pi of tests/hardware/fake_gpio.py, calls not kept."""
+import collections, sys
+sys.path.insert(0, {hardware!r})
+from fake_gpio import PI_COLUMNS, PI_ROWS, FakeGPIO, ReedBoard
+_pi = FakeGPIO(ReedBoard(), rows=PI_ROWS, columns=PI_COLUMNS)
+_pi.calls = collections.deque(maxlen=100)
+_pi.scan_times = collections.deque(maxlen=100)
+for _name in dir(_pi):
+    if not _name.startswith("_"):
+        globals()[_name] = getattr(_pi, _name)
+'''
+
+
+def run_gpio(seconds: float) -> tuple[float, float]:
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        (folder / "RPi").mkdir()
+        (folder / "RPi" / "__init__.py").write_text("")
+        (folder / "RPi" / "GPIO.py").write_text(FAKE_RPI.format(hardware=str(ROOT / "tests" / "hardware")))
+        gpio = (ROOT / "configs" / "boards" / "gpio-12x8.yaml").read_text()
+        sensors = gpio[gpio.index("  sensors:"):gpio.index("  leds:")]
+        buttons = gpio[gpio.index("  buttons:"):]
+        profile = write_profile(folder, "gpio-12x8", "hardware:\n" + sensors + "  leds:\n    backend: none\n" + buttons)
+        with serve(["--board", str(profile)], env={"PYTHONPATH": str(folder)}) as proc:
+            return measure(proc, seconds)
+
+
+def run_club(seconds: float) -> tuple[float, float]:
+    mosquitto = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
+    port = free_port()
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        conf = folder / "mosquitto.conf"
+        conf.write_text(f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n")
+        broker = subprocess.Popen([mosquitto, "-c", str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            end = time.monotonic() + 30
+            while True:
+                try:
+                    socket.create_connection(("127.0.0.1", port), 1).close()
+                    break
+                except OSError:
+                    if time.monotonic() > end or broker.poll() is not None:
+                        raise RuntimeError("mosquitto did not start") from None
+                    time.sleep(0.1)
+            profile = write_profile(folder, "sim", f"broker:\n  host: 127.0.0.1\n  port: {port}\n  name: bench-board\n")
+            with serve(["--board", str(profile)]) as proc:
+                return measure(proc, seconds)
+        finally:
+            broker.terminate()
+            broker.wait(10)
+
+
+SERVICES = {"sim": run_sim, "sim+page": run_page, "pico": run_pico, "gpio": run_gpio, "club": run_club}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seconds", type=float, default=10.0)
+    ap.add_argument("--seconds", type=float, default=20.0)
+    ap.add_argument("--only", nargs="*", choices=list(SERVICES), help="measure only these services")
     args = ap.parse_args()
-    plain = idle_share([], args.seconds)
-    web = idle_share(["--web", "127.0.0.1:0"], args.seconds)
-    print(f"idle for {args.seconds:.0f} s, share of one core:")
-    print(f"  serve --board sim          {100 * plain:6.2f}%")
-    print(f"  serve --board sim --web    {100 * web:6.2f}%")
-    print(f"  ratio plain/web            {plain / web if web else float('inf'):6.2f}")
+    rows = []
+    for name in args.only or SERVICES:
+        try:
+            cpm, wps = SERVICES[name](args.seconds)
+            rows.append((name, f"{cpm:8.3f}", f"{100 * cpm / 60:6.2f}%", f"{wps:8.1f}"))
+        except Exception as exc:            # one service that cannot run here does not hide the others
+            rows.append((name, "       -", "      -", f"  ({type(exc).__name__}: {exc})"))
+    print(f"idle for {args.seconds:.0f} s each:")
+    print(f"  {'service':10} {'CPU s/min':>9} {'of a core':>9} {'wake-ups/s':>10}")
+    for name, cpm, share, wps in rows:
+        print(f"  {name:10} {cpm:>9} {share:>9} {wps:>10}")
 
 
 if __name__ == "__main__":

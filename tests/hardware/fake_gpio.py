@@ -24,12 +24,16 @@ the rise is driven, so fast). The slow edge is the fall: a column pulled high th
 that has since gone low falls through the Pi's internal pull-down (tens of kilo-ohms) and
 still reads high for ``fall_us`` -- too short a settle shows a phantom piece on the next row.
 Push buttons (:meth:`press`/:meth:`release`) pull their pin to ground. Every call is
-recorded in :attr:`FakeGPIO.calls`.
+recorded in :attr:`FakeGPIO.calls`, and the instant (on ``stamp_clock``, real time by default)
+of every scan's start -- the first row driven high -- in :attr:`FakeGPIO.scan_times`: what a
+logic analyser on the first row wire would show.
 """
 
 from __future__ import annotations
 
-from typing import Iterable
+import threading
+import time
+from typing import Callable, Iterable
 
 from engine.geometry import Geometry
 
@@ -155,7 +159,8 @@ class FakeGPIO:
     RPI_INFO = {"P1_REVISION": 3, "TYPE": "fake Pi", "PROCESSOR": "fake"}
 
     def __init__(self, board: ReedBoard | None = None, *, rows: Iterable[int] = (), columns: Iterable[int] = (),
-                 rise_us: float = 0.0, fall_us: float = 0.0) -> None:
+                 rise_us: float = 0.0, fall_us: float = 0.0,
+                 stamp_clock: Callable[[], float] = time.monotonic) -> None:
         self.board = board if board is not None else ReedBoard()
         self.rows = {g: r for r, g in enumerate(rows)}
         self.columns = {g: c for c, g in enumerate(columns)}
@@ -169,6 +174,9 @@ class FakeGPIO:
         self.pressed: set[int] = set()
         self.calls: list[tuple] = []
         self._high_rows: dict[int, float] = {}   # row index -> time it went high
+        self.stamp_clock = stamp_clock
+        self.scan_times: list[float] = []         # when the first row went high, scan after scan
+        self.scanned = threading.Condition()      # notified at every scan's start
 
     # -- test controls --
     def delay_us(self, us: float) -> None:
@@ -179,6 +187,11 @@ class FakeGPIO:
 
     def release(self, pin: int) -> None:
         self.pressed.discard(pin)
+
+    def wait_scans(self, n: int, timeout: float = 60.0) -> bool:
+        """Wait until ``n`` scans have started in all (False after ``timeout`` seconds)."""
+        with self.scanned:
+            return self.scanned.wait_for(lambda: len(self.scan_times) >= n, timeout)
 
     def count(self, *names: str) -> int:
         return sum(1 for c in self.calls if c[0] in names)
@@ -254,6 +267,10 @@ class FakeGPIO:
         pin = self.pins.get(g)
         if pin is not None and pin.direction == self.OUT and pin.level:
             self._high_rows[r] = pin.since_us
+            if r == 0:
+                with self.scanned:
+                    self.scan_times.append(self.stamp_clock())
+                    self.scanned.notify_all()
         else:
             if self._high_rows.pop(r, None) is not None:
                 self._low_rows[r] = self.now_us

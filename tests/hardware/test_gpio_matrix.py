@@ -209,3 +209,123 @@ def test_rpi_gpio_failing_at_setup_on_a_pi_5_says_what_to_install(reed, clock):
     from board_driver.errors import HardwareError
     with pytest.raises(HardwareError, match=r"Raspberry Pi 5.*fairyboard\[pi5\].*RPI_LGPIO_CHIP"):
         matrix(Pi5Gpio(reed, rows=ROWS, columns=COLUMNS), clock)
+
+
+# --- started: a scan thread of its own ----------------------------------------------------------
+
+def started(gpio, config=CONFIG):
+    """A matrix scanning in its own thread on the real clock (as the service opens it)."""
+    return GpioMatrix(config, gpio=gpio, delay_us=gpio.delay_us).start()
+
+
+def test_a_started_matrix_keeps_scanning_while_the_reader_is_in_a_commit(gpio, reed):
+    """The game's thread holds its lock and computes (a commit: milliseconds on a Pi); the scan
+    thread scans on meanwhile, and a piece set down during the commit is read afterwards with
+    the instant it was scanned at -- not when the commit ended. With the scan in the reader's
+    thread, no scan would happen until the commit ended: the wait below would time out."""
+    import threading
+    import time
+    m = started(gpio)
+    try:
+        first = m.read(60.0)
+        assert first is not None and first.closed == frozenset()
+        game = threading.Lock()
+        with game:                                  # the commit: busy, holding the game's lock
+            at_start = len(gpio.scan_times)
+            end = time.monotonic() + 60
+            placed_at = None
+            while len(gpio.scan_times) < at_start + 6 and time.monotonic() < end:
+                sum(i * i for i in range(2000))     # the commit's work keeps the core busy
+                if placed_at is None and len(gpio.scan_times) >= at_start + 2:
+                    reed.place("e4")
+                    placed_at = time.monotonic()
+            during = len(gpio.scan_times) - at_start
+            committed_at = time.monotonic()
+        assert during >= 6, f"{during} scans while the reader was busy"
+        frame = m.read(60.0)
+        assert frame is not None and frame.closed == {reed.sq("e4")}
+        assert placed_at is not None and placed_at * 1000 - 1 <= frame.t <= committed_at * 1000 + 1
+    finally:
+        m.close()
+
+
+def test_a_started_matrix_queues_a_frame_on_change_and_stays_quiet_otherwise(gpio, reed):
+    """An idle reader sleeps: nothing is queued while nothing changes, but for the refresh
+    every REFRESH_S (counted by the fake's own scans, never timed)."""
+    from board_driver.hardware.gpio_matrix import REFRESH_S
+    m = started(gpio)
+    try:
+        assert m.read(60.0) is not None
+        n = len(gpio.scan_times)
+        assert gpio.wait_scans(n + 30)
+        quiet = []
+        while (f := m.read(0)) is not None:
+            quiet.append(f)
+        span = gpio.scan_times[-1] - gpio.scan_times[n - 1]
+        assert len(quiet) <= span / REFRESH_S + 1, f"{len(quiet)} frames over {span:.2f} s of no change"
+        assert all(f.closed == frozenset() for f in quiet)
+        reed.place("c3", "h6")
+        frame = m.read(60.0)
+        while frame is not None and frame.closed != {reed.sq("c3"), reed.sq("h6")}:
+            frame = m.read(60.0)
+        assert frame is not None
+    finally:
+        m.close()
+
+
+def test_closing_a_started_matrix_stops_its_scans(gpio):
+    import threading
+    before = {t for t in threading.enumerate() if t.name == "fairyboard-scan"}
+    m = started(gpio)
+    assert m.started and gpio.wait_scans(3)
+    m.close()
+    n = len(gpio.scan_times)
+    assert not m.started
+    assert {t for t in threading.enumerate() if t.name == "fairyboard-scan"} <= before
+    assert gpio.count("cleanup") == 1
+    m.close()
+    assert len(gpio.scan_times) == n
+    with pytest.raises(HardwareError):
+        m.start()
+
+
+def test_a_gpio_failing_in_the_scan_thread_is_the_readers_error(gpio, reed):
+    m = started(gpio)
+    try:
+        assert m.read(60.0) is not None
+
+        def broken(ch):
+            raise RuntimeError("GPIO channel has not been set up")
+        gpio.input = broken
+        with pytest.raises(HardwareError, match="the GPIO scan stopped: GPIO channel has not been set up"):
+            while True:
+                m.read(60.0)
+        with pytest.raises(HardwareError, match="the GPIO scan stopped"):
+            m.read(0)
+    finally:
+        m.close()
+
+
+def test_the_default_settle_covers_the_slowest_fall_through_the_internal_pull_down(reed, clock):
+    """65 kohm x 250 pF x ln(3.3 V / 0.8 V) = 23 us (docs/hardware.md, "Settle times"): a file
+    wire falling that slowly shows no phantom at the default settle, and would at the old 10."""
+    import math
+    fall = 65e3 * 250e-12 * math.log(3.3 / 0.8) * 1e6
+    assert 22 < fall < 24
+    reed.set_pieces(["e4"])
+    slow = FakeGPIO(reed, rows=ROWS, columns=COLUMNS, fall_us=fall)
+    assert matrix(slow, clock, MatrixConfig(ROWS, COLUMNS)).scan() == {reed.sq("e4")}
+    slow = FakeGPIO(reed, rows=ROWS, columns=COLUMNS, fall_us=fall)
+    assert reed.sq("e5") in matrix(slow, clock, MatrixConfig(ROWS, COLUMNS, settle_us=10)).scan()   # a phantom
+
+
+def test_a_started_matrix_narrows_the_switch_interval_and_gives_it_back(gpio):
+    """The game's thread lets the scan run within 1 ms, not Python's default 5 ms."""
+    import sys
+    before = sys.getswitchinterval()
+    m = started(gpio)
+    try:
+        assert sys.getswitchinterval() == min(before, 0.001)
+    finally:
+        m.close()
+    assert sys.getswitchinterval() == before
