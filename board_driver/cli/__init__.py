@@ -26,7 +26,7 @@ COMMANDS = (
     ("play", "play_cmds", "play a game on the simulated board (the default board)"),
     ("games", "games_cmds", "list, show and export saved games"),
     ("match", "match_cmds", "play engines against each other and score the match"),
-    ("install-engine", "engines_cmds", "install the WebAssembly Fairy-Stockfish (npm) that fsf plays fairy pieces with"),
+    ("install-engine", "engines_cmds", "build and install a native Fairy-Stockfish that fsf plays every variant with"),
     ("calibrate", "hw_cmds", "walk through the board: map sensors to squares, check the LED order"),
     ("selftest", "hw_cmds", "check the board: config, sensors, LEDs, link counters"),
     ("doctor", "hw_cmds", "check the board: config, sensors, LEDs, link counters"),

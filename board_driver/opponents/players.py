@@ -7,8 +7,9 @@ the page)::
     builtin:LEVEL    the same, at most LEVEL turns deep (1-20)
     random           a uniformly random legal action (a whole turn of them)
     fsf              Fairy-Stockfish, loaded with the variant's exported variants.ini: the
-                     native binary when it loads the variant, else the WebAssembly build under
-                     node (fsf_wasm/, installed by ``fairyboard install-engine``)
+                     first native binary that loads the variant (a configured one, the one
+                     ``fairyboard install-engine`` built, the distribution's), else the
+                     WebAssembly build under node (fsf_wasm/, ``install-engine --wasm``)
     fsf:SKILL        the same at its Skill Level SKILL (-20..20)
     uci:COMMAND      any UCI engine started with COMMAND (orthodox chess, or any variant
                      Fairy-Stockfish can express when the engine takes a VariantPath)
@@ -236,16 +237,46 @@ class RandomPlayer(Player):
         return random_turn(game, self.rng)
 
 
-def find_fairy_stockfish(configured: str | None = None) -> str | None:
-    """The Fairy-Stockfish binary: ``configured`` (a profile's path), ``$FAIRYBOARD_FSF``,
-    ``fairy-stockfish`` on PATH, then /usr/games/fairy-stockfish; None when there is none."""
-    for cand in (configured, os.environ.get("FAIRYBOARD_FSF")):
-        if cand:
-            return cand
-    found = shutil.which("fairy-stockfish")
+def installed_native() -> Path | None:
+    """The native Fairy-Stockfish ``fairyboard install-engine`` installed in the data folder for
+    this machine's arch (DATA/engines/fairy-stockfish-VERSION-ARCH: the pinned version, else the
+    newest), or None."""
+    from board_driver.journal import data_dir
+    from board_driver.opponents import native_build
+    try:
+        arch = native_build.machine_arch()
+    except native_build.NativeBuildError:
+        return None
+    folder = data_dir() / "engines"
+    pinned = folder / f"{native_build.BINARY}-{native_build.PYFFISH_VERSION}-{arch}"
+    if pinned.is_file() and os.access(pinned, os.X_OK):
+        return pinned
+    try:
+        others = [f for f in folder.glob(f"{native_build.BINARY}-*-{arch}") if f.is_file() and os.access(f, os.X_OK)]
+    except OSError:
+        return None
+    return max(others, key=lambda f: f.stat().st_mtime) if others else None
+
+
+def fsf_candidates(configured: str | None = None) -> list[str]:
+    """Every Fairy-Stockfish binary ``fsf`` may use, in the order it tries them: ``configured``
+    (a profile's path), ``$FAIRYBOARD_FSF``, the native build installed in the data folder
+    (:func:`installed_native`), then the distribution's: ``fairy-stockfish`` on PATH, else
+    /usr/games/fairy-stockfish."""
+    out = [c for c in (configured, os.environ.get("FAIRYBOARD_FSF")) if c]
+    native = installed_native()
+    if native is not None:
+        out.append(str(native))
+    found = shutil.which("fairy-stockfish") or (FSF_DEFAULT if os.access(FSF_DEFAULT, os.X_OK) else None)
     if found:
-        return found
-    return FSF_DEFAULT if os.access(FSF_DEFAULT, os.X_OK) else None
+        out.append(found)
+    return list(dict.fromkeys(out))
+
+
+def find_fairy_stockfish(configured: str | None = None) -> str | None:
+    """The first Fairy-Stockfish binary of :func:`fsf_candidates`; None when there is none."""
+    found = fsf_candidates(configured)
+    return found[0] if found else None
 
 
 def wasm_dirs() -> list[Path]:
@@ -269,7 +300,7 @@ def find_fsf_wasm() -> list[str] | str:
         module = d / "node_modules" / WASM_PACKAGE
         if (module / "stockfish.js").is_file() and (module / "stockfish.wasm").is_file():
             return [node, str(WASM_DIR / "uci.mjs"), "--module", str(module)]
-    return f"the WebAssembly Fairy-Stockfish is not installed (fairyboard install-engine: npm ci in {WASM_DIR})"
+    return "the WebAssembly Fairy-Stockfish is not installed (fairyboard install-engine --wasm)"
 
 
 _VERSIONS: dict[str, int | None] = {}
@@ -292,9 +323,9 @@ def native_version(path: str) -> int | None:
 
 def fsf_command(variant: Variant, configured: str | None = None) -> tuple[list[str], str] | str:
     """The Fairy-Stockfish that plays ``variant``: (command, ``native`` or ``wasm``), or why
-    none can. The native binary when it loads the variant (orthodox chess, a version 12 or
-    later, or a version 11 whose built-in pieces stand in for every custom one), else the
-    WebAssembly build under node."""
+    none can. The first binary of :func:`fsf_candidates` that loads the variant (orthodox
+    chess, a version 12 or later, or a version 11 whose built-in pieces stand in for every
+    custom one), else the WebAssembly build under node."""
     from engine import fsf
     ini = None
     if not _is_orthodox(variant):
@@ -302,9 +333,8 @@ def fsf_command(variant: Variant, configured: str | None = None) -> tuple[list[s
             ini = fsf.variants_ini(variant)
         except EngineError as exc:
             return str(exc)
-    path = find_fairy_stockfish(configured)
     why_native = "Fairy-Stockfish is not installed"
-    if path is not None:
+    for n, path in enumerate(fsf_candidates(configured)):
         version = native_version(path)
         if ini is None or (version is not None and version >= 12):
             return [path], "native"
@@ -312,10 +342,11 @@ def fsf_command(variant: Variant, configured: str | None = None) -> tuple[list[s
             legacy_ini(ini, f"Fairy-Stockfish {version}")
             return [path], "native"
         except PlayerError as exc:
-            why_native = str(exc)
+            if n == 0:
+                why_native = str(exc)
     wasm = find_fsf_wasm()
     if isinstance(wasm, str):
-        return f"{why_native}; {wasm}"
+        return f"{why_native}; {wasm}; fairyboard install-engine builds a native one that loads every variant"
     return wasm, "wasm"
 
 

@@ -33,7 +33,7 @@ function fail(msg) {
 
 const script = path.join(moduleDir, "stockfish.js");
 if (!fs.existsSync(script)) {
-  fail(`${script} is missing: run \`fairyboard install-engine\` (npm ci in ${here})`);
+  fail(`${script} is missing: run \`fairyboard install-engine --wasm\` (npm ci in ${here})`);
 }
 const require = createRequire(import.meta.url);
 const Stockfish = require(script);
