@@ -6,7 +6,7 @@ gives, nothing of the test extra. Each check drives the installed ``fairyboard``
 user does and prints one line: ``ok   NAME (S s)`` or ``FAIL NAME (S s): WHY``. The exit code
 is the number of failed checks (at most 100).
 
-    python checks.py --expected FILE [--engine FILE] [--only NAME,...]
+    python checks.py --expected FILE [--engine FILE] [--pi5 DIR] [--only TEXT]
 """
 
 from __future__ import annotations
@@ -274,12 +274,36 @@ def engine_check(engine: str) -> Callable[[], str]:
     return check
 
 
+def engine_installed_check(engine: str) -> Callable[[], str]:
+    """The cross-built engine where docs/engine.md has it copied (DATA/engines/NAME), found by
+    fsf, and playing a game of tomorrow-3 through fairyboard."""
+    def check() -> str:
+        from board_driver.opponents import native_build       # the installed package's names
+        name = f"{native_build.BINARY}-{native_build.PYFFISH_VERSION}-{native_build.machine_arch()}"
+        with tempfile.TemporaryDirectory() as tmp:
+            env = data_env(tmp)
+            target = Path(tmp) / "engines" / name
+            target.parent.mkdir()
+            subprocess.run(["install", "-m", "755", engine, str(target)], check=True)
+            r = fb("install-engine", "--status", env=env)
+            expect(r.returncode == 0, f"install-engine --status exit {r.returncode}: {last_line(r.stderr)}")
+            expect(str(target) in r.stdout, f"install-engine --status does not name {target}: {r.stdout}")
+            r = fb("match", "--variant", "tomorrow-3", "--white", "fsf", "--black", "random", "--games", "1",
+                   "--time", "0.2", "--seed", "1", "--no-progress", env=env)
+            expect(r.returncode == 0, f"match exit {r.returncode}: {last_line(r.stderr)}")
+            score = last_line(r.stdout)
+            expect(score.startswith("score 1-0-0"), f"fsf against random moves: {score}")
+        return f"{name} in DATA/engines: install-engine --status names it; fsf beat random at tomorrow-3 ({score})"
+    return check
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--expected", required=True, help="perft counts, one JSON object a line (expected.py)")
     ap.add_argument("--engine", help="the native Fairy-Stockfish built for this architecture")
     ap.add_argument("--prefix", default="", help="put before every check's name (the architecture)")
     ap.add_argument("--pi5", metavar="DIR", help="the bin folder of a venv with fairyboard[pi5,leds] to check too")
+    ap.add_argument("--only", metavar="TEXT", help="run only the checks whose name contains TEXT")
     args = ap.parse_args()
     checks: list[tuple[str, Callable[[], str]]] = []
     for line in Path(args.expected).read_text().splitlines():
@@ -292,9 +316,12 @@ def main() -> int:
     if args.pi5:
         checks.append(("extras pi5,leds (rpi-lgpio)", pi5(Path(args.pi5))))
     if args.engine:
-        checks.append(("native engine", engine_check(args.engine)))
+        checks.append(("native engine: go perft, go depth", engine_check(args.engine)))
+        checks.append(("native engine: installed, fsf plays with it", engine_installed_check(args.engine)))
     failed = 0
     for name, check in checks:
+        if args.only and args.only not in name:
+            continue
         start = time.monotonic()
         try:
             detail, ok = check(), True
