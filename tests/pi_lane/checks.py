@@ -1,10 +1,10 @@
 """The ARM lane's checks, run inside a Debian root of a Raspberry Pi's architecture (under
 emulation) by scripts/pi-lane, with the Python of the venv the wheel was installed into.
 
-Standard library only: the root has what a Pi has after the install that docs/hardware.md
-gives, nothing of the test extra. Each check drives the installed ``fairyboard`` command as a
-user does and prints one line: ``ok   NAME (S s)`` or ``FAIL NAME (S s): WHY``. The exit code
-is the number of failed checks (at most 100).
+The standard library and the installed fairyboard only: the root has what a Pi has after the
+install that docs/hardware.md gives, nothing of the test extra. Each check drives the installed
+``fairyboard`` command as a user does and prints one line: ``ok   NAME (S s)`` or
+``FAIL NAME (S s): WHY``. The exit code is the number of failed checks (at most 100).
 
     python checks.py --expected FILE [--engine FILE] [--pi5 DIR] [--only TEXT]
 """
