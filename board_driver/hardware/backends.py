@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from board_driver.devices import LedSink, SensorSource
+from board_driver.errors import HardwareError
 from board_driver.hardware._check import Section
 from board_driver.hardware.buttons import ButtonsConfig, GpioButtons
 from board_driver.hardware.gpio_matrix import (
@@ -155,6 +156,32 @@ def load_board(name: str | os.PathLike | None = None) -> BoardConfig:
     return BoardConfig(path, profile, hardware, data)
 
 
+def gpio_device_problem(dev: Path = Path("/dev")) -> str | None:
+    """Why this process cannot use the GPIO, or None: no GPIO device at all (not a Raspberry
+    Pi: RPi.GPIO needs /dev/gpiomem, rpi-lgpio on a Pi 5 a /dev/gpiochip), or none it may open."""
+    found = sorted(dev.glob("gpiomem*")) + sorted(dev.glob("gpiochip*"))
+    if not found:
+        return (f"this machine has no GPIO (no {dev / 'gpiomem'} or {dev / 'gpiochip*'}): a board profile "
+                f"with gpio sensors or buttons runs on a Raspberry Pi (elsewhere: --board sim)")
+    if not any(os.access(p, os.R_OK | os.W_OK) for p in found):
+        return (f"no access to {found[0]}: add the user to the gpio group (`sudo usermod -aG gpio USER`, "
+                f"then log in again), or run as root")
+    return None
+
+
+def open_gpio(dev: Path = Path("/dev")) -> GpioModule:
+    """RPi.GPIO where this process can use the GPIO; else one line saying why not (which
+    package to install, or what the machine lacks) instead of the module's own error."""
+    try:
+        gpio = import_gpio()
+    except HardwareError as exc:     # RPi.GPIO refuses to load: say what is missing, if we can
+        raise HardwareError(gpio_device_problem(dev) or str(exc)) from None
+    problem = gpio_device_problem(dev)
+    if problem is not None:
+        raise HardwareError(problem)
+    return gpio
+
+
 @dataclass
 class Hardware:
     """The open devices of a board; :meth:`close` closes each once."""
@@ -186,7 +213,7 @@ def open_hardware(board: BoardConfig, *, gpio: GpioModule | None = None,
     try:
         needs_gpio = isinstance(hw.sensors, MatrixConfig) or hw.buttons is not None
         if needs_gpio and gpio is None:
-            gpio = import_gpio()
+            gpio = open_gpio()
         serial = None
         leds: LedSink | None = None
         if isinstance(hw.sensors, MatrixConfig):
