@@ -229,10 +229,19 @@ class ScriptedSource:
                 self.warn(f"warning: event at {ev.t} ms: {exc}")
             self.next = next(self.events, None)
 
+    def due_in(self) -> float | None:
+        """Seconds until the script's next event is due (0 when it is late), None at its end:
+        a source that waits on something else (the page's :class:`~board_driver.web.board_io.WebSource`)
+        waits no longer than this."""
+        if self.next is None:
+            return None
+        return max(0.0, (self.next.t - (self.clock() - self.t0)) / 1000)
+
     def read(self, timeout: float) -> RawFrame | None:
         self._feed()
-        if self.next is not None:
-            timeout = min(timeout, max(0.0, (self.next.t - (self.clock() - self.t0)) / 1000))
+        due = self.due_in()
+        if due is not None:
+            timeout = min(timeout, due)
         frame = self.inner.read(timeout)
         self._feed()
         return frame

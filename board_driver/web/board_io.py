@@ -72,6 +72,9 @@ class WebSource:
         if self.wakeable:
             frame = self.inner.read(0.0)
             if frame is None:
+                due = getattr(self.inner, "due_in", None)     # an events script: its next event's time
+                if due is not None and (left := due()) is not None:
+                    timeout = min(timeout, left)
                 self.bridge.wake.wait(timeout)
                 self.bridge.wake.clear()
                 frame = self.inner.read(0.0)

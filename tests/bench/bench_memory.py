@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "board_driver"))
 
-from webtools import start_serve, until  # noqa: E402
+from webtools import pair_when_ready, start_serve, until  # noqa: E402
 
 GOAL_MB = 150
 BEFORE_MB = 956         # tomorrow-3 against fsf with hints and the evaluation, three node processes, measured before
@@ -92,17 +92,6 @@ class Sampler(threading.Thread):
             self.most = max(self.most, len(kids))
 
 
-def pair(s) -> str:
-    """A token, once the service's loop runs (the engine starts before it: a WebAssembly one
-    takes seconds)."""
-    def attempt():
-        try:
-            return s.pair()
-        except AssertionError:
-            return None
-    return until(attempt, timeout=120, what="pairing")
-
-
 def play(s, text: str, st: dict) -> None:
     s.move(text[:2], text[2:4], capture=text[2:4] in st["pieces"])
 
@@ -116,7 +105,7 @@ def serve_game(variant: str, shared: bool, moves: int) -> Sampler:
         sampler = Sampler(proc.pid)
         sampler.start()
         try:
-            token = pair(s)
+            token = pair_when_ready(s)
             assert s.post("/api/eval", {"on": True, "seconds": 1.0}, token=token)[0] == 200
             for ply in range(0, 2 * moves, 2):
                 until(lambda: (x := s.wait_state())["eval"] and x["eval"]["state"] == "done", timeout=120,

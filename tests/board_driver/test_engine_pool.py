@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from webtools import start_serve, until
+from webtools import pair_when_ready, start_serve, until
 
 from board_driver.config import load_variant
 from board_driver.opponents.engine_pool import ANALYSIS, EVAL, HINT, MOVE, EnginePool
@@ -240,17 +240,6 @@ class _Sampler(threading.Thread):
 
 
 
-def pair(s) -> str:
-    """A token, once the service's loop runs (the engine starts before it: a WebAssembly one
-    takes seconds)."""
-    def attempt():
-        try:
-            return s.pair()
-        except AssertionError:
-            return None
-    return until(attempt, timeout=120, what="pairing")
-
-
 def _play(s, text: str, st: dict) -> None:
     frm, to = text[:2], text[2:4]
     s.move(frm, to, capture=to in st["pieces"])
@@ -274,7 +263,7 @@ def test_a_game_against_the_computer_with_hints_and_the_evaluation_runs_one_engi
     sampler = _Sampler(proc.pid)
     sampler.start()
     try:
-        token = pair(s)
+        token = pair_when_ready(s)
         assert s.post("/api/eval", {"on": True, "seconds": 0.5}, token=token)[0] == 200
         (engine,) = until(lambda: _children(proc.pid), what="the engine")
         for ply in (0, 2):
@@ -307,7 +296,7 @@ def test_a_killed_engine_in_the_service_is_started_again_and_the_computer_still_
     proc, s, _ = start_serve(["--board", "sim", "--web", "127.0.0.1:0", "--new", "--black", "fsf:5",
                               "--move-time", "0.3"], _env(tmp_path))
     try:
-        token = pair(s)
+        token = pair_when_ready(s)
         assert s.post("/api/eval", {"on": True, "seconds": 0.5}, token=token)[0] == 200
         until(lambda: (x := s.wait_state())["eval"] and x["eval"]["state"] == "done", timeout=60, what="the evaluation")
         (engine,) = _children(proc.pid)

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import chess
 import pytest
+from chess_reference import chess_perft
 
 from board_driver.config import load_variant
 from board_driver.opponents import native_build, players
@@ -249,17 +250,6 @@ def test_its_orthodox_perft_equals_python_chess(installed):
     fens = _positions("orthodox", 8, seed=7)
     counts, out = engine_perft(str(binary), [("orthodox", 3, fen) for fen in fens] + [("orthodox", 4)])
     assert len(counts) == len(fens) + 1, out[-2000:]
-
-    def chess_perft(board: chess.Board, depth: int) -> int:
-        if depth == 1:
-            return board.legal_moves.count()
-        n = 0
-        for m in board.legal_moves:
-            board.push(m)
-            n += chess_perft(board, depth - 1)
-            board.pop()
-        return n
-
     for fen, got in zip(fens, counts):
         assert got == chess_perft(chess.Board(fen), 3), fen
     assert counts[-1] == 197281

@@ -255,3 +255,14 @@ def until(fn, timeout: float = 20.0, what: str = "it", every: float = 0.05):
             return last
         time.sleep(every)
     raise AssertionError(f"{what}: not seen in {timeout} s (last: {last!r})")
+
+
+def pair_when_ready(s, timeout: float = 120) -> str:
+    """A player's token from ``s.pair()``, once the service's loop runs (an engine it starts
+    first may take seconds: a WebAssembly one does)."""
+    def attempt():
+        try:
+            return s.pair()
+        except AssertionError:
+            return None
+    return until(attempt, timeout=timeout, what="pairing")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 import chess
+from chess_reference import chess_perft
 import pytest
 
 from engine.moves import to_uci
@@ -22,17 +23,6 @@ POSITIONS = [
     "rnbq1k1r/pp1Pbppp/2p5/8/2B5/8/PPP1NnPP/RNBQK2R w KQ - 1 8",
     "r4rk1/1pp1qppp/p1np1n2/2b1p1B1/2B1P1b1/P1NP1N2/1PP1QPPP/R4RK1 w - - 0 10",
 ]
-
-
-def chess_perft(board: chess.Board, depth: int) -> int:
-    if depth == 1:
-        return board.legal_moves.count()
-    n = 0
-    for m in board.legal_moves:
-        board.push(m)
-        n += chess_perft(board, depth - 1)
-        board.pop()
-    return n
 
 
 @pytest.mark.parametrize("fen", POSITIONS)

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # tests/: chess_reference
 
 # (variant, depth): hand-counted, with the test that asserts it
 HAND = {
@@ -31,17 +32,6 @@ FSF = [("tomorrow-2", 2), ("tomorrow-3", 3), ("courier", 2)]
 OWN = [("tomorrow-1", 2), ("tomorrow-4", 2), ("tomorrow-5", 2)]
 
 
-def chess_perft(board, depth: int) -> int:
-    if depth == 1:
-        return board.legal_moves.count()
-    total = 0
-    for move in list(board.legal_moves):
-        board.push(move)
-        total += chess_perft(board, depth - 1)
-        board.pop()
-    return total
-
-
 def fsf_perft(pyffish, name: str, fen: str, depth: int, moves: list[str]) -> int:
     legal = pyffish.legal_moves(name, fen, moves)
     if depth == 1:
@@ -51,6 +41,7 @@ def fsf_perft(pyffish, name: str, fen: str, depth: int, moves: list[str]) -> int
 
 def main() -> int:
     import chess
+    from chess_reference import chess_perft
 
     from board_driver.config import load_variant
     from engine.fsf import fsf_name, variants_ini
