@@ -18,10 +18,11 @@ SAFE_MODE = 28
 # Watchdog: the board resets if the main loop stalls this long (ms; RP2040 max 8388).
 WATCHDOG_MS = 5000
 # Wait after pulling a column low, before reading the rows (us). The slow edge is a row
-# rising back through its pull-up once the previous column lets go: with the internal pull-ups
-# (50-80 kohm) and a board's worth of wire (100-200 pF) that takes about 8 us, so too short a
-# wait shows a phantom piece on the next column. 20 us covers it; with 10 kohm external
-# pull-ups (hardware/WIRING.md) the rise takes under 2 us. A scan costs 12 x SETTLE_US.
+# rising back through its pull-up once the previous column lets go, to V_IH (1.3 of 3.3 V):
+# t = R*C*ln(3.3/(3.3-1.3)) = 0.93*R*C. With the 10 kohm external pull-ups that the board
+# requires (hardware/WIRING.md) and 160-250 pF of wire that is 1.5-2.3 us; on the internal
+# pull-ups alone (50-80 kohm) it would be 7.5-19 us, and too short a wait shows a phantom
+# piece on the next column. 20 us covers either. A scan costs 12 x SETTLE_US.
 SETTLE_US = 20
 # LED current budget (mA): every frame is scaled down to draw at most this from the LED
 # supply (60 mA per LED at full white, 1 mA dark). Match it to the fuse and supply
