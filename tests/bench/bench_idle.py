@@ -18,8 +18,10 @@ The services:
 * ``pico``: the Pico board (``backend: serial``) on the firmware's own main.py on MicroPython's
   unix port behind a pty (tests/firmware/unix_board.py), which streams occupancy and
   heartbeats as the Pico does (``periodic_ms``, ``heartbeat_ms``: 1000);
-* ``gpio``: the Pi scanning the matrix itself (``backend: gpio``, its buttons polled), RPi.GPIO
-  being the fake Pi of tests/hardware/fake_gpio.py on the module path;
+* ``gpio``: the Pi scanning the matrix itself (``backend: gpio``, its buttons polled) and driving
+  the LEDs on SPI (``backend: pi``): the profile configs/boards/gpio-12x8.yaml as it is, RPi.GPIO
+  being the fake Pi of tests/hardware/fake_gpio.py and spidev an SPI device that sends nothing,
+  both on the module path;
 * ``club``: ``serve --board sim`` with a ``broker:`` section, publishing to a real mosquitto
   (scripts/system-deps installs it).
 
@@ -215,16 +217,26 @@ for _name in dir(_pi):
 '''
 
 
+FAKE_SPIDEV = '''"""spidev for the idle benchmark: an SPI device that takes the LED frames and sends nothing."""
+class SpiDev:
+    max_speed_hz = mode = 0
+    no_cs = False
+    def open(self, bus, device): pass
+    def writebytes2(self, data): pass
+    def close(self): pass
+'''
+
+
 def run_gpio(seconds: float) -> tuple[float, float]:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         (folder / "RPi").mkdir()
         (folder / "RPi" / "__init__.py").write_text("")
         (folder / "RPi" / "GPIO.py").write_text(FAKE_RPI.format(hardware=str(ROOT / "tests" / "hardware")))
+        (folder / "spidev.py").write_text(FAKE_SPIDEV)
         gpio = (ROOT / "configs" / "boards" / "gpio-12x8.yaml").read_text()
-        sensors = gpio[gpio.index("  sensors:"):gpio.index("  leds:")]
-        buttons = gpio[gpio.index("  buttons:"):]
-        profile = write_profile(folder, "gpio-12x8", "hardware:\n" + sensors + "  leds:\n    backend: none\n" + buttons)
+        hardware = gpio[gpio.index("\nhardware:") + 1:]         # the profile's own: matrix, SPI LEDs, buttons
+        profile = write_profile(folder, "gpio-12x8", hardware)
         with serve(["--board", str(profile)], env={"PYTHONPATH": str(folder)}) as proc:
             return measure(proc, seconds)
 
