@@ -42,8 +42,8 @@ from board_driver.hardware.gpio_matrix import (
     GpioMatrix,
     GpioModule,
     MatrixConfig,
-    busy_wait_us,
     import_gpio,
+    sleep_us,
 )
 from board_driver.hardware.pi_leds import (
     BUDGET_MA,
@@ -191,7 +191,7 @@ def open_hardware(board: BoardConfig, *, gpio: GpioModule | None = None,
         leds: LedSink | None = None
         if isinstance(hw.sensors, MatrixConfig):
             assert gpio is not None         # imported above: the matrix needs it
-            matrix = GpioMatrix(hw.sensors, gpio=gpio, clock=clock, sleep=sleep, delay_us=delay_us or busy_wait_us)
+            matrix = GpioMatrix(hw.sensors, gpio=gpio, clock=clock, sleep=sleep, delay_us=delay_us or sleep_us)
             source: SensorSource = matrix.start() if start_threads else matrix      # scans in a thread of its own
         elif isinstance(hw.sensors, SerialConfig):
             brightness = hw.leds.brightness if isinstance(hw.leds, SerialLeds) else 0

@@ -32,7 +32,9 @@ through its pull-down, ``t = R * C * ln(V0 / V_IL)``. With the Pi's internal pul
 160 pF) to 23 us (65 kohm, 250 pF): the default, :data:`SETTLE_US` = 25, covers the worst
 case. With the 10 kohm external pull-downs (8.7 kohm with the internal one beside it) the fall
 takes at most 3.1 us, and ``settle_us: 5`` is enough. docs/hardware.md, "Settle times", has the
-whole derivation.
+whole derivation. The wait is a sleep (:func:`sleep_us`), not a busy wait: the settle is a
+minimum, and a sleep's overshoot (25 us becomes 60-100 us on Linux) only reads the columns a
+little later, while spinning would burn 200 us of CPU per scan.
 
 The GPIO module comes in as an argument (``gpio=``): ``RPi.GPIO`` on a Pi (the rpi-lgpio
 package provides the same module on a Pi 5), a fake in the tests.
@@ -129,8 +131,20 @@ SWITCH_S = 0.001
 scan may wait for the game's thread to let it run (:meth:`GpioMatrix.start`)."""
 
 
+def sleep_us(us: float) -> None:
+    """Wait at least ``us`` microseconds without using the CPU: the settle wait of a scan.
+
+    The settle time is a minimum: a longer wait only reads the columns later, and at a 10 ms
+    period nothing notices. ``time.sleep`` of 25 us overshoots to 60-100 us on Linux (the
+    timer slack), so 8 rows take under 1 ms of the 10 ms period; the thread sleeps meanwhile,
+    where a busy wait would spend 8 x 25 us = 200 us of CPU in every scan, 2% of a core at
+    100 scans a second."""
+    time.sleep(us / 1e6)
+
+
 def busy_wait_us(us: float) -> None:
-    """Wait ``us`` microseconds (time.sleep is far too coarse for a few microseconds)."""
+    """Wait ``us`` microseconds spinning on the CPU: exact to a microsecond, but it costs the
+    whole wait in CPU (:func:`sleep_us` is the scan's default; bench_gpio_scan.py compares)."""
     end = time.perf_counter() + us / 1e6
     while time.perf_counter() < end:
         pass
@@ -175,7 +189,7 @@ class GpioMatrix:
 
     def __init__(self, config: MatrixConfig, *, gpio: GpioModule, clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], None] = time.sleep,
-                 delay_us: Callable[[float], None] = busy_wait_us) -> None:
+                 delay_us: Callable[[float], None] = sleep_us) -> None:
         self.config = config
         self.sensor_count = config.sensor_count
         self._gpio, self._clock, self._sleep, self._delay_us = gpio, clock, sleep, delay_us
