@@ -10,6 +10,7 @@ map, LED order) and, under ``hardware:``, the devices behind it::
         columns: [13, 19, ...]  #   gpio: BCM pins, file a first, read with pull-downs
         settle_us: 25           #   gpio: wait after driving a row (internal pull-downs: docs/hardware.md)
         scan_ms: 10
+        idle_scan_ms: 40        #   gpio: the scan period once nothing changed for 5 s (0: off)
         # serial: ports: [/dev/fairyboard, "/dev/ttyACM*"], scan_ms, debounce_ms, periodic_ms, heartbeat_ms
       leds:                     # where the LED frames go
         backend: pi             # pi | serial (the Pico's, needs sensors.backend serial) | sim | none
