@@ -221,7 +221,9 @@ def open_hardware(board: BoardConfig, *, gpio: GpioModule | None = None,
         buttons = None
         if hw.buttons is not None:
             assert gpio is not None         # imported above: the buttons need it
-            buttons = GpioButtons(hw.buttons, gpio=gpio, clock=clock)
+            # polled after the matrix's scans when there is one: one thread, one wake-up for both
+            buttons = GpioButtons(hw.buttons, gpio=gpio, clock=clock,
+                                  matrix=source if isinstance(source, GpioMatrix) else None)
         return Hardware(source, leds, buttons, serial, gpio)
     except BaseException:
         for dev in reversed(opened):
