@@ -416,3 +416,18 @@ def test_a_started_matrix_slows_down_when_quiet_and_speeds_up_on_a_change(gpio, 
         assert m.period(frame.t / 1000) == 0.01
     finally:
         m.close()
+
+
+def test_the_settle_is_waited_only_after_a_row_that_read_a_column_high(reed, clock):
+    """Nothing falls after a row that read every column low: no wait there. A set-up board
+    (ranks 1, 2, 7, 8) waits before ranks 2, 3 and 8; and still shows no phantom on a slow fall."""
+    waits = []
+    slow = FakeGPIO(reed, rows=ROWS, columns=COLUMNS, fall_us=23)
+    m = GpioMatrix(MatrixConfig(ROWS, COLUMNS), gpio=slow, clock=clock, sleep=clock.sleep,
+                   delay_us=lambda us: (waits.append(us), slow.delay_us(us)))
+    assert m.scan() == frozenset() and waits == []
+    start = set(range(24)) | set(range(72, 96))
+    reed.set_pieces(start)
+    assert m.scan() == start and waits == [25, 25, 25]
+    reed.set_pieces(["e4", "e6"])                     # e5 between them: no phantom either side
+    assert m.scan() == {reed.sq("e4"), reed.sq("e6")}
