@@ -340,7 +340,7 @@ class GpioMatrix:
         settle = self.config.settle_us
         delay = self._delay_us
         ncols = len(columns)
-        closed = []
+        closed: list[int] = []
         prev = None
         base = 0
         falling = False          # a column read high on the previous row: it falls while this row is read
