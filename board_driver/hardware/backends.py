@@ -10,6 +10,7 @@ map, LED order) and, under ``hardware:``, the devices behind it::
         columns: [13, 19, ...]  #   gpio: BCM pins, file a first, read with pull-downs
         settle_us: 25           #   gpio: wait after driving a row (internal pull-downs: docs/hardware.md)
         scan_ms: 10
+        idle_scan_ms: 40        #   gpio: the scan period once nothing changed for 5 s (0: off)
         # serial: ports: [/dev/fairyboard, "/dev/ttyACM*"], scan_ms, debounce_ms, periodic_ms, heartbeat_ms
       leds:                     # where the LED frames go
         backend: pi             # pi | serial (the Pico's, needs sensors.backend serial) | sim | none
@@ -43,8 +44,8 @@ from board_driver.hardware.gpio_matrix import (
     GpioMatrix,
     GpioModule,
     MatrixConfig,
-    busy_wait_us,
     import_gpio,
+    sleep_us,
 )
 from board_driver.hardware.pi_leds import (
     BUDGET_MA,
@@ -218,7 +219,7 @@ def open_hardware(board: BoardConfig, *, gpio: GpioModule | None = None,
         leds: LedSink | None = None
         if isinstance(hw.sensors, MatrixConfig):
             assert gpio is not None         # imported above: the matrix needs it
-            matrix = GpioMatrix(hw.sensors, gpio=gpio, clock=clock, sleep=sleep, delay_us=delay_us or busy_wait_us)
+            matrix = GpioMatrix(hw.sensors, gpio=gpio, clock=clock, sleep=sleep, delay_us=delay_us or sleep_us)
             source: SensorSource = matrix.start() if start_threads else matrix      # scans in a thread of its own
         elif isinstance(hw.sensors, SerialConfig):
             brightness = hw.leds.brightness if isinstance(hw.leds, SerialLeds) else 0
@@ -247,7 +248,9 @@ def open_hardware(board: BoardConfig, *, gpio: GpioModule | None = None,
         buttons = None
         if hw.buttons is not None:
             assert gpio is not None         # imported above: the buttons need it
-            buttons = GpioButtons(hw.buttons, gpio=gpio, clock=clock)
+            # polled after the matrix's scans when there is one: one thread, one wake-up for both
+            buttons = GpioButtons(hw.buttons, gpio=gpio, clock=clock,
+                                  matrix=source if isinstance(source, GpioMatrix) else None)
         return Hardware(source, leds, buttons, serial, gpio)
     except BaseException:
         for dev in reversed(opened):

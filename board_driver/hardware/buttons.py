@@ -8,7 +8,19 @@ release if let go sooner. A level counts only after it has held for ``debounce_m
 
 :class:`ButtonDebouncer` is pure (levels and times in, commands out);
 :class:`GpioButtons` reads the pins through an injected RPi.GPIO module on each
-:meth:`GpioButtons.poll`, which the service calls from its loop or a thread of its own.
+:meth:`GpioButtons.poll`. Started (:meth:`GpioButtons.start`), the buttons are polled after
+every scan of the GPIO matrix when the board has one (one thread and one wake-up for both),
+or else in a thread of their own at the same pace: every 10 ms while a button is down or was
+used in the last :data:`~board_driver.hardware.gpio_matrix.IDLE_AFTER_S` (5 s), every 40 ms
+otherwise.
+
+The debounce at the idle pace: a press is first seen up to 40 ms after it began; from that
+sample on, the pace is 10 ms again (a button down counts as something happening), and the
+level must hold ``debounce_ms`` (30) from that first sample. So a press is recognised
+30-70 ms after it began (30-40 ms at full rate), and a press of 70 ms is always seen from a
+quiet board (40 ms at full rate) -- a person's press lasts 80 ms or more. A bounce shorter than
+``debounce_ms`` is refused as before: the debounce counts on the samples' own times, whatever
+their spacing.
 """
 
 from __future__ import annotations
@@ -18,8 +30,10 @@ from dataclasses import dataclass
 from typing import AbstractSet, Callable
 
 from board_driver.hardware._check import Section
-from board_driver.hardware.gpio_matrix import GpioModule, setup_pin, use_bcm
-from board_driver.hardware.ticker import Ticker
+import threading
+
+from board_driver.hardware import gpio_matrix
+from board_driver.hardware.gpio_matrix import GpioMatrix, GpioModule, setup_pin, use_bcm
 from board_driver.referee.commands import button_words
 
 COMMANDS = button_words()          # from the one command registry
@@ -82,6 +96,11 @@ class ButtonDebouncer:
         self._pressed_at = [0] * n
         self._held = [False] * n             # the hold command was sent for this press
 
+    @property
+    def busy(self) -> bool:
+        """A button is down, or its level has not settled yet: poll at full rate."""
+        return any(self._raw) or self._raw != self.stable
+
     def feed(self, t: int, pressed: list[bool]) -> list[str]:
         out = []
         cfg = self.config
@@ -106,15 +125,29 @@ class ButtonDebouncer:
         return out
 
 
-class GpioButtons:
-    """The buttons on GPIO: :meth:`poll` reads them and returns the commands they send."""
+FAST_S = 0.01
+"""The buttons' own polling period while something happens (s), as the matrix's ``scan_ms``."""
 
-    def __init__(self, config: ButtonsConfig, *, gpio: GpioModule, clock: Callable[[], float] = time.monotonic) -> None:
+IDLE_S = 0.04
+"""... and once quiet for ``IDLE_AFTER_S`` (s), as the matrix's ``idle_scan_ms``."""
+
+
+class GpioButtons:
+    """The buttons on GPIO: :meth:`poll` reads them and returns the commands they send.
+
+    ``matrix``: the board's GPIO matrix, if it has one: :meth:`start` polls after its scans."""
+
+    def __init__(self, config: ButtonsConfig, *, gpio: GpioModule, clock: Callable[[], float] = time.monotonic,
+                 matrix: GpioMatrix | None = None) -> None:
         self.config = config
         self._gpio, self._clock = gpio, clock
         self._debouncer = ButtonDebouncer(config)
         self._closed = False
-        self._ticker = Ticker("fairyboard-buttons")
+        self._matrix = matrix
+        self._hook: Callable[[], bool] | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.polls = 0
         use_bcm(gpio)
         for b in config.buttons:
             setup_pin(gpio, b.pin, gpio.IN, pull_up_down=gpio.PUD_UP)
@@ -124,18 +157,54 @@ class GpioButtons:
             return []
         read = self._gpio.input
         levels = [not read(b.pin) for b in self.config.buttons]   # pressed pulls the pin low
+        self.polls += 1
         return self._debouncer.feed(int(self._clock() * 1000), levels)
 
-    def start(self, put: Callable[[str], None], interval: float = 0.01) -> GpioButtons:
-        """Poll every ``interval`` s in a daemon thread, handing each command to ``put``."""
-        def tick() -> None:
+    @property
+    def busy(self) -> bool:
+        """A button is down or settling: poll at full rate."""
+        return self._debouncer.busy
+
+    def start(self, put: Callable[[str], None]) -> GpioButtons:
+        """Poll from now on, handing each command to ``put`` (any thread may call it): after
+        every scan of the matrix if there is one, else in a daemon thread of their own, every
+        :data:`FAST_S`, or :data:`IDLE_S` once quiet (the module docstring). A second call
+        does nothing."""
+        if self._hook is not None or self._thread is not None:
+            return self
+
+        def tick() -> bool:
             for cmd in self.poll():
                 put(cmd)
-        self._ticker.start(tick, interval)
+            return self.busy
+        if self._matrix is not None:
+            self._hook = tick
+            self._matrix.attach(tick)
+        else:
+            self._stop.clear()
+            self._thread = threading.Thread(target=self._run, args=(tick,), name="fairyboard-buttons", daemon=True)
+            self._thread.start()
         return self
 
+    def interval(self, now: float, active: float) -> float:
+        """The own thread's polling period at ``now`` (s), something last having happened at ``active``."""
+        return FAST_S if now - active < gpio_matrix.IDLE_AFTER_S else IDLE_S
+
+    def _run(self, tick: Callable[[], bool]) -> None:
+        active = self._clock()
+        while not self._stop.wait(self.interval(self._clock(), active)):
+            if tick():
+                active = self._clock()
+
     def close(self) -> None:
-        self._ticker.stop()
+        """Stop polling (once this returns, no poll runs) and release the buttons' pins."""
+        if self._hook is not None and self._matrix is not None:
+            self._matrix.detach(self._hook)
+            self._hook = None
+        if self._thread is not None:
+            self._stop.set()
+            self._thread.join()
+            self._thread = None
         if not self._closed:
             self._closed = True
             self._gpio.cleanup([b.pin for b in self.config.buttons])

@@ -25,6 +25,16 @@ queue, so an idle service sleeps there instead of waking for every scan. Not sta
 a virtual clock, ``bench_gpio_scan.py``), ``read`` scans in the caller's thread, every
 ``scan_ms``, and returns every scan.
 
+Scanning slowly when idle: while anything happens the matrix is scanned every ``scan_ms``
+(10); once nothing changed for :data:`IDLE_AFTER_S` (5 s) -- no switch, and no button held
+when the buttons are polled from the scan (:meth:`GpioMatrix.attach`) -- every
+``idle_scan_ms`` (40), a quarter of the scans. Any change brings the full rate back at once:
+the scan that sees it schedules the next one ``scan_ms`` later. What that costs a player: the
+first change after a quiet spell is a lift (a move starts by lifting a piece), seen up to
+``idle_scan_ms`` later than at full rate; the set-down that ends the move is scanned at full
+rate again, so the latency from a set-down to its LEDs is unchanged. ``idle_scan_ms: 0`` (or
+equal to ``scan_ms``) scans at full rate always.
+
 The settle time, ``settle_us``: when a row goes low, a file wire that was high falls only
 through its pull-down, ``t = R * C * ln(V0 / V_IL)``. With the Pi's internal pull-down
 (50-65 kohm, the BCM283x's figure), 160-250 pF of file wire, diodes and pin, V0 = 3.3 V at worst
@@ -32,7 +42,15 @@ through its pull-down, ``t = R * C * ln(V0 / V_IL)``. With the Pi's internal pul
 160 pF) to 23 us (65 kohm, 250 pF): the default, :data:`SETTLE_US` = 25, covers the worst
 case. With the 10 kohm external pull-downs (8.7 kohm with the internal one beside it) the fall
 takes at most 3.1 us, and ``settle_us: 5`` is enough. docs/hardware.md, "Settle times", has the
-whole derivation.
+whole derivation. The wait is a sleep (:func:`sleep_us`), not a busy wait: the settle is a
+minimum, and a sleep's overshoot (25 us becomes 60-100 us on Linux) only reads the columns a
+little later, while spinning would burn 200 us of CPU per scan. And it is waited only where
+something falls: after a row on which some column read high. A row that read every column low
+left no wire high (a driven rise through a diode takes nanoseconds), and the first row's
+predecessor went low a whole period ago; so an empty rank costs no wait, and a set-up 12 x 8
+board (ranks 1, 2, 7 and 8 full) waits 3 times per scan instead of 8. The one case this misses,
+a switch closing between its row's read and the row going low (microseconds), shows a phantom
+for one scan, which the driver's 40 ms debounce never turns into an event.
 
 The GPIO module comes in as an argument (``gpio=``): ``RPi.GPIO`` on a Pi (the rpi-lgpio
 package provides the same module on a Pi 5), a fake in the tests.
@@ -120,6 +138,13 @@ SETTLE_US = 25
 """The default wait after driving a row (us): the slowest fall of a file wire through the Pi's
 internal pull-down, 65 kohm x 250 pF x ln(3.3 V / 0.8 V) = 23 us, rounded up (module docstring)."""
 
+IDLE_AFTER_S = 5.0
+"""After this long (s) with no change on the board (nor a button pressed), the matrix scans at
+``idle_scan_ms`` instead of ``scan_ms``; any change brings the full rate back at once."""
+
+IDLE_SCAN_MS = 40
+"""The default idle scan period (ms): 25 scans a second on a quiet board (module docstring)."""
+
 REFRESH_S = 1.0
 """A started matrix queues a frame at least this often (s) even when nothing changed, as the
 Pico's periodic refresh does: the reader sees the board is alive, and its time moves on."""
@@ -129,8 +154,20 @@ SWITCH_S = 0.001
 scan may wait for the game's thread to let it run (:meth:`GpioMatrix.start`)."""
 
 
+def sleep_us(us: float) -> None:
+    """Wait at least ``us`` microseconds without using the CPU: the settle wait of a scan.
+
+    The settle time is a minimum: a longer wait only reads the columns later, and at a 10 ms
+    period nothing notices. ``time.sleep`` of 25 us overshoots to 60-100 us on Linux (the
+    timer slack), so 8 rows take under 1 ms of the 10 ms period; the thread sleeps meanwhile,
+    where a busy wait would spend 8 x 25 us = 200 us of CPU in every scan, 2% of a core at
+    100 scans a second."""
+    time.sleep(us / 1e6)
+
+
 def busy_wait_us(us: float) -> None:
-    """Wait ``us`` microseconds (time.sleep is far too coarse for a few microseconds)."""
+    """Wait ``us`` microseconds spinning on the CPU: exact to a microsecond, but it costs the
+    whole wait in CPU (:func:`sleep_us` is the scan's default; bench_gpio_scan.py compares)."""
     end = time.perf_counter() + us / 1e6
     while time.perf_counter() < end:
         pass
@@ -144,20 +181,30 @@ class MatrixConfig:
     columns: tuple[int, ...]     # BCM numbers, column 0 (file a) first: read with pull-downs
     settle_us: int = SETTLE_US   # wait after driving a row, before reading the columns
     scan_ms: int = 10            # one scan every scan_ms
+    idle_scan_ms: int = IDLE_SCAN_MS   # ... or every idle_scan_ms once quiet for IDLE_AFTER_S (0: never)
 
     @property
     def sensor_count(self) -> int:
         return len(self.rows) * len(self.columns)
 
+    @property
+    def idle_period(self) -> float:
+        """The scan period once the board is quiet (s): ``idle_scan_ms``, or ``scan_ms`` when off."""
+        return max(self.idle_scan_ms, self.scan_ms) / 1000
+
     @classmethod
     def from_section(cls, s: Section, files: int, ranks: int) -> MatrixConfig:
-        s.only(("backend", "rows", "columns", "settle_us", "scan_ms"))
+        s.only(("backend", "rows", "columns", "settle_us", "scan_ms", "idle_scan_ms"))
         rows = s.pins("rows", ranks)
         columns = s.pins("columns", files)
         both = set(rows) & set(columns)
         if both:
             raise s.fail("columns", list(columns), f"GPIO {sorted(both)[0]} is also a row")
-        return cls(rows, columns, s.integer("settle_us", SETTLE_US, 0, 10_000), s.integer("scan_ms", 10, 1, 1000))
+        scan_ms = s.integer("scan_ms", 10, 1, 1000)
+        idle_ms = s.integer("idle_scan_ms", max(IDLE_SCAN_MS, scan_ms), 0, 1000)
+        if 0 < idle_ms < scan_ms:
+            raise s.fail("idle_scan_ms", idle_ms, f"must be 0 (off) or at least scan_ms ({scan_ms})")
+        return cls(rows, columns, s.integer("settle_us", SETTLE_US, 0, 10_000), scan_ms, idle_ms)
 
     def pins(self) -> tuple[int, ...]:
         return self.rows + self.columns
@@ -168,14 +215,14 @@ class GpioMatrix:
 
     ``clock`` returns seconds (frames are stamped ``int(clock() * 1000)`` ms), ``sleep`` waits
     seconds between scans, ``delay_us`` waits the settle time; tests pass a virtual clock.
-    Until :meth:`start`, ``read`` scans every ``scan_ms`` in the caller's thread and returns
-    every scan; once started, a thread of its own scans and ``read`` waits for what it queues
+    Until :meth:`start`, ``read`` scans in the caller's thread, every ``scan_ms`` (or
+    ``idle_scan_ms`` when quiet: :meth:`period`), and returns every scan; once started, a thread of its own scans and ``read`` waits for what it queues
     (the module docstring).
     """
 
     def __init__(self, config: MatrixConfig, *, gpio: GpioModule, clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], None] = time.sleep,
-                 delay_us: Callable[[float], None] = busy_wait_us) -> None:
+                 delay_us: Callable[[float], None] = sleep_us) -> None:
         self.config = config
         self.sensor_count = config.sensor_count
         self._gpio, self._clock, self._sleep, self._delay_us = gpio, clock, sleep, delay_us
@@ -189,6 +236,9 @@ class GpioMatrix:
         self._lock = threading.Lock()   # one scan at a time, and none once closed
         self._failed: HardwareError | None = None
         self._switch: float | None = None   # the interpreter's switch interval before start()
+        self._hooks: list[Callable[[], bool]] = []   # run after each scan (attach): True while busy
+        self._seen: frozenset[int] | None = None     # the last scan's closed set
+        self._active: float | None = None            # when the last change (or busy hook) was scanned
         use_bcm(gpio)
         for row in config.rows:
             setup_pin(gpio, row, gpio.OUT, initial=gpio.LOW)
@@ -216,11 +266,42 @@ class GpioMatrix:
             self._thread.start()
         return self
 
+    def attach(self, hook: Callable[[], bool]) -> None:
+        """Run ``hook`` after every scan, in the scan's thread (the buttons, polled at the scan's
+        rate instead of in a thread of their own). It returns True while something happens (a
+        button held): the scan stays at full rate meanwhile. Any thread."""
+        with self._lock:
+            self._hooks.append(hook)
+
+    def detach(self, hook: Callable[[], bool]) -> None:
+        """Stop running ``hook``; once this returns it runs no more (its pins may be released)."""
+        with self._lock:
+            if hook in self._hooks:
+                self._hooks.remove(hook)
+
+    def period(self, now: float) -> float:
+        """The scan period at ``now`` (s): ``scan_ms``, or ``idle_scan_ms`` once nothing has
+        changed for :data:`IDLE_AFTER_S`."""
+        if self._active is not None and now - self._active >= IDLE_AFTER_S:
+            return self.config.idle_period
+        return self.config.scan_ms / 1000
+
+    def _scan_at(self, t: float) -> frozenset[int]:
+        """One scan at ``t`` and the attached hooks; notes when something last happened."""
+        closed = self.scan()
+        busy = False
+        for hook in self._hooks:
+            busy = hook() or busy
+        if busy or closed != self._seen or self._active is None:
+            self._active = t
+        self._seen = closed
+        return closed
+
     def _run(self) -> None:
         """The scan thread: a scan at every instant ``t0 + k * period`` (never two for one
         instant: one that starts late is counted in :attr:`late` and the schedule moves on to
-        the next instant still ahead); a frame queued on change and every :data:`REFRESH_S`."""
-        period = self.config.scan_ms / 1000
+        the next instant still ahead), the period being :meth:`period`'s; a frame queued on
+        change and every :data:`REFRESH_S`."""
         clock, frames, stop = self._clock, self._frames, self._stop
         due = clock()
         last: frozenset[int] | None = None
@@ -233,17 +314,18 @@ class GpioMatrix:
                 if stop.is_set():
                     return
                 t = clock()
+                period = self.period(t)
                 if t - due >= period:
                     self.late += 1
                     due += (t - due) // period * period     # the instant just passed: no burst
                 with self._lock:
                     if self._closed:
                         return
-                    closed = self.scan()
+                    closed = self._scan_at(t)
                 if closed != last or t - sent >= REFRESH_S:
                     frames.put(RawFrame(int(round(t * 1000)), closed))
                     last, sent = closed, t
-                due += period
+                due += self.period(t)                      # full rate again at once after a change
         except BaseException as exc:        # a GPIO call failed: the reader hears of it
             frames.put(exc)
 
@@ -258,19 +340,22 @@ class GpioMatrix:
         settle = self.config.settle_us
         delay = self._delay_us
         ncols = len(columns)
-        closed = []
+        closed: list[int] = []
         prev = None
         base = 0
+        falling = False          # a column read high on the previous row: it falls while this row is read
         for row in self.config.rows:
             if prev is None:
                 output(row, high)
             else:
                 output((prev, row), (low, high))   # one call: previous row low, then this row high
-            if settle:
+            if settle and falling:
                 delay(settle)
+            n = len(closed)
             for c, col in enumerate(columns):
                 if read(col):
                     closed.append(base + c)
+            falling = len(closed) > n
             prev = row
             base += ncols
         if prev is not None:
@@ -301,8 +386,9 @@ class GpioMatrix:
         if wait > 0:
             self._sleep(wait)
         t = self._clock()
-        closed = self.scan()
-        period = self.config.scan_ms / 1000
+        with self._lock:
+            closed = self._scan_at(t)
+        period = self.period(t)
         self._next += period
         if self._next <= t:          # fell behind (a slow reader): do not scan in a burst
             self._next = t + period

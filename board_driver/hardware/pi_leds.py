@@ -17,7 +17,10 @@ used, with an error saying what to install):
 the chain with the profile's :class:`~board_driver.referee.layout.LedOrder`, scales by brightness and
 runs the blink patterns on its clock with the same phases as the Pico firmware (slow: on
 while ``ms % 1000 < 500``; fast: on while ``ms % 250 < 125``). :meth:`PiLedSink.tick` redraws
-when a blink phase changes; :meth:`PiLedSink.start` runs ``tick`` in a thread of its own.
+when a blink phase changes; :meth:`PiLedSink.start` runs ``tick`` in a thread of its own, which
+sleeps until the next phase edge (:meth:`PiLedSink.next_edge`: every 125 ms while a square
+blinks fast, every 500 ms while only slow patterns blink) and, while nothing blinks, until a
+new frame comes: an idle board's LEDs cost no wake-up at all.
 """
 
 from __future__ import annotations
@@ -30,7 +33,6 @@ from typing import Callable, Protocol, Sequence
 from board_driver.devices import DARK, FAST, RGB, SLOW, SLOW_INVERTED, STEADY, Blink, LedImage
 from board_driver.hardware._check import Section
 from board_driver.errors import HardwareError, MissingLibraryError
-from board_driver.hardware.ticker import Ticker
 from board_driver.referee.layout import LedOrder
 
 DRIVERS = ("spi", "ws281x")
@@ -254,6 +256,13 @@ def blink_phase(ms: int) -> int:
     return (1 if ms % 1000 < 500 else 0) | (2 if ms % 250 < 125 else 0)
 
 
+FAST_EDGE_MS = 125
+"""A fast pattern changes every 125 ms (on while ``ms % 250 < 125``), a slow one every 500 ms."""
+SLOW_EDGE_MS = 500
+EDGE_LATE_S = 0.001
+"""The blink thread wakes this long after a phase edge, so that the clock reads the new phase."""
+
+
 def _on(pattern: Blink, phase: int) -> bool:
     return (pattern == STEADY or (pattern == SLOW and phase & 1 != 0) or (pattern == FAST and phase & 2 != 0)
             or (pattern == SLOW_INVERTED and not phase & 1))
@@ -275,11 +284,15 @@ class PiLedSink:
         self._chain: tuple[RGB, ...] = (DARK,) * driver.count
         self._blink: tuple[Blink, ...] = (STEADY,) * driver.count
         self._blinking = False
+        self._edge_ms = SLOW_EDGE_MS         # while blinking: the phase edges' spacing
         self._phase = -1
         self._lock = threading.Lock()
-        self._ticker = Ticker("fairyboard-leds")
+        self._changed = threading.Condition(self._lock)   # a new frame, or close
+        self._thread: threading.Thread | None = None
+        self._stopping = False
         self._closed = False
         self.writes = 0
+        self.wakes = 0                       # times the blink thread woke (a frame, or a phase edge)
 
     def show(self, frame: LedImage) -> None:
         if len(frame.colors) != self.led_count:
@@ -300,7 +313,9 @@ class PiLedSink:
                 raise HardwareError("show() on closed LEDs")
             self._chain, self._blink = chain, blink
             self._blinking = any(b != STEADY for b in blink)
+            self._edge_ms = FAST_EDGE_MS if FAST in blink else SLOW_EDGE_MS
             self._render()
+            self._changed.notify_all()       # the blink thread: blinking or not, and its next edge
 
     def _render(self) -> None:
         ms = int(self._clock() * 1000)
@@ -319,21 +334,56 @@ class PiLedSink:
     def tick(self) -> bool:
         """Redraw if a blink phase changed since the last draw; True if it drew."""
         with self._lock:
-            if self._closed or not self._blinking:
-                return False
-            if blink_phase(int(self._clock() * 1000)) == self._phase:
-                return False
-            self._render()
-            return True
+            return self._tick()
 
-    def start(self, interval: float = 0.01) -> PiLedSink:
-        """Run :meth:`tick` every ``interval`` seconds in a daemon thread until :meth:`close`."""
-        self._ticker.start(self.tick, interval)
+    def _tick(self) -> bool:
+        if self._closed or not self._blinking:
+            return False
+        if blink_phase(int(self._clock() * 1000)) == self._phase:
+            return False
+        self._render()
+        return True
+
+    def next_edge(self) -> float | None:
+        """Seconds until the next blink phase edge of the frame shown (just after it), or None
+        while nothing blinks: how long the blink thread sleeps unless a new frame comes."""
+        with self._lock:
+            return self._next_edge()
+
+    def _next_edge(self) -> float | None:
+        if not self._blinking:
+            return None
+        now = self._clock()
+        step = self._edge_ms
+        edge = (int(now * 1000) // step + 1) * step
+        return edge / 1000 - now + EDGE_LATE_S
+
+    def start(self) -> PiLedSink:
+        """Run :meth:`tick` in a daemon thread until :meth:`close`, at every blink phase edge
+        while something blinks, and not at all while nothing does (a second call does nothing)."""
+        with self._lock:
+            if self._thread is None and not self._closed:
+                self._thread = threading.Thread(target=self._run, name="fairyboard-leds", daemon=True)
+                self._thread.start()
         return self
+
+    def _run(self) -> None:
+        with self._changed:
+            while not self._stopping:
+                self._changed.wait(self._next_edge())     # None: until a new frame
+                if self._stopping:
+                    return
+                self.wakes += 1
+                self._tick()
 
     def close(self) -> None:
         """Stop blinking, darken the chain and release the driver."""
-        self._ticker.stop()
+        with self._lock:
+            self._stopping = True
+            self._changed.notify_all()
+            thread, self._thread = self._thread, None
+        if thread is not None and thread is not threading.current_thread():
+            thread.join()
         with self._lock:
             if self._closed:
                 return

@@ -12,12 +12,14 @@ scan's time there is roughly operations x call cost + rows x settle_us; the figu
 how much of that is the scan's own Python.
 
 Then the period, side by side over ``S`` seconds each, on the fake Pi's own record of when
-every scan started (its first row driven high), with the default 25 us settle busy-waited:
+every scan started (its first row driven high), with the default 25 us settle slept (the
+scan's default, :func:`sleep_us`) unless said, at full rate (no idle slowdown):
 
 * the scan in the reader's thread (``read`` scanning, as before the scan thread), the reader
   spending 10 ms on a commit after every frame;
 * the scan thread with the same reader;
-* the scan thread with a reader that has nothing to do (an idle service): the scan's own CPU.
+* the scan thread with a reader that has nothing to do (an idle service): the scan's own CPU,
+  with the settle busy-waited and slept side by side.
 
 Lateness is how long after its instant (``t0 + k * period``) a scan started; a scan a whole
 period or more late has missed an instant. Goal: with the scan thread, no instant missed (late
@@ -40,7 +42,7 @@ from fake_gpio import PI_COLUMNS, PI_ROWS, FakeGPIO, ReedBoard  # noqa: E402
 import collections  # noqa: E402
 import threading  # noqa: E402
 
-from board_driver.hardware.gpio_matrix import GpioMatrix, MatrixConfig, busy_wait_us  # noqa: E402
+from board_driver.hardware.gpio_matrix import GpioMatrix, MatrixConfig, busy_wait_us, sleep_us  # noqa: E402
 
 
 class NullGPIO:
@@ -109,14 +111,15 @@ def pct(xs: list[float], q: float) -> float:
     return xs[min(len(xs) - 1, int(q * len(xs)))]
 
 
-def period_run(threaded: bool, commit_ms: float, seconds: float) -> dict:
-    """Scans for ``seconds`` with a reader committing ``commit_ms`` after every frame."""
-    config = MatrixConfig(PI_ROWS, PI_COLUMNS)
+def period_run(threaded: bool, commit_ms: float, seconds: float, wait=sleep_us) -> dict:
+    """Scans for ``seconds`` with a reader committing ``commit_ms`` after every frame, the
+    settle waited by ``wait``; at full rate throughout (no idle slowdown)."""
+    config = MatrixConfig(PI_ROWS, PI_COLUMNS, idle_scan_ms=0)
     reed = ReedBoard()
     reed.set_pieces(list(range(0, 24)) + list(range(72, 96)))
     fake = FakeGPIO(reed, rows=PI_ROWS, columns=PI_COLUMNS)
     fake.calls = collections.deque(maxlen=1000)      # type: ignore[assignment]
-    m = GpioMatrix(config, gpio=fake, delay_us=lambda us: (busy_wait_us(us), fake.delay_us(us)))
+    m = GpioMatrix(config, gpio=fake, delay_us=lambda us: (wait(us), fake.delay_us(us)))
     if threaded:
         m.start()
     cpu0, t0 = time.process_time(), time.monotonic()
@@ -176,7 +179,8 @@ def main() -> None:
 def periods(seconds: float) -> None:
     runs = [("scan in the reader's thread, 10 ms commits", period_run(False, 10, seconds)),
             ("scan thread, 10 ms commits", period_run(True, 10, seconds)),
-            ("scan thread, idle reader", period_run(True, 0, seconds))]
+            ("scan thread, idle reader, settle busy-waited", period_run(True, 0, seconds, busy_wait_us)),
+            ("scan thread, idle reader, settle slept", period_run(True, 0, seconds))]
     period_ms = runs[0][1]["period"] * 1000
     print(f"\nscan period {period_ms:.0f} ms, {seconds:.0f} s each, lateness of each scan after its instant (ms):")
     print(f"  {'':44} {'scans':>6} {'p50':>6} {'p99':>6} {'max':>6} {'missed':>7} {'CPU':>6}")
@@ -184,10 +188,10 @@ def periods(seconds: float) -> None:
         late = [x * 1000 for x in r["late"]]
         print(f"  {name:44} {r['scans']:6d} {pct(late, .5):6.2f} {pct(late, .99):6.2f} {max(late):6.2f} "
               f"{r['missed']:7d} {100 * r['cpu']:5.1f}%")
-    idle = runs[2][1]
-    print(f"  the scan's own cost, idle: {100 * idle['cpu']:.1f}% of a core "
-          f"({1000 * idle['cpu'] * seconds / max(1, idle['scans']):.3f} ms CPU per scan, "
-          f"{threading.active_count()} threads left)")
+    for name, r in runs[2:]:
+        print(f"  the scan's own cost, idle, {name.rsplit(', ', 1)[1]}: {100 * r['cpu']:.1f}% of a core "
+              f"({1000 * r['cpu'] * seconds / max(1, r['scans']):.3f} ms CPU per scan)")
+    print(f"  {threading.active_count()} threads left")
 
 
 if __name__ == "__main__":

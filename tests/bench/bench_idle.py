@@ -18,8 +18,11 @@ The services:
 * ``pico``: the Pico board (``backend: serial``) on the firmware's own main.py on MicroPython's
   unix port behind a pty (tests/firmware/unix_board.py), which streams occupancy and
   heartbeats as the Pico does (``periodic_ms``, ``heartbeat_ms``: 1000);
-* ``gpio``: the Pi scanning the matrix itself (``backend: gpio``, its buttons polled), RPi.GPIO
-  being the fake Pi of tests/hardware/fake_gpio.py on the module path;
+* ``gpio``: the Pi scanning the matrix itself (``backend: gpio``, its buttons polled) and driving
+  the LEDs on SPI (``backend: pi``): the profile configs/boards/gpio-12x8.yaml as it is, RPi.GPIO
+  being the fake Pi of tests/hardware/fake_gpio.py and spidev an SPI device that sends nothing,
+  both on the module path, pieces on ranks 1, 2, 7 and 8; measured once the scan has slowed to its idle rate (nothing changed
+  for ``IDLE_AFTER_S``: the steady state of a board left alone);
 * ``club``: ``serve --board sim`` with a ``broker:`` section, publishing to a real mosquitto
   (scripts/system-deps installs it).
 
@@ -45,6 +48,8 @@ from pathlib import Path
 from typing import Iterator
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+from board_driver.hardware.gpio_matrix import IDLE_AFTER_S  # noqa: E402
 FAIRYBOARD = Path(sys.executable).with_name("fairyboard")
 TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -109,9 +114,10 @@ def serve(args: list[str], env: dict | None = None) -> Iterator[subprocess.Popen
             proc.wait(10)
 
 
-def measure(proc: subprocess.Popen, seconds: float) -> tuple[float, float]:
-    """(CPU seconds per minute, wake-ups per second) over ``seconds`` of nothing happening."""
-    time.sleep(2.0)                                 # start-up work (the first LED frame, the caches) settles
+def measure(proc: subprocess.Popen, seconds: float, settle: float = 2.0) -> tuple[float, float]:
+    """(CPU seconds per minute, wake-ups per second) over ``seconds`` of nothing happening,
+    after ``settle`` seconds."""
+    time.sleep(settle)                              # start-up work (the first LED frame, the caches) settles
     c0, w0, t0 = cpu_seconds(proc.pid), wakeups(proc.pid), time.monotonic()
     time.sleep(seconds)
     c1, w1, t1 = cpu_seconds(proc.pid), wakeups(proc.pid), time.monotonic()
@@ -207,11 +213,22 @@ import collections, sys
 sys.path.insert(0, {hardware!r})
 from fake_gpio import PI_COLUMNS, PI_ROWS, FakeGPIO, ReedBoard
 _pi = FakeGPIO(ReedBoard(), rows=PI_ROWS, columns=PI_COLUMNS)
+_pi.board.set_pieces(list(range(24)) + list(range(72, 96)))     # a set-up board: ranks 1, 2, 7 and 8
 _pi.calls = collections.deque(maxlen=100)
 _pi.scan_times = collections.deque(maxlen=100)
 for _name in dir(_pi):
     if not _name.startswith("_"):
         globals()[_name] = getattr(_pi, _name)
+'''
+
+
+FAKE_SPIDEV = '''"""spidev for the idle benchmark: an SPI device that takes the LED frames and sends nothing."""
+class SpiDev:
+    max_speed_hz = mode = 0
+    no_cs = False
+    def open(self, bus, device): pass
+    def writebytes2(self, data): pass
+    def close(self): pass
 '''
 
 
@@ -221,12 +238,12 @@ def run_gpio(seconds: float) -> tuple[float, float]:
         (folder / "RPi").mkdir()
         (folder / "RPi" / "__init__.py").write_text("")
         (folder / "RPi" / "GPIO.py").write_text(FAKE_RPI.format(hardware=str(ROOT / "tests" / "hardware")))
+        (folder / "spidev.py").write_text(FAKE_SPIDEV)
         gpio = (ROOT / "configs" / "boards" / "gpio-12x8.yaml").read_text()
-        sensors = gpio[gpio.index("  sensors:"):gpio.index("  leds:")]
-        buttons = gpio[gpio.index("  buttons:"):]
-        profile = write_profile(folder, "gpio-12x8", "hardware:\n" + sensors + "  leds:\n    backend: none\n" + buttons)
+        hardware = gpio[gpio.index("\nhardware:") + 1:]         # the profile's own: matrix, SPI LEDs, buttons
+        profile = write_profile(folder, "gpio-12x8", hardware)
         with serve(["--board", str(profile)], env={"PYTHONPATH": str(folder)}) as proc:
-            return measure(proc, seconds)
+            return measure(proc, seconds, settle=2.0 + IDLE_AFTER_S)   # the scan has slowed to its idle rate
 
 
 def run_club(seconds: float) -> tuple[float, float]:

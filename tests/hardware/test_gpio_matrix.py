@@ -329,3 +329,106 @@ def test_a_started_matrix_narrows_the_switch_interval_and_gives_it_back(gpio):
     finally:
         m.close()
     assert sys.getswitchinterval() == before
+
+
+# --- scanning slowly when idle ------------------------------------------------------------------
+
+def test_a_quiet_board_is_scanned_at_the_idle_rate(gpio, reed, clock):
+    """Nothing changes for IDLE_AFTER_S: from then on a scan every idle_scan_ms (40), a quarter
+    of the scans; counted on the virtual clock."""
+    from board_driver.hardware.gpio_matrix import IDLE_AFTER_S
+    reed.place("a1", "l8")
+    m = matrix(gpio, clock, MatrixConfig(ROWS, COLUMNS, settle_us=10, scan_ms=10, idle_scan_ms=40))
+    t0 = clock()
+    while clock() < t0 + IDLE_AFTER_S:
+        m.read(1.0)
+    assert m.scans in (IDLE_AFTER_S * 100, IDLE_AFTER_S * 100 + 1)            # full rate until quiet
+    n, t1 = m.scans, clock()
+    frames = []
+    while clock() < t1 + 10:
+        frames.append(m.read(1.0))
+    assert m.scans - n in (250, 251), f"{m.scans - n} scans in 10 s of a quiet board"
+    assert {b.t - a.t for a, b in zip(frames, frames[1:])} == {40}
+    assert all(f.closed == {reed.sq("a1"), reed.sq("l8")} for f in frames)
+
+
+def test_after_a_quiet_spell_the_lift_is_seen_within_the_idle_period_and_the_set_down_at_full_rate(gpio, reed, clock):
+    """A move after a quiet spell: its lift (at an instant between two idle scans) is seen up to
+    idle_scan_ms later; its set-down is seen within one scan_ms, as on a busy board."""
+    reed.place("e2")
+    m = matrix(gpio, clock, MatrixConfig(ROWS, COLUMNS, settle_us=10, scan_ms=10, idle_scan_ms=40))
+    t0 = clock()
+    lift_at, down_at = t0 + 20.0137, t0 + 20.4561            # between scans: the worst case is near a whole period
+    clock.at(lift_at, lambda: reed.lift("e2"))
+    clock.at(down_at, lambda: reed.place("e4"))
+    seen: dict[str, int] = {}
+    while "down" not in seen:
+        f = m.read(1.0)
+        if "lift" not in seen and f.closed == frozenset():
+            seen["lift"] = f.t
+        if f.closed == {reed.sq("e4")}:
+            seen["down"] = f.t
+    assert 0 <= seen["lift"] - lift_at * 1000 <= 40
+    assert 0 <= seen["down"] - down_at * 1000 <= 10
+    before = m.scans
+    t = clock()
+    while clock() < t + 1:
+        m.read(1.0)
+    assert m.scans - before in (100, 101)             # full rate for IDLE_AFTER_S after the move
+
+
+def test_idle_scan_ms_0_scans_at_full_rate_always(gpio, clock):
+    m = matrix(gpio, clock, MatrixConfig(ROWS, COLUMNS, settle_us=10, scan_ms=10, idle_scan_ms=0))
+    t0 = clock()
+    while clock() < t0 + 10:
+        m.read(1.0)
+    assert m.scans in (1000, 1001)
+
+
+def test_idle_scan_ms_is_validated():
+    base = {"backend": "gpio", "rows": list(ROWS), "columns": list(COLUMNS)}
+    assert MatrixConfig.from_section(section(base), 12, 8).idle_scan_ms == 40
+    assert MatrixConfig.from_section(section({**base, "idle_scan_ms": 0}), 12, 8).idle_period == 0.01
+    assert MatrixConfig.from_section(section({**base, "scan_ms": 50}), 12, 8).idle_period == 0.05
+    with pytest.raises(ConfigError, match=r"gpio-12x8.yaml: hardware.sensors.idle_scan_ms: 5: must be 0 \(off\) "
+                                          r"or at least scan_ms \(10\)"):
+        MatrixConfig.from_section(section({**base, "idle_scan_ms": 5}), 12, 8)
+    with pytest.raises(ConfigError, match="hardware.sensors.idle_scan_ms: 2000"):
+        MatrixConfig.from_section(section({**base, "idle_scan_ms": 2000}), 12, 8)
+
+
+def test_a_started_matrix_slows_down_when_quiet_and_speeds_up_on_a_change(gpio, reed, monkeypatch):
+    """The scan thread follows the same pace: on a quiet board its scans are one per
+    idle_scan_ms instant at most (the fake Pi's own stamps), and a change is queued."""
+    from board_driver.hardware import gpio_matrix
+    monkeypatch.setattr(gpio_matrix, "IDLE_AFTER_S", 0.05)
+    m = started(gpio, MatrixConfig(ROWS, COLUMNS, settle_us=10, scan_ms=10, idle_scan_ms=40))
+    try:
+        assert m.read(60.0) is not None
+        assert gpio.wait_scans(len(gpio.scan_times) + 20)
+        quiet = list(gpio.scan_times)[-10:]
+        # one scan per instant at most, instants 40 ms apart (a late scan may come sooner after the last)
+        assert len(quiet) - 1 <= (quiet[-1] - quiet[0]) / 0.04 + 1, [round(b - a, 4) for a, b in zip(quiet, quiet[1:])]
+        reed.place("d5")
+        frame = m.read(60.0)
+        while frame is not None and frame.closed != {reed.sq("d5")}:
+            frame = m.read(60.0)
+        assert frame is not None
+        assert m.period(frame.t / 1000) == 0.01
+    finally:
+        m.close()
+
+
+def test_the_settle_is_waited_only_after_a_row_that_read_a_column_high(reed, clock):
+    """Nothing falls after a row that read every column low: no wait there. A set-up board
+    (ranks 1, 2, 7, 8) waits before ranks 2, 3 and 8; and still shows no phantom on a slow fall."""
+    waits = []
+    slow = FakeGPIO(reed, rows=ROWS, columns=COLUMNS, fall_us=23)
+    m = GpioMatrix(MatrixConfig(ROWS, COLUMNS), gpio=slow, clock=clock, sleep=clock.sleep,
+                   delay_us=lambda us: (waits.append(us), slow.delay_us(us)))
+    assert m.scan() == frozenset() and waits == []
+    start = set(range(24)) | set(range(72, 96))
+    reed.set_pieces(start)
+    assert m.scan() == start and waits == [25, 25, 25]
+    reed.set_pieces(["e4", "e6"])                     # e5 between them: no phantom either side
+    assert m.scan() == {reed.sq("e4"), reed.sq("e6")}

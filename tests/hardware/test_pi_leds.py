@@ -206,3 +206,89 @@ def test_config_is_validated_naming_file_key_and_value():
     ]:
         with pytest.raises(ConfigError, match="gpio-12x8.yaml: " + pattern):
             parse(data)
+
+
+# --- the blink thread: woken by frames and phase edges only ------------------------------------
+
+def run_blink_thread(sink, clock, seconds):
+    """What the blink thread does, on the virtual clock: sleep until the next edge, tick.
+    Returns (wakes, draws); stops early (wakes so far) when the thread would sleep for good."""
+    wakes = draws = 0
+    end = clock() + seconds
+    while (delay := sink.next_edge()) is not None and clock() + delay <= end:
+        clock.sleep(delay)
+        wakes += 1
+        draws += sink.tick()
+    return wakes, draws
+
+
+def test_a_steady_frame_leaves_the_blink_thread_asleep(clock):
+    sink = PiLedSink(FakeStrip(), clock=clock)
+    sink.show(frame({0: RED, 5: GREEN}))
+    assert sink.next_edge() is None
+    assert run_blink_thread(sink, clock, 60) == (0, 0)
+
+
+def test_a_fast_blink_wakes_the_thread_at_each_phase_edge_only(clock):
+    """8 edges a second (on while ms % 250 < 125), each one drawn; not 100 ticks a second."""
+    strip = FakeStrip()
+    sink = PiLedSink(strip, clock=clock)
+    clock.now = 1000.0437
+    sink.show(frame({0: RED, 1: RED}, {0: FAST, 1: SLOW}))
+    lit = []
+    wakes = 0
+    end = clock() + 10
+    while clock() + sink.next_edge() <= end:
+        clock.sleep(sink.next_edge())
+        wakes += 1
+        assert sink.tick()                                 # every wake draws a new phase
+        ms = clock.ms() - 1                                # the edge just passed (woken 1 ms after it)
+        assert ms % 125 == 0
+        lit.append((strip.shown[0] != DARK, strip.shown[1] != DARK, ms))
+    assert wakes == 80
+    assert all(fast == (ms % 250 < 125) and slow == (ms % 1000 < 500) for fast, slow, ms in lit)
+
+
+def test_only_slow_blinks_wake_the_thread_twice_a_second(clock):
+    sink = PiLedSink(FakeStrip(), clock=clock)
+    clock.now = 100.2
+    sink.show(frame({0: RED, 1: RED}, {0: SLOW, 1: SLOW_INVERTED}))
+    assert run_blink_thread(sink, clock, 10) == (20, 20)
+    sink.show(frame({0: RED}))                             # blinking ends: the thread sleeps for good
+    assert sink.next_edge() is None
+
+
+class SignalStrip(FakeStrip):
+    """A strip whose writes can be waited for."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        import threading
+        self.wrote = threading.Condition()
+
+    def write(self, pixels) -> None:
+        with self.wrote:
+            super().write(pixels)
+            self.wrote.notify_all()
+
+    def wait_writes(self, n: int) -> bool:
+        with self.wrote:
+            return self.wrote.wait_for(lambda: len(self.history) >= n, 60)
+
+
+def test_the_started_blink_thread_wakes_for_a_new_frame_and_draws_at_each_edge():
+    """On the real clock: a steady frame, then a blinking one: the sleeping thread wakes for
+    it and draws the phase edges; every wake but the frames' draws one."""
+    import threading
+    strip = SignalStrip()
+    sink = PiLedSink(strip).start()
+    try:
+        sink.show(frame({0: RED}))
+        assert strip.wait_writes(1)
+        sink.show(frame({0: RED}, {0: FAST}))
+        assert strip.wait_writes(6)                        # the frame, then 4 phase edges drawn by the thread
+        with sink._lock:                                   # the thread counts a wake and draws under it
+            assert sink.wakes <= len(strip.history)        # each wake is a frame's (2) or draws an edge
+    finally:
+        sink.close()
+    assert strip.closed and not any(t.name == "fairyboard-leds" for t in threading.enumerate())
