@@ -53,6 +53,7 @@ def installed(tmp_path_factory):
     return data, data / "engines" / NAME, r.stdout
 
 
+@pytest.mark.slow   # builds (from the cache), checks and installs through the CLI
 def test_install_engine_builds_checks_and_installs_it_where_fsf_finds_it(installed):
     data, binary, out = installed
     assert f"installed {binary}" in out
@@ -68,6 +69,7 @@ def test_install_engine_builds_checks_and_installs_it_where_fsf_finds_it(install
     assert "fsf for orthodox: the native build" in s.stdout
 
 
+@pytest.mark.slow   # builds (from the cache), checks and installs through the CLI
 def test_a_second_install_with_the_same_inputs_does_nothing_and_says_so(installed):
     data, binary, _ = installed
     before = binary.stat().st_mtime_ns
@@ -85,6 +87,7 @@ def test_a_second_install_with_the_same_inputs_does_nothing_and_says_so(installe
     assert "nothing to do" in r.stdout, r.stdout
 
 
+@pytest.mark.slow   # builds (from the cache), checks and installs through the CLI
 def test_a_binary_built_elsewhere_is_checked_and_installed_with_install(installed, tmp_path):
     _, binary, _ = installed
     # as copied from a PC: the binary and the FILE.json that --output wrote beside it
@@ -232,6 +235,7 @@ def _positions(name: str, count: int, seed: int) -> list[str]:
     return out
 
 
+@pytest.mark.slow   # builds (from the cache), checks and installs through the CLI
 def test_its_perft_equals_ours_for_12x8_variants_from_many_positions(installed):
     _, binary, _ = installed
     names = [n for n in ("tomorrow-3", "tomorrow-2", "courier", "random-1-2-3", "random-3-5-1")
@@ -245,6 +249,7 @@ def test_its_perft_equals_ours_for_12x8_variants_from_many_positions(installed):
         assert got == our_perft(*case), case
 
 
+@pytest.mark.slow   # builds (from the cache), checks and installs through the CLI
 def test_its_orthodox_perft_equals_python_chess(installed):
     _, binary, _ = installed
     fens = _positions("orthodox", 8, seed=7)
@@ -255,6 +260,7 @@ def test_its_orthodox_perft_equals_python_chess(installed):
     assert counts[-1] == 197281
 
 
+@pytest.mark.slow   # builds (from the cache), checks and installs through the CLI
 def test_it_plays_tomorrow_3_through_fairyboard_match(installed):
     data, _, _ = installed
     # no node: the WebAssembly build cannot run, and the distribution's loads no custom pieces,
