@@ -40,6 +40,7 @@ from board_driver.devices import LedSink, SensorSource
 from board_driver.errors import HardwareError
 from board_driver.hardware._check import Section
 from board_driver.hardware.buttons import ButtonsConfig, GpioButtons
+from board_driver.hardware.gpio_registers import GpioRegisters, open_registers
 from board_driver.hardware.gpio_matrix import (
     GpioMatrix,
     GpioModule,
@@ -204,22 +205,29 @@ class Hardware:
 def open_hardware(board: BoardConfig, *, gpio: GpioModule | None = None,
                   clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep,
                   delay_us: Callable[[float], None] | None = None, open_port: Callable | None = None,
-                  pixel_driver: PixelDriver | None = None, start_threads: bool = True) -> Hardware:
+                  pixel_driver: PixelDriver | None = None, start_threads: bool = True,
+                  registers: GpioRegisters | None = None) -> Hardware:
     """Open the devices ``board`` names. ``gpio`` defaults to RPi.GPIO (imported only when a
     GPIO device is named), ``pixel_driver`` to the profile's LED driver; ``start_threads``
     False leaves the LED blink thread and the matrix's scan thread to the caller (tests call
-    ``tick``, and the matrix's ``read`` scans in the caller's thread)."""
+    ``tick``, and the matrix's ``read`` scans in the caller's thread). ``registers`` is the
+    GPIO bank the matrix scans a register at a time; by default, with RPi.GPIO itself and
+    ``access: auto``, the Pi 1-4's through /dev/gpiomem (:func:`~board_driver.hardware.gpio_registers.open_registers`)."""
     hw, profile = board.hardware, board.profile
     opened: list = []
     try:
         needs_gpio = isinstance(hw.sensors, MatrixConfig) or hw.buttons is not None
-        if needs_gpio and gpio is None:
+        real_gpio = needs_gpio and gpio is None
+        if real_gpio:
             gpio = open_gpio()
         serial = None
         leds: LedSink | None = None
         if isinstance(hw.sensors, MatrixConfig):
             assert gpio is not None         # imported above: the matrix needs it
-            matrix = GpioMatrix(hw.sensors, gpio=gpio, clock=clock, sleep=sleep, delay_us=delay_us or sleep_us)
+            if registers is None and real_gpio and hw.sensors.access == "auto":
+                registers = open_registers(hw.sensors.pins())      # a Pi 1-4: a rank of columns in one read
+            matrix = GpioMatrix(hw.sensors, gpio=gpio, clock=clock, sleep=sleep, delay_us=delay_us or sleep_us,
+                                registers=registers)
             source: SensorSource = matrix.start() if start_threads else matrix      # scans in a thread of its own
         elif isinstance(hw.sensors, SerialConfig):
             brightness = hw.leds.brightness if isinstance(hw.leds, SerialLeds) else 0

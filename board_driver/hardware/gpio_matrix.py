@@ -14,7 +14,9 @@ the same index as the physical square, and the same numbering as the Pico firmwa
 
 One scan costs ``rows + 1`` calls of ``GPIO.output`` (each call lowers the previous row and
 raises the next, through RPi.GPIO's list form) and ``rows * columns`` calls of
-``GPIO.input``: 105 calls for 12 x 8. ``tests/bench/bench_gpio_scan.py`` measures it.
+``GPIO.input``: 105 calls for 12 x 8. On a Pi 1-4 the scan goes a register at a time instead
+(``access: auto``, :mod:`board_driver.hardware.gpio_registers`): a rank's columns in one read,
+24 operations. ``tests/bench/bench_gpio_scan.py`` measures both.
 
 Two ways to read it. Started (:meth:`GpioMatrix.start`, as the service does), the matrix is
 scanned in a thread of its own, every ``scan_ms`` on an absolute schedule whatever the game's
@@ -67,6 +69,7 @@ from typing import Any, Callable, Protocol, cast
 
 from board_driver.devices import RawFrame
 from board_driver.hardware._check import Section
+from board_driver.hardware.gpio_registers import GpioRegisters
 from board_driver.errors import HardwareError, MissingLibraryError
 
 
@@ -149,6 +152,13 @@ REFRESH_S = 1.0
 """A started matrix queues a frame at least this often (s) even when nothing changed, as the
 Pico's periodic refresh does: the reader sees the board is alive, and its time moves on."""
 
+SLEEP_S = 0.1
+"""The scan thread waits for its next instant in ``time.sleep`` when it is this close (s), else
+on its stop event: an ``Event.wait`` with a timeout costs about twice the CPU of a sleep (a lock
+made, taken with a timeout, released: 95 against 50 us a wake-up on the x86 machine of the
+benchmarks), and at 25 idle scans a second that is 0.1% of a core; :meth:`GpioMatrix.close`
+waits at most this long for the thread to see its stop."""
+
 SWITCH_S = 0.001
 """The interpreter's switch interval once a matrix scans in its own thread (s): how long the
 scan may wait for the game's thread to let it run (:meth:`GpioMatrix.start`)."""
@@ -182,6 +192,7 @@ class MatrixConfig:
     settle_us: int = SETTLE_US   # wait after driving a row, before reading the columns
     scan_ms: int = 10            # one scan every scan_ms
     idle_scan_ms: int = IDLE_SCAN_MS   # ... or every idle_scan_ms once quiet for IDLE_AFTER_S (0: never)
+    access: str = "auto"         # "auto": whole registers where the Pi has them (gpio_registers); "pins": RPi.GPIO calls
 
     @property
     def sensor_count(self) -> int:
@@ -194,7 +205,7 @@ class MatrixConfig:
 
     @classmethod
     def from_section(cls, s: Section, files: int, ranks: int) -> MatrixConfig:
-        s.only(("backend", "rows", "columns", "settle_us", "scan_ms", "idle_scan_ms"))
+        s.only(("backend", "rows", "columns", "settle_us", "scan_ms", "idle_scan_ms", "access"))
         rows = s.pins("rows", ranks)
         columns = s.pins("columns", files)
         both = set(rows) & set(columns)
@@ -204,7 +215,8 @@ class MatrixConfig:
         idle_ms = s.integer("idle_scan_ms", max(IDLE_SCAN_MS, scan_ms), 0, 1000)
         if 0 < idle_ms < scan_ms:
             raise s.fail("idle_scan_ms", idle_ms, f"must be 0 (off) or at least scan_ms ({scan_ms})")
-        return cls(rows, columns, s.integer("settle_us", SETTLE_US, 0, 10_000), scan_ms, idle_ms)
+        return cls(rows, columns, s.integer("settle_us", SETTLE_US, 0, 10_000), scan_ms, idle_ms,
+                   s.choice("access", ("auto", "pins"), "auto"))
 
     def pins(self) -> tuple[int, ...]:
         return self.rows + self.columns
@@ -222,8 +234,9 @@ class GpioMatrix:
 
     def __init__(self, config: MatrixConfig, *, gpio: GpioModule, clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], None] = time.sleep,
-                 delay_us: Callable[[float], None] = sleep_us) -> None:
+                 delay_us: Callable[[float], None] = sleep_us, registers: GpioRegisters | None = None) -> None:
         self.config = config
+        self.registers = registers      # set: scans a register at a time (after RPi.GPIO set the pins up)
         self.sensor_count = config.sensor_count
         self._gpio, self._clock, self._sleep, self._delay_us = gpio, clock, sleep, delay_us
         self._next: float | None = None
@@ -309,8 +322,12 @@ class GpioMatrix:
         try:
             while True:
                 wait = due - clock()
-                if wait > 0 and stop.wait(wait):
-                    return
+                if wait > 0:
+                    if wait > SLEEP_S:
+                        if stop.wait(wait):
+                            return
+                    else:
+                        time.sleep(wait)      # a wake-up of half the CPU of an Event's (the constant's docstring)
                 if stop.is_set():
                     return
                 t = clock()
@@ -333,6 +350,8 @@ class GpioMatrix:
         """One pass over the matrix: the indexes of the closed switches."""
         if self._closed:
             raise HardwareError("scan() on a closed GPIO matrix")
+        if self.registers is not None:
+            return self._scan_registers(self.registers)
         gpio = self._gpio
         output, read = gpio.output, gpio.input
         high, low = gpio.HIGH, gpio.LOW
@@ -360,6 +379,37 @@ class GpioMatrix:
             base += ncols
         if prev is not None:
             output(prev, low)
+        self.scans += 1
+        return frozenset(closed)
+
+    def _scan_registers(self, regs: GpioRegisters) -> frozenset[int]:
+        """:meth:`scan` a register at a time: per row, a clear of the previous row and a set of
+        this one, then one read of every column's level (``gpio_registers``): 24 operations for
+        12 x 8 where the pin calls take 105. The same order, settle and result."""
+        columns = self.config.columns
+        bits = [(c, 1 << col) for c, col in enumerate(columns)]
+        colmask = sum(1 << col for col in columns)
+        settle = self.config.settle_us
+        delay = self._delay_us
+        ncols = len(columns)
+        closed: list[int] = []
+        prev = 0
+        base = 0
+        falling = False
+        for row in self.config.rows:
+            if prev:
+                regs.clear(prev)
+            prev = 1 << row
+            regs.set(prev)
+            if settle and falling:
+                delay(settle)
+            level = regs.levels() & colmask
+            if level:
+                closed.extend(base + c for c, bit in bits if level & bit)
+            falling = bool(level)
+            base += ncols
+        if prev:
+            regs.clear(prev)
         self.scans += 1
         return frozenset(closed)
 
@@ -411,6 +461,8 @@ class GpioMatrix:
         with self._lock:
             if not self._closed:
                 self._closed = True
+                if self.registers is not None:
+                    self.registers.close()
                 self._gpio.cleanup(list(self.config.pins()))
 
     def __enter__(self) -> GpioMatrix:

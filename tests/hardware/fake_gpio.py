@@ -23,7 +23,13 @@ has been high for ``rise_us`` microseconds of :attr:`FakeGPIO.now_us` (``delay_u
 the rise is driven, so fast). The slow edge is the fall: a column pulled high through a row
 that has since gone low falls through the Pi's internal pull-down (tens of kilo-ohms) and
 still reads high for ``fall_us`` -- too short a settle shows a phantom piece on the next row.
-Push buttons (:meth:`press`/:meth:`release`) pull their pin to ground. Every call is
+Push buttons (:meth:`press`/:meth:`release`) pull their pin to ground.
+
+:meth:`FakeGPIO.registers` is the same Pi's GPIO bank a register at a time, as
+``board_driver.hardware.gpio_registers`` maps it from /dev/gpiomem on a Pi 1-4: GPSET0 and GPCLR0
+writes (one bit a pin) and GPLEV0 reads (every pin's level), on the same pins and matrix model;
+it refuses a set or clear of a pin that is not an output (on a Pi the write would change
+nothing: a scan bug). Every call is
 recorded in :attr:`FakeGPIO.calls`, and the instant (on ``stamp_clock``, real time by default)
 of every scan's start -- the first row driven high -- in :attr:`FakeGPIO.scan_times`: what a
 logic analyser on the first row wire would show.
@@ -177,6 +183,8 @@ class FakeGPIO:
         self.stamp_clock = stamp_clock
         self.scan_times: list[float] = []         # when the first row went high, scan after scan
         self.scanned = threading.Condition()      # notified at every scan's start
+        self.driven = 0                           # bit n: GPIO n is an output driven high
+        self.layout = 0                           # moves on with every setup() and cleanup()
 
     # -- test controls --
     def delay_us(self, us: float) -> None:
@@ -242,6 +250,7 @@ class FakeGPIO:
             g = self._bcm(ch)
             level = 0 if initial in (-1, self.LOW) else 1
             self.pins[g] = _Pin(direction, pull_up_down, level if direction == self.OUT else 0, self.now_us)
+            self.layout += 1
             self._track(g)
 
     def output(self, channel, value) -> None:
@@ -261,6 +270,11 @@ class FakeGPIO:
                 self._track(g)
 
     def _track(self, g: int) -> None:
+        pin = self.pins.get(g)
+        if pin is not None and pin.direction == self.OUT and pin.level:
+            self.driven |= 1 << g
+        else:
+            self.driven &= ~(1 << g)
         r = self.rows.get(g)
         if r is None:
             return
@@ -284,6 +298,10 @@ class FakeGPIO:
         if pin.direction == self.OUT:
             raise RuntimeError(f"GPIO {g} is an output: reading it back returns the Pi's own drive, "
                                "not the matrix (a scan bug)")
+        return self._level(g, pin)
+
+    def _level(self, g: int, pin: _Pin) -> int:
+        """An input's level: a pressed button, a column through the matrix, else its pull."""
         if g in self.pressed:
             return self.LOW
         c = self.columns.get(g)
@@ -302,6 +320,23 @@ class FakeGPIO:
             return self.HIGH
         raise RuntimeError(f"GPIO {g} is a floating input (no pull resistor): it reads noise")
 
+    def registers(self) -> FakeRegisters:
+        """The GPIO bank a register at a time (the module docstring)."""
+        return FakeRegisters(self)
+
+    def _drive(self, mask: int, level: int) -> None:
+        while mask:
+            bit = mask & -mask
+            mask ^= bit
+            g = bit.bit_length() - 1
+            pin = self.pins.get(g)
+            if pin is None or pin.direction != self.OUT:
+                raise RuntimeError(f"GPIO {g} is not set up as an output: a write to its bit changes nothing "
+                                   "on a Pi (a scan bug)")
+            if level != pin.level:
+                pin.level, pin.since_us = level, self.now_us
+                self._track(g)
+
     def cleanup(self, channel=None) -> None:
         self.calls.append(("cleanup", channel))
         if channel is None:
@@ -311,4 +346,88 @@ class FakeGPIO:
             chans = [self._bcm(c) for c in self._list(channel)]
         for g in chans:
             self.pins.pop(g, None)
+            self.layout += 1
             self._track(g)
+
+
+class FakeRegisters:
+    """GPSET0, GPCLR0 and GPLEV0 of a :class:`FakeGPIO` (``gpio_registers.GpioRegisters``)."""
+
+    def __init__(self, gpio: FakeGPIO) -> None:
+        self.gpio = gpio
+        self.closed = False
+        self._board_closed: frozenset[int] | None = None
+        self._row_columns: dict[int, int] = {}       # row -> the column GPIOs it conducts to
+        self._memo: dict[tuple, int] = {}             # (pins driven, set-up, buttons, switches) -> the word
+
+    def set(self, mask: int) -> None:
+        self.gpio.calls.append(("set", mask))
+        self.gpio._drive(mask, 1)
+
+    def clear(self, mask: int) -> None:
+        self.gpio.calls.append(("clear", mask))
+        self.gpio._drive(mask, 0)
+
+    def levels(self) -> int:
+        """Bit n: GPIO n's level, as :meth:`FakeGPIO.input` reads an input (outputs their drive;
+        a pin not set up reads 0). As quick as the fake can make it -- on a Pi this is one load
+        -- so a benchmark measures the scan, not the model: the word is kept for each state of
+        the pins and switches seen (unless rises and falls take time), and the columns a row
+        conducts to are worked out once per change of the board."""
+        gpio = self.gpio
+        gpio.calls.append(("levels",))
+        key = (gpio.driven, gpio.layout, frozenset(gpio.pressed), gpio.board.closed) \
+            if not (gpio.rise_us or gpio.fall_us) else None
+        word = self._memo.get(key) if key is not None else None
+        if word is None:
+            word = self._levels()
+            if key is not None:
+                if len(self._memo) > 64:
+                    self._memo.clear()
+                self._memo[key] = word
+        return word
+
+    def _levels(self) -> int:
+        gpio = self.gpio
+        word = 0
+        columns = gpio.columns
+        for g, pin in gpio.pins.items():
+            if pin.direction == gpio.OUT:
+                word |= pin.level << g
+            elif g in gpio.pressed:
+                continue
+            elif pin.pull == gpio.PUD_UP:
+                word |= 1 << g
+            elif pin.pull != gpio.PUD_DOWN and g in columns:
+                raise RuntimeError(f"GPIO {g} is a floating input (no pull resistor): it reads noise")
+        board = gpio.board
+        if board.closed is not self._board_closed:
+            self._board_closed, self._row_columns = board.closed, {}
+        masks = self._row_columns
+        now = gpio.now_us
+        high = 0
+        for r, since in gpio._high_rows.items():
+            if now - since >= gpio.rise_us:
+                high |= masks[r] if r in masks else self._row_mask(r)
+        if gpio.fall_us:
+            for r, since in gpio._low_rows.items():
+                if now - since < gpio.fall_us:
+                    high |= masks[r] if r in masks else self._row_mask(r)
+        for g in columns:
+            pin = gpio.pins.get(g)
+            if high >> g & 1 and pin is not None and pin.direction == gpio.IN and g not in gpio.pressed:
+                word |= 1 << g
+        return word
+
+    def _row_mask(self, r: int) -> int:
+        gpio = self.gpio
+        ncols = len(gpio.columns)
+        mask = 0
+        for g, c in gpio.columns.items():
+            if gpio.board.conducts(r, c, ncols):
+                mask |= 1 << g
+        self._row_columns[r] = mask
+        return mask
+
+    def close(self) -> None:
+        self.closed = True
