@@ -75,6 +75,22 @@ class NullGPIO:
         pass
 
 
+class NullRegisters:
+    """The GPIO bank doing nothing: what a scan a register at a time costs by itself."""
+
+    def set(self, mask):
+        pass
+
+    def clear(self, mask):
+        pass
+
+    def levels(self):
+        return 0
+
+    def close(self):
+        pass
+
+
 def rate(matrix: GpioMatrix, scans: int, repeat: int = 5) -> float:
     best = float("inf")
     for _ in range(repeat):
@@ -111,15 +127,17 @@ def pct(xs: list[float], q: float) -> float:
     return xs[min(len(xs) - 1, int(q * len(xs)))]
 
 
-def period_run(threaded: bool, commit_ms: float, seconds: float, wait=sleep_us) -> dict:
+def period_run(threaded: bool, commit_ms: float, seconds: float, wait=sleep_us, registers: bool = False) -> dict:
     """Scans for ``seconds`` with a reader committing ``commit_ms`` after every frame, the
-    settle waited by ``wait``; at full rate throughout (no idle slowdown)."""
+    settle waited by ``wait``, pin by pin or a register at a time; at full rate throughout
+    (no idle slowdown)."""
     config = MatrixConfig(PI_ROWS, PI_COLUMNS, idle_scan_ms=0)
     reed = ReedBoard()
     reed.set_pieces(list(range(0, 24)) + list(range(72, 96)))
     fake = FakeGPIO(reed, rows=PI_ROWS, columns=PI_COLUMNS)
     fake.calls = collections.deque(maxlen=1000)      # type: ignore[assignment]
-    m = GpioMatrix(config, gpio=fake, delay_us=lambda us: (wait(us), fake.delay_us(us)))
+    m = GpioMatrix(config, gpio=fake, delay_us=lambda us: (wait(us), fake.delay_us(us)),
+                   registers=fake.registers() if registers else None)
     if threaded:
         m.start()
     cpu0, t0 = time.process_time(), time.monotonic()
@@ -169,6 +187,22 @@ def main() -> None:
     null_rate = rate(null, args.scans)
     print(f"scans/s on a null GPIO:      {null_rate:10.0f}  ({1e6 / null_rate:7.1f} us/scan, "
           f"{1e9 / null_rate / ops:5.0f} ns per operation)")
+    fake = FakeGPIO(reed, rows=PI_ROWS, columns=PI_COLUMNS)
+    m = GpioMatrix(config, gpio=fake, delay_us=lambda us: None, registers=fake.registers())
+    before = len(fake.calls)
+    assert len(m.scan()) == 48
+    calls = fake.calls[before:]
+    reg_ops = len(calls)
+    print(f"a register at a time (/dev/gpiomem, Pi 1-4): {reg_ops} operations per scan "
+          f"({sum(1 for c in calls if c[0] == 'set')} set, {sum(1 for c in calls if c[0] == 'clear')} clear, "
+          f"{sum(1 for c in calls if c[0] == 'levels')} level reads): {ops / reg_ops:.1f}x fewer")
+    fake.calls.clear()
+    reg_rate = rate(m, args.scans)
+    print(f"scans/s on the fake Pi's registers: {reg_rate:10.0f}  ({1e6 / reg_rate:7.1f} us/scan)")
+    null = GpioMatrix(config, gpio=NullGPIO(), delay_us=lambda us: None, registers=NullRegisters())
+    null_reg = rate(null, args.scans)
+    print(f"scans/s on null registers:   {null_reg:10.0f}  ({1e6 / null_reg:7.1f} us/scan: "
+          f"{null_reg / null_rate:.1f}x the pin-by-pin scan's ceiling)")
     settle = MatrixConfig(PI_ROWS, PI_COLUMNS).settle_us
     print(f"default settle: {settle} us x {len(PI_ROWS)} rows = {settle * len(PI_ROWS)} us per scan of waiting; "
           f"the default scan period is {MatrixConfig(PI_ROWS, PI_COLUMNS).scan_ms} ms")
@@ -180,7 +214,8 @@ def periods(seconds: float) -> None:
     runs = [("scan in the reader's thread, 10 ms commits", period_run(False, 10, seconds)),
             ("scan thread, 10 ms commits", period_run(True, 10, seconds)),
             ("scan thread, idle reader, settle busy-waited", period_run(True, 0, seconds, busy_wait_us)),
-            ("scan thread, idle reader, settle slept", period_run(True, 0, seconds))]
+            ("scan thread, idle reader, settle slept", period_run(True, 0, seconds)),
+            ("scan thread, idle reader, slept, registers", period_run(True, 0, seconds, registers=True))]
     period_ms = runs[0][1]["period"] * 1000
     print(f"\nscan period {period_ms:.0f} ms, {seconds:.0f} s each, lateness of each scan after its instant (ms):")
     print(f"  {'':44} {'scans':>6} {'p50':>6} {'p99':>6} {'max':>6} {'missed':>7} {'CPU':>6}")
@@ -189,7 +224,7 @@ def periods(seconds: float) -> None:
         print(f"  {name:44} {r['scans']:6d} {pct(late, .5):6.2f} {pct(late, .99):6.2f} {max(late):6.2f} "
               f"{r['missed']:7d} {100 * r['cpu']:5.1f}%")
     for name, r in runs[2:]:
-        print(f"  the scan's own cost, idle, {name.rsplit(', ', 1)[1]}: {100 * r['cpu']:.1f}% of a core "
+        print(f"  the scan's own cost, idle, {name.split(', ', 2)[2]}: {100 * r['cpu']:.1f}% of a core "
               f"({1000 * r['cpu'] * seconds / max(1, r['scans']):.3f} ms CPU per scan)")
     print(f"  {threading.active_count()} threads left")
 

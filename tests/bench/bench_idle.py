@@ -22,7 +22,10 @@ The services:
   the LEDs on SPI (``backend: pi``): the profile configs/boards/gpio-12x8.yaml as it is, RPi.GPIO
   being the fake Pi of tests/hardware/fake_gpio.py and spidev an SPI device that sends nothing,
   both on the module path, pieces on ranks 1, 2, 7 and 8; measured once the scan has slowed to its idle rate (nothing changed
-  for ``IDLE_AFTER_S``: the steady state of a board left alone);
+  for ``IDLE_AFTER_S``: the steady state of a board left alone). Two rows, both services running
+  at once and measured over the same seconds: ``gpio``, scanning a register at a time as on a
+  Pi 1-4 (``access: auto``; the fake Pi standing in for /dev/gpiomem), and ``gpio-pins``, pin
+  by pin through RPi.GPIO's calls as on a Pi 5 (``access: pins``);
 * ``club``: ``serve --board sim`` with a ``broker:`` section, publishing to a real mosquitto
   (scripts/system-deps installs it).
 
@@ -222,6 +225,15 @@ for _name in dir(_pi):
 '''
 
 
+SITECUSTOMIZE = '''"""The fake Pi is a Pi: its GPIO devices are there (this machine has no /dev/gpiomem), and
+with ``access: auto`` the matrix scans its bank a register at a time, as on a Pi 1-4."""
+import board_driver.hardware.backends as backends
+import RPi.GPIO as GPIO
+backends.gpio_device_problem = lambda dev=None: None
+backends.open_registers = lambda pins: GPIO._pi.registers()
+'''
+
+
 FAKE_SPIDEV = '''"""spidev for the idle benchmark: an SPI device that takes the LED frames and sends nothing."""
 class SpiDev:
     max_speed_hz = mode = 0
@@ -232,18 +244,39 @@ class SpiDev:
 '''
 
 
-def run_gpio(seconds: float) -> tuple[float, float]:
+@contextmanager
+def gpio_service(access: str) -> Iterator[subprocess.Popen]:
+    """``serve`` on the GPIO profile as shipped, on the fake Pi, scanning with ``access``."""
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         (folder / "RPi").mkdir()
         (folder / "RPi" / "__init__.py").write_text("")
         (folder / "RPi" / "GPIO.py").write_text(FAKE_RPI.format(hardware=str(ROOT / "tests" / "hardware")))
         (folder / "spidev.py").write_text(FAKE_SPIDEV)
+        (folder / "sitecustomize.py").write_text(SITECUSTOMIZE)
         gpio = (ROOT / "configs" / "boards" / "gpio-12x8.yaml").read_text()
         hardware = gpio[gpio.index("\nhardware:") + 1:]         # the profile's own: matrix, SPI LEDs, buttons
+        assert "    access: auto" in hardware
+        hardware = hardware.replace("    access: auto", f"    access: {access}", 1)
         profile = write_profile(folder, "gpio-12x8", hardware)
         with serve(["--board", str(profile)], env={"PYTHONPATH": str(folder)}) as proc:
-            return measure(proc, seconds, settle=2.0 + IDLE_AFTER_S)   # the scan has slowed to its idle rate
+            yield proc
+
+
+def run_gpio_both(seconds: float) -> list[tuple[str, float, float]]:
+    """The GPIO service scanning a register at a time (``gpio``, a Pi 1-4) and pin by pin
+    (``gpio-pins``, as on a Pi 5), both running at once and measured over the same seconds, so
+    that the machine's other load weighs on both alike."""
+    with gpio_service("auto") as regs, gpio_service("pins") as pins:
+        time.sleep(2.0 + IDLE_AFTER_S)                        # the scans have slowed to their idle rate
+        c0, w0 = [cpu_seconds(p.pid) for p in (regs, pins)], [wakeups(p.pid) for p in (regs, pins)]
+        t0 = time.monotonic()
+        time.sleep(seconds)
+        c1, w1 = [cpu_seconds(p.pid) for p in (regs, pins)], [wakeups(p.pid) for p in (regs, pins)]
+        dt = time.monotonic() - t0
+        if regs.poll() is not None or pins.poll() is not None:
+            raise RuntimeError("a service ended while measured")
+    return [(name, 60 * (c1[i] - c0[i]) / dt, (w1[i] - w0[i]) / dt) for i, name in enumerate(("gpio", "gpio-pins"))]
 
 
 def run_club(seconds: float) -> tuple[float, float]:
@@ -272,7 +305,7 @@ def run_club(seconds: float) -> tuple[float, float]:
             broker.wait(10)
 
 
-SERVICES = {"sim": run_sim, "sim+page": run_page, "pico": run_pico, "gpio": run_gpio, "club": run_club}
+SERVICES = {"sim": run_sim, "sim+page": run_page, "pico": run_pico, "gpio": run_gpio_both, "club": run_club}
 
 
 def main() -> None:
@@ -283,8 +316,9 @@ def main() -> None:
     rows = []
     for name in args.only or SERVICES:
         try:
-            cpm, wps = SERVICES[name](args.seconds)
-            rows.append((name, f"{cpm:8.3f}", f"{100 * cpm / 60:6.2f}%", f"{wps:8.1f}"))
+            got = SERVICES[name](args.seconds)
+            for label, cpm, wps in got if isinstance(got, list) else [(name, *got)]:
+                rows.append((label, f"{cpm:8.3f}", f"{100 * cpm / 60:6.2f}%", f"{wps:8.1f}"))
         except Exception as exc:            # one service that cannot run here does not hide the others
             rows.append((name, "       -", "      -", f"  ({type(exc).__name__}: {exc})"))
     print(f"idle for {args.seconds:.0f} s each:")

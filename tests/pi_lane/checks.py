@@ -215,6 +215,34 @@ def gpio_message(bin_dir: Path = BIN) -> str:
     return err
 
 
+REGISTERS = """
+import struct, sys, tempfile
+from pathlib import Path
+from board_driver.hardware.gpio_registers import MappedRegisters, open_registers
+with tempfile.TemporaryDirectory() as tmp:
+    mem = Path(tmp) / "gpiomem"
+    mem.write_bytes(bytes(0x34) + struct.pack("<I", 0x80000001) + bytes(4096 - 0x38))
+    regs = MappedRegisters(mem)
+    regs.set(1 << 31 | 1 << 2)
+    regs.clear(1 << 17)
+    level = regs.levels()
+    regs.close()
+    data = mem.read_bytes()
+    print(hex(level), hex(struct.unpack_from("<I", data, 0x1C)[0]), hex(struct.unpack_from("<I", data, 0x28)[0]),
+          open_registers((2, 3), dev=Path(tmp)))
+"""
+
+
+def registers() -> str:
+    """The GPIO bank's 32-bit words through this architecture's memoryview (a file for /dev/gpiomem),
+    and no registers where no device tree names a Pi 1-4 (this root)."""
+    r = subprocess.run([str(BIN / "python"), "-c", REGISTERS], capture_output=True, text=True, timeout=TIMEOUT)
+    expect(r.returncode == 0, last_line(r.stderr))
+    expect(r.stdout.split() == ["0x80000001", "0x80000004", "0x20000", "None"],
+           f"GPLEV0, GPSET0, GPCLR0, open_registers: {r.stdout.strip()}")
+    return "GPLEV0 read, GPSET0 and GPCLR0 written as 32-bit words; no registers off a Pi 1-4"
+
+
 def extras(bin_dir: Path = BIN, gpio_dist: str = "RPi.GPIO") -> str:
     """What `pip install 'fairyboard[pi,leds]'` (or `[pi5,leds]`) put in reach of the venv
     (RPi.GPIO may refuse to be imported off a Pi, so it is found, not imported)."""
@@ -312,7 +340,8 @@ def main() -> int:
                        perft_check(row["variant"], row["depth"], row["nodes"], row["source"])))
     checks += [(f"game {family}", game_check(family)) for family in GAMES]
     checks += [("serve --board sim --web", serve_web), ("install-service", install_service),
-               ("extras pi,leds", extras), ("serve --board gpio-12x8 (no /dev/gpiomem)", gpio_message)]
+               ("extras pi,leds", extras), ("serve --board gpio-12x8 (no /dev/gpiomem)", gpio_message),
+               ("GPIO registers a word at a time", registers)]
     if args.pi5:
         checks.append(("extras pi5,leds (rpi-lgpio)", pi5(Path(args.pi5))))
     if args.engine:
