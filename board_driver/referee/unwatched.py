@@ -77,6 +77,33 @@ def sequences(game: Game, occupancy: int, physical: int = MAX_PHYSICAL) -> list[
     return out
 
 
+def shows(path: tuple, start: int) -> bool:
+    """Does the last physical action of ``path`` (played from occupancy ``start``) show on the
+    board? A capture's piece set down on its victim's square leaves only its source emptied,
+    as the same piece held in the hand does: such a last action is no more than a piece lifted."""
+    occ = start
+    last = None
+    for a in path:
+        if not a.silent:
+            last = (occ, a)
+        occ = _effect(occ, a)
+    if last is None:
+        return False
+    before, a = last
+    return any(not before >> sq & 1 for sq in a.places)
+
+
+def readings(game: Game, occupancy: int) -> list[tuple]:
+    """What a board read after a gap may show besides a single action (which the reconciler
+    finds): two physical actions that both show on it (a move and its reply). Never pieces that
+    are only missing: those are pieces in the hand, or pieces to put back (see the module
+    docstring)."""
+    start = game.occupancy()
+    if not occupancy & ~start:
+        return []
+    return [s for s in sequences(game, occupancy) if shows(s, start)]
+
+
 def read_board(session: Session, occupancy: int, now: int) -> None:
     """``occupancy`` is what the board shows now, read afresh after a time nobody watched."""
 
@@ -97,11 +124,11 @@ def read_board(session: Session, occupancy: int, now: int) -> None:
         session.record_event(SquareEvent(now, sq, True), update=False)
     session.update(session.now)
     v = session.verdict
-    if v.status not in (VS.MISMATCH, VS.PENDING) or session.recover or session.outcome() is not None:
+    if v.status is not VS.MISMATCH or session.recover or session.outcome() is not None:
+        # settled, applied, asked about -- or a move under way (a piece in the hand, a victim
+        # lifted), which no move of the other side explains instead
         return
-    if v.status == VS.PENDING and v.deadline is not None:
-        return                          # a capture to ask about (reconcile.py's ask)
-    found = sequences(session.game, occupancy)
+    found = readings(session.game, occupancy)
     if len(found) == 1:
         session.commit(Explanation(0, found[0]), len(session.events))
         session.update(session.now)
