@@ -8,13 +8,16 @@ lifts and places in between: a capture made meanwhile leaves its victim's square
 piece leaves before it arrives; evidence.py notes the gap) and asks the reconciler, which
 counts every square as possibly lifted while the gap is in its window: one action with no
 doubt is applied; a capture (the victim's square looks untouched, as it would with the
-capturer in the hand) is a prompt whose default is taken when the board moves on. When no
-single action explains the board, :func:`sequences` tries two physical actions (with the
-silent end of a multi-move turn between them): one sequence is applied, several are shown
-on the LEDs and asked about, none is a mismatch whose fix the LEDs show. A board that shows
-what it showed before is no proof that nothing happened: with a move under way (the capturer
-lifted before the program stopped) the capture may have been completed meanwhile, so the gap
-is noted all the same.
+capturer in the hand) is a prompt whose default is taken when the board moves on. A move
+under way (a piece in the hand, a victim lifted) stays one. When no single action explains the
+board, :func:`readings` tries two physical actions (with the silent end of a multi-move turn
+between them) that both show on the board: one sequence is applied, several are shown on the
+LEDs and asked about, none is a mismatch whose fix the LEDs show. Never a sequence for a board
+that only lacks pieces (pieces in the hand, or to put back: an exchange and a lifted piece look
+the same), nor one whose last action is a capture leaving its victim's square occupied (the
+same board as the capturer held in the hand). A board that shows what it showed before is no
+proof that nothing happened: with a move under way (the capturer lifted before the program
+stopped) the capture may have been completed meanwhile, so the gap is noted all the same.
 """
 
 from __future__ import annotations
