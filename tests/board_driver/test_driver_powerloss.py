@@ -9,6 +9,7 @@ flushed or synced."""
 
 from __future__ import annotations
 
+import json
 import os
 import random
 
@@ -176,3 +177,38 @@ def test_power_cuts_in_170_more_orthodox_games_record_exactly_the_moves_made(tmp
 
 def test_power_cuts_in_chego_games_record_exactly_the_moves_made(tmp_path, synced):
     _check("chego", range(40), tmp_path, synced)            # drops: which piece is asked when the board cannot tell
+
+
+@pytest.mark.slow
+def test_kill_9_of_play_with_a_victim_in_the_hand_resumes_to_the_move_being_made(tmp_path):
+    """The real CLI: Black lifts the pawn on e5 to take it (Bg7xe5), `fairyboard play` is killed
+    with -9 -- the lift on disk, or lost as a power cut loses a record never fsynced -- and
+    `play` started again goes on with the capture, never with ...Bxg4 e5-e6."""
+    import subprocess
+    from test_driver_cli import CLI, Repl, run
+
+    class Play(Repl):
+        def __init__(self, env, *args: str):
+            self.p = subprocess.Popen(CLI + ["play", *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, env=env)
+            self.out = b""
+            self.until_prompt()
+
+    fen = "4k3/6b1/4b3/4P3/6N1/8/8/4K3 b - - 0 1"
+    for lost in (False, True):
+        env = dict(os.environ, FAIRYBOARD_DATA=str(tmp_path / f"data-{lost}"))
+        env.pop("XDG_DATA_HOME", None)
+        p = Play(env, "--new", "--fen", fen)
+        p.send("lift e5")
+        p.kill()
+        (journal,) = (tmp_path / f"data-{lost}" / "games").glob("*.jsonl")
+        lines = journal.read_bytes().splitlines(keepends=True)
+        assert b'"sq":"e5","placed":false' in lines[-1], lines[-1]     # the lift reached the file
+        if lost:
+            journal.write_bytes(b"".join(lines[:-1]))     # ... and the power cut took it (never fsynced)
+        p = Play(env)                                      # started again: the game resumes
+        p.send("lift g7")
+        p.send("place e5")
+        p.quit()
+        shown = json.loads(run(["games", "show", "latest", "--json"], env).stdout)
+        assert shown["moves"] == ["g7e5"], (lost, shown["moves"])
