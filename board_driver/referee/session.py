@@ -83,6 +83,7 @@ class Session:
         self.choice: str | None = None
         self.tentative: Tentative | None = None
         self.recover = False                # after a takeback command or a new game: wait for the board
+        self.unread = False                 # a resumed game whose board has not been read yet: nothing is committed
         self.verdict = Verdict(VS.SETTLED)
         self.retry_at: int | None = None     # a journal write failed: try the board again then
         self.notices: list[str] = []
@@ -103,8 +104,8 @@ class Session:
     # -- inputs -----------------------------------------------------------------------------------
     def on_frame(self, frame: RawFrame) -> None:
         """A raw sensor frame (closed sensor indexes) seen at ``frame.t``."""
-        if frame.gap:
-            self.read_board(frame)      # the first frame after the link came back
+        if frame.gap or self.unread:
+            self.read_board(frame)      # the first frame after the link came back (or after a resume)
             return
         self.now = max(self.now, frame.t)
         occ = self.layout.occupancy(frame.closed)
@@ -155,6 +156,7 @@ class Session:
     def read_board(self, frame: RawFrame) -> None:
         """The board read afresh (a start, a resume, a reconnect): what changed while nobody
         watched is explained from the journaled position (unwatched.py)."""
+        self.unread = False
         try:
             read_board(self, self.layout.occupancy(frame.closed), frame.t)
         finally:
@@ -365,6 +367,14 @@ class Session:
         v = self._verdict(now)
         t = self.tentative
         shown = None
+        if self.unread:
+            # the journal's board evidence, the board not read yet: a move held or under way
+            # when the program stopped may have gone on meanwhile (a slide set down further on):
+            # nothing is committed before the board is read (read_board)
+            self.verdict = v
+            if render_leds:
+                self.render()
+            return
         if v.status == VS.MISMATCH and t is not None and not self.recover:
             # Can the board be explained once the tentative move is applied (the opponent has
             # moved on)? Adopt it only if that explains the board exactly; if it merely makes
@@ -481,6 +491,7 @@ class Session:
         self.marks[:] = marks
         self.occupancy = occupancy
         self.debouncer.reset(occupancy)
+        self.unread = True                  # until the board is read (read_board, or the first frame)
         self.invalidate()
 
     def name_players(self, players: dict[str, str], *, journal: bool = True) -> None:

@@ -8,13 +8,16 @@ lifts and places in between: a capture made meanwhile leaves its victim's square
 piece leaves before it arrives; evidence.py notes the gap) and asks the reconciler, which
 counts every square as possibly lifted while the gap is in its window: one action with no
 doubt is applied; a capture (the victim's square looks untouched, as it would with the
-capturer in the hand) is a prompt whose default is taken when the board moves on. When no
-single action explains the board, :func:`sequences` tries two physical actions (with the
-silent end of a multi-move turn between them): one sequence is applied, several are shown
-on the LEDs and asked about, none is a mismatch whose fix the LEDs show. A board that shows
-what it showed before is no proof that nothing happened: with a move under way (the capturer
-lifted before the program stopped) the capture may have been completed meanwhile, so the gap
-is noted all the same.
+capturer in the hand) is a prompt whose default is taken when the board moves on. A move
+under way (a piece in the hand, a victim lifted) stays one. When no single action explains the
+board, :func:`readings` tries two physical actions (with the silent end of a multi-move turn
+between them) that both show on the board: one sequence is applied, several are shown on the
+LEDs and asked about, none is a mismatch whose fix the LEDs show. Never a sequence for a board
+that only lacks pieces (pieces in the hand, or to put back: an exchange and a lifted piece look
+the same), nor one whose last action is a capture leaving its victim's square occupied (the
+same board as the capturer held in the hand). A board that shows what it showed before is no
+proof that nothing happened: with a move under way (the capturer lifted before the program
+stopped) the capture may have been completed meanwhile, so the gap is noted all the same.
 """
 
 from __future__ import annotations
@@ -77,6 +80,33 @@ def sequences(game: Game, occupancy: int, physical: int = MAX_PHYSICAL) -> list[
     return out
 
 
+def shows(path: tuple, start: int) -> bool:
+    """Does the last physical action of ``path`` (played from occupancy ``start``) show on the
+    board? A capture's piece set down on its victim's square leaves only its source emptied,
+    as the same piece held in the hand does: such a last action is no more than a piece lifted."""
+    occ = start
+    last = None
+    for a in path:
+        if not a.silent:
+            last = (occ, a)
+        occ = _effect(occ, a)
+    if last is None:
+        return False
+    before, a = last
+    return any(not before >> sq & 1 for sq in a.places)
+
+
+def readings(game: Game, occupancy: int) -> list[tuple]:
+    """What a board read after a gap may show besides a single action (which the reconciler
+    finds): two physical actions that both show on it (a move and its reply). Never pieces that
+    are only missing: those are pieces in the hand, or pieces to put back (see the module
+    docstring)."""
+    start = game.occupancy()
+    if not occupancy & ~start:
+        return []
+    return [s for s in sequences(game, occupancy) if shows(s, start)]
+
+
 def read_board(session: Session, occupancy: int, now: int) -> None:
     """``occupancy`` is what the board shows now, read afresh after a time nobody watched."""
 
@@ -97,11 +127,11 @@ def read_board(session: Session, occupancy: int, now: int) -> None:
         session.record_event(SquareEvent(now, sq, True), update=False)
     session.update(session.now)
     v = session.verdict
-    if v.status not in (VS.MISMATCH, VS.PENDING) or session.recover or session.outcome() is not None:
+    if v.status is not VS.MISMATCH or session.recover or session.outcome() is not None:
+        # settled, applied, asked about -- or a move under way (a piece in the hand, a victim
+        # lifted), which no move of the other side explains instead
         return
-    if v.status == VS.PENDING and v.deadline is not None:
-        return                          # a capture to ask about (reconcile.py's ask)
-    found = sequences(session.game, occupancy)
+    found = readings(session.game, occupancy)
     if len(found) == 1:
         session.commit(Explanation(0, found[0]), len(session.events))
         session.update(session.now)

@@ -143,6 +143,70 @@ def test_three_moves_made_while_down_are_a_mismatch_nothing_is_guessed(tmp_path)
     assert t.pending["type"] == "mismatch"        # three moves: nothing is guessed, the LEDs show the fix
 
 
+# Black, to move, has lifted the white pawn on e5 to take it with the bishop (Bg7xe5); the cut
+# came before the lift reached the disk. Alone, the board (only e5 empty) is also Bxg4 e5-e6:
+# a move of each side that nobody made.
+VICTIM_IN_HAND = "4k3/6b1/4b3/4P3/6N1/8/8/4K3 b - - 0 1"
+
+
+def test_a_victim_lifted_at_a_power_cut_is_a_move_under_way_never_a_move_of_each_side(tmp_path):
+    for journaled in (False, True):
+        t = Table(data=tmp_path / str(journaled), fen=VICTIM_IN_HAND)
+        if journaled:
+            t.lift("e5")                          # the lift on disk before the cut
+        else:
+            _down(t, "lift e5")                   # ... or lost with the power
+        _restart(t)
+        assert t.moves == [], journaled
+        p = t.pending
+        assert p["type"] == "move" and p["lifted"] == ["e5"] and "g7e5" in p["candidates"], journaled
+        t.move("g7", "e5").settle()               # the capture the player was making
+        assert t.moves == ["g7e5"] and t.pending is None, journaled
+        t.move("e1", "d2").settle()               # and the game goes on
+        assert t.moves == ["g7e5", "e1d2"] and t.pending is None, journaled
+
+
+def test_pieces_missing_at_a_restart_are_never_an_exchange_nobody_saw(tmp_path):
+    t = Table(data=tmp_path)
+    t.move("e2", "e4").move("d7", "d5")
+    _down(t, "lift e4", "lift d8")                # exd5 Qxd5 leaves e4 and d8 empty too
+    _restart(t)
+    assert t.moves == ["e2e4", "d7d5"]
+    p = t.pending
+    assert p["type"] == "mismatch" and sorted(p["fill"]) == ["d8", "e4"] and not p["clear"] and not p["moves"]
+    assert "put the white pawn back on e4" in p["text"] and "put the black queen back on d8" in p["text"]
+    t.place("d8", "e4").settle()                  # put back as the LEDs show: play on
+    assert t.pending is None
+    t.move("e4", "e5").settle()
+    assert t.moves == ["e2e4", "d7d5", "e4e5"] and t.pending is None
+
+
+def test_a_move_and_a_piece_of_the_other_side_lifted_at_a_restart_are_never_a_capture(tmp_path):
+    t = Table(data=tmp_path)
+    t.move("e2", "e4")
+    _down(t, "lift d7", "place d5", "lift e4")    # ...d5 and exd5 -- or ...d5 with White's pawn in the hand
+    _restart(t)
+    assert t.moves == ["e2e4"]                    # neither is taken: the LEDs show how to put the board back
+    p = t.pending
+    assert p["type"] == "mismatch"
+    assert sorted([sq for m in p["moves"] for sq in m] + p["clear"] + p["fill"]) == ["d5", "d7", "e4"]
+    t.lift("d5").place("d7", "e4").settle()
+    assert t.pending is None
+    t.move("d7", "d5").settle()                   # and the game goes on from the journal's position
+    assert t.moves == ["e2e4", "d7d5"] and t.pending is None
+
+
+def test_a_move_held_at_a_power_cut_waits_for_the_board_to_be_read(tmp_path):
+    t = Table(data=tmp_path, fen="4k3/8/r7/8/8/8/8/R3K3 w - - 0 1")
+    t.lift("a1").place("a3")                      # a stop on the way: held, and the cut comes
+    assert t.status == "hold"
+    _down(t, "lift a3", "lift a6", "place a6")    # the rook slid on and took on a6 meanwhile
+    _restart(t)
+    assert t.moves == []                          # Ra3 is not what the board shows: never recorded
+    t.move("e8", "d7").settle()                   # Black moves on: the capture was made
+    assert t.moves == ["a1a6", "e8d7"] and t.pending is None
+
+
 def test_play_events_on_a_resumed_game_reads_the_board_before_the_first_event(tmp_path):
     t = Table(data=tmp_path)
     t.move("e2", "e4")
