@@ -65,6 +65,10 @@ GAME_KINDS = frozenset({"action", "state", "resend", "preview", "ask", "answer"}
 Game = Any              # an engine game of any family (engine.game.BoardView and its family's moves)
 
 
+def _a(word: str) -> str:
+    return f"{'an' if word[:1] in 'aeiou' else 'a'} {word}"
+
+
 def position_hash(game: Game) -> str:
     return hashlib.sha256(game.fen().encode()).hexdigest()[:16]
 
@@ -286,14 +290,14 @@ class PeerSync:
             p = item.payload
             if not auth.verify(self.key, sender=self.peer, receiver=self.me, game=self.game_id, kind=item.kind,
                                payload=p):
-                yield from self._drop(f"a {item.kind} message not signed by {self.peer}'s board")
+                yield from self._drop(f"{_a(item.kind)} message not signed by {self.peer}'s board")
                 continue
             if item.kind == "resend" or (item.kind == "action" and "resign" in p):
                 keep.append(item)           # said again, they change nothing: no time needed
                 continue
             t = p.get("t")
             if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t):
-                yield from self._drop(f"a {item.kind} message without its time")
+                yield from self._drop(f"{_a(item.kind)} message without its time")
                 continue
             if item.kind != "action":
                 if t < self.last_t.get(item.kind, -math.inf):

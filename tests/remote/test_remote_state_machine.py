@@ -615,7 +615,7 @@ def test_a_forged_legal_action_with_the_right_hashes_is_dropped_and_play_goes_on
     assert b2.expect == Expect.waiting(Wait.THINKING)                  # nothing lit, nothing stopped
     assert b2.sync.fork is None and not b2.sync.stopped and b2.sync.dropped == 2
     assert [line for line in b2.said if line.startswith("Dropped")] == [
-        "Dropped a action message not signed by b1's board: it changes nothing, play goes on."]
+        "Dropped an action message not signed by b1's board: it changes nothing, play goes on."]
     play_line(net, b1, b2, ["g1f3", "b8c6"])                          # the genuine move applies
     assert b1.record == b2.record == ["e2e4", "e7e5", "g1f3", "b8c6"]
 
