@@ -25,7 +25,11 @@ Nothing lost, nothing forked:
   peer's actions it carried out too), so each checks the other's positions ply by ply;
 * an action is taken only in order: one whose ``seq`` is past the end of this board's record
   is held and the missing ones asked for (``resend``); one whose ``prev`` is not this board's
-  position is refused as a fork;
+  position is refused as a fork once it follows the peer's record heard in order (held past a
+  gap, it is dropped and asked for again, never a fork);
+* in a signed game (``key``: agreed at the invitation, :mod:`.auth`) every message carries
+  ``"mac"`` and one not signed with the key, or a copy of an older one, is dropped and said,
+  never taken (:meth:`PeerSync._authentic`);
 * each board keeps a retained ``state`` (``n`` actions, the position's ``hash``, ``have``: how
   many of the peer's record it has heard): a board that was away (link, broker, power) learns
   from it what it missed and asks for it, and the peer re-sends what the state says was never
