@@ -41,7 +41,7 @@ def register(sub) -> None:
     p.add_argument("--db", help="the store (default: club.sqlite in the data folder)")
     p.set_defaults(handler=cmd_round)
 
-    p = sub.add_parser("conflicts", help="the lines a board sent again with another body (the first stays)",
+    p = sub.add_parser("conflicts", help="the lines a board sent again with another body (--take ID: the correction)",
                        description="Lists, one per line, every body the recorder heard for a line it had already "
                                    "stored with another (the first body stays; see docs/club.md). --take ID puts "
                                    "that body in the line's place (the stored one is kept as a conflict instead). "

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from board_driver.club.broker import NAME_RE, BrokerConfig
 from board_driver.referee.texts import COLOR
-from board_driver.remote.auth import check_code, load_key, save_key
+from board_driver.remote.signing import check_code, load_key, save_key
 from board_driver.remote.handshake import Declined, agree
 from board_driver.remote.invitations import RemoteError
 from board_driver.remote.side import Remote, parse_spec
@@ -69,7 +69,7 @@ def header(peer: str, side: int, me: str) -> dict:
 
 
 def keep_key(journal: Path, agreed: dict) -> None:
-    """Keep the key both boards agreed (:mod:`.auth`) beside the game's journal ``journal``."""
+    """Keep the key both boards agreed (:mod:`.signing`) beside the game's journal ``journal``."""
     key = agreed.get("key")
     if isinstance(key, bytes):
         save_key(journal, key)

@@ -27,7 +27,7 @@ Nothing lost, nothing forked:
   is held and the missing ones asked for (``resend``); one whose ``prev`` is not this board's
   position is refused as a fork once it follows the peer's record heard in order (held past a
   gap, it is dropped and asked for again, never a fork);
-* in a signed game (``key``: agreed at the invitation, :mod:`.auth`) every message carries
+* in a signed game (``key``: agreed at the invitation, :mod:`.signing`) every message carries
   ``"mac"`` and one not signed with the key, or a copy of an older one, is dropped and said,
   never taken (:meth:`PeerSync._authentic`);
 * each board keeps a retained ``state`` (``n`` actions, the position's ``hash``, ``have``: how
@@ -58,7 +58,7 @@ from board_driver.opponents.computer import describe_silent
 from board_driver.referee.commands import CommandError
 from board_driver.referee.opponent import Decision, Expect, Silent, Wait
 from board_driver.referee.texts import COLOR
-from board_driver.remote import auth
+from board_driver.remote import signing
 from engine.contract import ActionKind, Termination
 from engine.game import Action, Outcome
 
@@ -205,7 +205,7 @@ class PeerSync:
         self.game_id = game_id
         self.peer = peer
         self.me = me
-        self.key = key                      # the game's key (.auth): every message signed and checked; None: unsigned
+        self.key = key                      # the game's key (.signing): every message signed and checked; None: unsigned
         self.dropped = 0                    # the peer's messages dropped (unsigned, replayed, out of line)
         self.drop_said_at = -DROP_SAY_EVERY
         self.drop_unsaid = 0
@@ -273,7 +273,7 @@ class PeerSync:
         if self.key is not None:
             if payload is None:             # a retained message emptied: said signed, so it cannot be forged
                 payload = {"cleared": True, "t": self.now}
-            payload = {**payload, "mac": auth.mac(self.key, sender=self.me, receiver=self.peer, game=self.game_id,
+            payload = {**payload, "mac": signing.mac(self.key, sender=self.me, receiver=self.peer, game=self.game_id,
                                                   kind=kind, payload=payload)}
         ok = yield Send(kind, payload, self.game_id, retain)
         return bool(ok)
@@ -292,7 +292,7 @@ class PeerSync:
                 keep.append(item)
                 continue
             p = item.payload
-            if not auth.verify(self.key, sender=self.peer, receiver=self.me, game=self.game_id, kind=item.kind,
+            if not signing.verify(self.key, sender=self.peer, receiver=self.me, game=self.game_id, kind=item.kind,
                                payload=p):
                 yield from self._drop(f"{_a(item.kind)} message not signed by {self.peer}'s board")
                 continue

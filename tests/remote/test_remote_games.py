@@ -142,7 +142,7 @@ def test_b1_s_record_parting_stops_both_boards_and_remote_adopt_goes_on(tmp_path
     both journals. The same record from someone with b1's password but not the key was dropped."""
     import paho.mqtt.client as mqtt
 
-    from board_driver.remote import auth
+    from board_driver.remote import signing
     cmds = tmp_path / "b1.commands"
     b1 = side(tmp_path, broker, "b1", "--black", "remote:b2", "--moves", " ".join(OPERA[0::2]),
               "--hold-at", "2", "--hold-for", "3", "--commands", str(cmds), "--resign-after", "12")
@@ -166,10 +166,10 @@ def test_b1_s_record_parting_stops_both_boards_and_remote_adopt_goes_on(tmp_path
         c.publish(topic, json.dumps(forged), qos=1).wait_for_publish(5)      # b1's password, not the key
         wait_for(lambda: "Dropped an action message not signed by b1's board" in
                  (tmp_path / "b2.out").read_text(), 15, "b2 to drop the unsigned record")
-        key = auth.load_key(tmp_path / "b1" / "games" / f"{gid}.jsonl")
-        assert key is not None and key == auth.load_key(tmp_path / "b2" / "games" / f"{gid}.jsonl")
+        key = signing.load_key(tmp_path / "b1" / "games" / f"{gid}.jsonl")
+        assert key is not None and key == signing.load_key(tmp_path / "b2" / "games" / f"{gid}.jsonl")
         forged["t"] = time.time()
-        forged["mac"] = auth.mac(key, sender="b1", receiver="b2", game=gid, kind="action", payload=forged)
+        forged["mac"] = signing.mac(key, sender="b1", receiver="b2", game=gid, kind="action", payload=forged)
         c.publish(topic, json.dumps(forged), qos=1).wait_for_publish(5)
     finally:
         c.loop_stop()

@@ -16,7 +16,7 @@ import pytest
 from board_driver.config import load_variant
 from board_driver.referee.commands import CommandError
 from board_driver.referee.opponent import Decision, Expect, Wait
-from board_driver.remote import auth, protocol
+from board_driver.remote import protocol, signing
 from board_driver.remote.protocol import (
     AdjustClock, Adopt, AgreeDraw, Arrived, LocalGame, PeerSync, PeerResigns, Say, SayMove, Send, TakeBack, drive)
 from engine.contract import Termination
@@ -80,7 +80,7 @@ KEY = bytes(range(32))
 
 
 @pytest.fixture(autouse=True, params=["signed", "unsigned"])
-def signing(request):
+def mode(request):
     """Every test runs with the game's messages signed (as games are played now) and unsigned
     (a game agreed before they were)."""
     Board.key = KEY if request.param == "signed" else None
@@ -200,7 +200,7 @@ def signed(frm: str, to: str, kind: str, payload: dict, key: bytes | None = None
     key = key or Board.key
     if key is None:
         return payload
-    return {**payload, "mac": auth.mac(key, sender=frm, receiver=to, game=GAME, kind=kind, payload=payload)}
+    return {**payload, "mac": signing.mac(key, sender=frm, receiver=to, game=GAME, kind=kind, payload=payload)}
 
 
 @pytest.fixture
@@ -598,8 +598,8 @@ def third_party(net: Net, to: str, kind: str, payload: dict) -> None:
 
 
 @pytest.mark.parametrize("mac", ["none", "wrong key"])
-def test_a_forged_legal_action_with_the_right_hashes_is_dropped_and_play_goes_on(boards, signing, mac):
-    if signing != "signed":
+def test_a_forged_legal_action_with_the_right_hashes_is_dropped_and_play_goes_on(boards, mode, mac):
+    if mode != "signed":
         pytest.skip("a game agreed before messages were signed takes what arrives")
     net, b1, b2 = boards
     play_line(net, b1, b2, ["e2e4", "e7e5"])
@@ -620,7 +620,7 @@ def test_a_forged_legal_action_with_the_right_hashes_is_dropped_and_play_goes_on
     assert b1.record == b2.record == ["e2e4", "e7e5", "g1f3", "b8c6"]
 
 
-def test_a_record_ahead_that_does_not_follow_is_dropped_and_the_real_ones_apply(boards, signing):
+def test_a_record_ahead_that_does_not_follow_is_dropped_and_the_real_ones_apply(boards, mode):
     """An action two past the record with a bogus hash (unsigned, or signed by the peer but not
     following its action before it) is dropped when it shows it does not follow; the real actions
     arriving after it apply and the game goes on."""
@@ -643,8 +643,8 @@ def test_a_record_ahead_that_does_not_follow_is_dropped_and_the_real_ones_apply(
     assert not any("disagree" in line for line in b1.said + b2.said)
 
 
-def test_an_old_signed_record_sent_again_after_a_takeback_is_ignored(boards, signing):
-    if signing != "signed":
+def test_an_old_signed_record_sent_again_after_a_takeback_is_ignored(boards, mode):
+    if mode != "signed":
         pytest.skip("a game agreed before messages were signed cannot tell a copy from the peer's word")
     net, b1, b2 = boards
     heard: list[Arrived] = []
