@@ -35,6 +35,7 @@ COMMANDS = (
     ("web", "web_cmds", "the page's paired devices: list them, forget them"),
     ("recorder", "club_cmds", "record every board's games from the club's MQTT broker (--web: show them)"),
     ("round", "club_cmds", "start a round in the recorder's store (games first seen from now on)"),
+    ("conflicts", "club_cmds", "the lines a board sent again with another body (--take ID: the correction)"),
 )
 
 # Modules (relative to this package) that contribute sub-commands.

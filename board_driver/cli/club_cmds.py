@@ -1,5 +1,6 @@
 """``fairyboard recorder``: record every board's games from the broker (and show them with
-``--web``); ``fairyboard round NAME``: start a round of the recorder's store."""
+``--web``); ``fairyboard round NAME``: start a round of the recorder's store; ``fairyboard
+conflicts``: the lines a board sent again with another body, and the correction."""
 
 from __future__ import annotations
 
@@ -40,6 +41,15 @@ def register(sub) -> None:
     p.add_argument("--db", help="the store (default: club.sqlite in the data folder)")
     p.set_defaults(handler=cmd_round)
 
+    p = sub.add_parser("conflicts", help="the lines a board sent again with another body (--take ID: the correction)",
+                       description="Lists, one per line, every body the recorder heard for a line it had already "
+                                   "stored with another (the first body stays; see docs/club.md). --take ID puts "
+                                   "that body in the line's place (the stored one is kept as a conflict instead). "
+                                   "Works while the recorder runs.")
+    p.add_argument("--db", help="the store (default: club.sqlite in the data folder)")
+    p.add_argument("--take", type=int, metavar="ID", help="the correction: conflict ID's body replaces its line")
+    p.set_defaults(handler=cmd_conflicts)
+
 
 def _db(args) -> Path:
     from board_driver.journal import data_dir
@@ -62,6 +72,36 @@ def cmd_round(args) -> int:
         store.close()
     print(f"Round {args.name} started in {_db(args)}.")
     return 0
+
+
+def cmd_conflicts(args) -> int:
+    from board_driver.club.store import RecorderStore
+    if not _db(args).exists():
+        raise BoardDriverError(f"{_db(args)}: no recorder's store there")
+    store = RecorderStore(_db(args))
+    try:
+        if args.take is not None:
+            try:
+                line = store.take_conflict(args.take)
+            except LookupError as exc:
+                raise BoardDriverError(str(exc.args[0])) from None
+            print(f"{line['board']}'s game {line['game']}, line {line['seq']}: conflict {args.take}'s body is "
+                  f"stored now; the body it replaced is kept as a conflict.")
+            return 0
+        rows = store.conflicts()
+        for c in rows:
+            print(f"{c['id']}  {c['board']}/{c['game']} line {c['seq']}: stored {_short(c['stored'])}; "
+                  f"also heard {_short(c['body'])}")
+        print(f"{len(rows)} conflict{'s' if len(rows) != 1 else ''} in {store.path}.")
+    finally:
+        store.close()
+    return 0
+
+
+def _short(body: str | None, width: int = 100) -> str:
+    if body is None:
+        return "(nothing)"
+    return body if len(body) <= width else body[:width - 3] + "..."
 
 
 def cmd_recorder(args) -> int:

@@ -20,6 +20,9 @@
   10 s), set aside in the store's ``set_aside`` table and acknowledged, never retried. Only a
   store that fails as a whole (disk full, locked) makes a batch wait and retry; a batch that
   fails otherwise is stored message by message, and the one message that fails is set aside.
+- The first body stored for a line stays: another body for it (a copy forged with the board's
+  own password, say) changes nothing; it is kept in the store's ``conflicts`` and logged (the
+  same limit per board), and only ``fairyboard conflicts --take ID`` puts it in the line's place.
 """
 
 from __future__ import annotations
@@ -141,6 +144,7 @@ class Recorder:
         self.stored = 0
         self.requests = 0
         self.refused = 0
+        self.conflicts = 0                  # bodies heard for lines already stored with another
         self._warned: dict[str | None, tuple[int, float]] = {}
         self.on_stored: Callable[[list[tuple[str, str, int, float]]], None] | None = None   # benchmarks
 
@@ -316,10 +320,10 @@ class Recorder:
             for p in touched.values():
                 self._progress(p)
                 have[(p.board, p.game)] = p.contig
-            for b, g, s in self.store.replaced:
-                self._warn(b, f"recorder: {b}'s game {g}: line {s} came again with another body; the later one "
-                              f"is kept, the earlier set aside, and the board asked for its lines again")
-                self._dispute(b, g, s)
+            for b, g, s in self.store.conflicted:
+                self.conflicts += 1
+                self._warn(b, f"recorder: {b}'s game {g}: line {s} came again with another body; the first one "
+                              f"is kept, the other set aside ('fairyboard conflicts' lists them)")
             if self.on_stored is not None:
                 self.on_stored([(r[0], r[1], r[2], now) for r in records])
         if aside:
@@ -365,14 +369,6 @@ class Recorder:
                         self._due.pop(key, None)
                     continue
                 self._ask(p.board, p.game, p.contig)
-
-    def _dispute(self, board: str, game: str, seq: int) -> None:
-        """Two bodies for one line: ask the board for its lines again from there (once per
-        ``retry`` seconds), so that its own line comes last and stays."""
-        last = self._asked.get((board, game))
-        if last is not None and last[0] <= seq and time.monotonic() - last[1] < self.cfg.retry:
-            return
-        self._ask(board, game, seq)
 
     def _ask(self, board: str, game: str, frm: int) -> None:
         c = self._client

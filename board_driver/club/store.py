@@ -17,12 +17,14 @@ players, date, actions, result, the last move's time by the board's clock, else 
 :func:`board_driver.records.fold` taken up from the stored counts; a record it cannot read
 counts in ``contig`` and changes nothing else); ``boards`` (presence, health); ``rounds``;
 ``set_aside`` (messages the recorder refused: when, board, topic, why, the payload's first
-4 KiB).
+4 KiB); ``conflicts`` (a second body for a line already stored: when, board, game, seq, body).
 
-A record whose body differs from the one stored for its (board, game, seq) replaces it (the
-board's journal line is the last word: a body forged ahead of the board is overwritten by the
-board's own line when it comes); the replaced body is set aside and the game's summary folded
-again from its first record.
+The first body stored for a (board, game, seq) stays: a record with another body for it changes
+nothing; the other body is kept in ``conflicts`` (once) and the recorder reports it. A stored line
+changes only by the documented correction, :meth:`RecorderStore.take_conflict` (``fairyboard
+conflicts --take ID``, the club's operator's decision): the conflicting body takes the line's
+place, the stored one goes to ``conflicts`` in its stead, and the game's summary is folded again
+from its first record.
 """
 
 from __future__ import annotations
@@ -59,6 +61,10 @@ CREATE TABLE IF NOT EXISTS rounds (
     name TEXT PRIMARY KEY, started_at REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS set_aside (
     at REAL NOT NULL, board TEXT, topic TEXT NOT NULL, reason TEXT NOT NULL, payload BLOB);
+CREATE TABLE IF NOT EXISTS conflicts (
+    id INTEGER PRIMARY KEY, at REAL NOT NULL, board TEXT NOT NULL, game TEXT NOT NULL, seq INTEGER NOT NULL,
+    body TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS conflicts_line ON conflicts (board, game, seq);
 """
 
 ASIDE_KEEP = 4096           # bytes of a set-aside payload kept for a look
@@ -114,7 +120,7 @@ class RecorderStore:
             raise StoreError(f"{self.path}: cannot use it as the recorder's store: {what}") from None
         self.db: sqlite3.Connection = db
         self.lock = threading.Lock()
-        self.replaced: list[tuple[str, str, int]] = []    # (board, game, seq) whose line the last add_records replaced
+        self.conflicted: list[tuple[str, str, int]] = []  # (board, game, seq) the last add_records heard another body for
 
     def close(self) -> None:
         self.db.close()
@@ -126,11 +132,10 @@ class RecorderStore:
         Returns each touched game's progress."""
         now = time.time() if now is None else now
         touched: dict[tuple[str, str], Progress] = {}
-        self.replaced = []
+        self.conflicted = []
         with self.lock, self.db:
             cur = self.db.cursor()
             maxes: dict[tuple[str, str], int] = {}
-            changed: dict[tuple[str, str], int] = {}
             for it in items:
                 b, g, s, body = it[0], it[1], it[2], it[3]
                 made = it[4] if len(it) > 4 else None
@@ -138,23 +143,14 @@ class RecorderStore:
                 if old is None:
                     cur.execute("INSERT INTO records (board, game, seq, body, stored_at, made_at) VALUES (?, ?, ?, ?, ?, ?)",
                                 (b, g, s, body, now, made))
-                elif old[0] != body:     # the later line wins: the board's own comes after a forgery
-                    cur.execute("UPDATE records SET body=?, stored_at=?, made_at=? WHERE board=? AND game=? AND seq=?",
-                                (body, now, made, b, g, s))
-                    cur.execute("INSERT INTO set_aside (at, board, topic, reason, payload) VALUES (?, ?, ?, ?, ?)",
-                                (now, b, f"{g}/{s}", "replaced by a different line for the same seq",
-                                 old[0].encode()[:ASIDE_KEEP]))
-                    prev = changed.get((b, g))
-                    changed[(b, g)] = s if prev is None else min(s, prev)
-                    self.replaced.append((b, g, s))
+                elif old[0] != body:     # the first body stays; the other is kept aside, once
+                    if cur.execute("SELECT 1 FROM conflicts WHERE board=? AND game=? AND seq=? AND body=?",
+                                   (b, g, s, body)).fetchone() is None:
+                        cur.execute("INSERT INTO conflicts (at, board, game, seq, body) VALUES (?, ?, ?, ?, ?)",
+                                    (now, b, g, s, body))
+                        self.conflicted.append((b, g, s))
                 if s > maxes.get((b, g), -1):
                     maxes[(b, g)] = s
-            for (b, g), first in changed.items():
-                row = cur.execute("SELECT contig FROM games WHERE board=? AND game=?", (b, g)).fetchone()
-                if row is not None and first < row[0]:     # folded already: fold the game again
-                    cur.execute("UPDATE games SET contig=0, actions=0, result=NULL, reason=NULL, variant=NULL, "
-                                "players=NULL, date=NULL, start_fen=NULL, last_action=NULL, last_move_at=NULL "
-                                "WHERE board=? AND game=?", (b, g))
             for (b, g), mx in maxes.items():
                 touched[(b, g)] = self._advance(cur, b, g, mx, now)
         return touched
@@ -166,6 +162,43 @@ class RecorderStore:
         with self.lock, self.db:
             self.db.executemany("INSERT INTO set_aside (at, board, topic, reason, payload) VALUES (?, ?, ?, ?, ?)",
                                 [(now, b, t, r, bytes(p[:ASIDE_KEEP])) for b, t, r, p in items])
+
+    def conflicts(self) -> list[dict]:
+        """Every body heard for a line already stored with another: ``{"id", "at", "board",
+        "game", "seq", "body", "stored"}`` (``stored``: the line's body now)."""
+        with self.lock:
+            rows = self.db.execute(
+                "SELECT c.id, c.at, c.board, c.game, c.seq, c.body, r.body FROM conflicts c LEFT JOIN records r "
+                "ON r.board=c.board AND r.game=c.game AND r.seq=c.seq ORDER BY c.id").fetchall()
+        return [dict(zip(("id", "at", "board", "game", "seq", "body", "stored"), r)) for r in rows]
+
+    def take_conflict(self, cid: int, *, now: float | None = None) -> dict:
+        """The documented correction: conflict ``cid``'s body takes its line's place; the body
+        stored until now is kept in ``conflicts`` instead, and the game's summary is folded again.
+        LookupError when there is no such conflict."""
+        now = time.time() if now is None else now
+        with self.lock, self.db:
+            cur = self.db.cursor()
+            row = cur.execute("SELECT board, game, seq, body FROM conflicts WHERE id=?", (cid,)).fetchone()
+            if row is None:
+                raise LookupError(f"no conflict {cid} in {self.path}")
+            b, g, s, body = row
+            old = cur.execute("SELECT body FROM records WHERE board=? AND game=? AND seq=?", (b, g, s)).fetchone()
+            cur.execute("DELETE FROM conflicts WHERE id=?", (cid,))
+            if old is None:
+                cur.execute("INSERT INTO records (board, game, seq, body, stored_at) VALUES (?, ?, ?, ?, ?)",
+                            (b, g, s, body, now))
+            else:
+                cur.execute("UPDATE records SET body=?, stored_at=?, made_at=NULL WHERE board=? AND game=? AND seq=?",
+                            (body, now, b, g, s))
+                cur.execute("INSERT INTO conflicts (at, board, game, seq, body) VALUES (?, ?, ?, ?, ?)",
+                            (now, b, g, s, old[0]))
+            cur.execute("UPDATE games SET contig=0, actions=0, result=NULL, reason=NULL, variant=NULL, "
+                        "players=NULL, date=NULL, start_fen=NULL, last_action=NULL, last_move_at=NULL "
+                        "WHERE board=? AND game=?", (b, g))
+            (mx,) = cur.execute("SELECT MAX(seq) FROM records WHERE board=? AND game=?", (b, g)).fetchone()
+            self._advance(cur, b, g, mx, now)
+        return {"board": b, "game": g, "seq": s}
 
     def set_aside_rows(self) -> list[dict]:
         with self.lock:

@@ -282,7 +282,7 @@ class GameHost:
         """The remote game against ``peer``: the unfinished one in progress with it (resumed),
         else the one both boards agree on (an invitation, or the peer's accepted)."""
         from board_driver.config import load_variant
-        from board_driver.remote.hosting import agree_game, header
+        from board_driver.remote.hosting import agree_game, header, keep_key
         from board_driver.remote.invitations import RemoteError
         current = self.store.current()
         if current is not None and not req.new and not req.fen and req.variant is None:
@@ -301,6 +301,7 @@ class GameHost:
             raise LifecycleError(str(exc)) from None
         self.clock_spec = agreed.get("clock")
         self._link = link
+        keep_key(self.store.path(agreed["game"]), agreed)
         return open_game(self.store, profile=self.profile, settings=self.settings, variant=agreed["variant"],
                          new=True, fen=agreed.get("fen"), players=agreed["players"],
                          occupancy=self.seat.new_occupancy(), now=self.clock(), confirm=req.confirm,
@@ -317,7 +318,7 @@ class GameHost:
             return
         from board_driver.remote.hosting import attach_remote
         link, self._link = self._link, None
-        attach_remote(session, head, self.broker, link, self.say)
+        attach_remote(session, head, self.broker, link, self.say, journal=self.store.path(session.game_id))
 
     def _kept_clock(self, req: GameRequest, session: Session) -> None:
         """A resumed game keeps the time control it was started with: a different ``--clock``
@@ -419,14 +420,16 @@ class GameHost:
         the game in progress (left unfinished when it is)."""
         agreed = req.agreed
         assert self.broker is not None, "a remote game is agreed over the board's broker"
+        from board_driver.remote.hosting import keep_key
         try:
+            keep_key(self.store.path(agreed["game"]), agreed)
             opening = replace_game(old, self.store, agreed["variant"], profile=self.profile, settings=self.settings,
                                    occupancy=self.seat.new_occupancy(), players=dict(agreed["players"]),
                                    now=self.clock(), fen=agreed.get("fen"), clock=agreed.get("clock"),
                                    game_id=agreed["game"],
                                    header={"remote": {"peer": req.peer, "side": COLOR[req.side],
                                                       "me": self.broker.name}})
-        except (LifecycleError, BoardDriverError, ValueError) as exc:
+        except (LifecycleError, BoardDriverError, ValueError, OSError) as exc:
             req.link.close()
             self.say(f"error: {exc}")
             return None

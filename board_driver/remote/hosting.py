@@ -6,10 +6,12 @@ starts*). The host keeps the store, the seat and the loop; the protocol stays he
 from __future__ import annotations
 
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from board_driver.club.broker import NAME_RE, BrokerConfig
 from board_driver.referee.texts import COLOR
+from board_driver.remote.signing import check_code, load_key, save_key
 from board_driver.remote.handshake import Declined, agree
 from board_driver.remote.invitations import RemoteError
 from board_driver.remote.side import Remote, parse_spec
@@ -66,10 +68,19 @@ def header(peer: str, side: int, me: str) -> dict:
     return {"remote": {"peer": peer, "side": COLOR[side], "me": me}}
 
 
+def keep_key(journal: Path, agreed: dict) -> None:
+    """Keep the key both boards agreed (:mod:`.signing`) beside the game's journal ``journal``."""
+    key = agreed.get("key")
+    if isinstance(key, bytes):
+        save_key(journal, key)
+
+
 def attach_remote(session: Session, header: dict, broker: BrokerConfig | None, link: Any,
-                  say: Callable[[str], None]) -> None:
+                  say: Callable[[str], None], journal: Path | None = None) -> None:
     """A game whose ``header`` names the peer: its side is played from the peer's board, over
-    ``link`` when the handshake made one for that peer, else over a new one."""
+    ``link`` when the handshake made one for that peer, else over a new one; its messages are
+    signed with the key kept beside ``journal`` (a game agreed before games were signed has
+    none, and plays on unsigned, said once)."""
     r = header.get("remote")
     if not isinstance(r, dict) or r.get("side") not in COLOR or not isinstance(r.get("peer"), str):
         return
@@ -80,4 +91,11 @@ def attach_remote(session: Session, header: dict, broker: BrokerConfig | None, l
     if link is None or link.peer != r["peer"]:
         link = RemoteLink(broker, r["peer"], log=say).start()
     assert session.game_id is not None
-    session.attach_computer(Remote(link, COLOR.index(r["side"]), session.game_id, log=say))
+    key = load_key(journal) if journal is not None else None
+    if key is None:
+        session.notify(f"This game with {r['peer']} was agreed before games were signed: its messages are "
+                       f"not checked (docs/remote.md, Signed records).")
+    else:
+        session.notify(f"The messages of this game with {r['peer']} are signed; check code {check_code(key)} "
+                       f"(the same on {r['peer']}'s board).")
+    session.attach_computer(Remote(link, COLOR.index(r["side"]), session.game_id, log=say, key=key))

@@ -25,7 +25,11 @@ Nothing lost, nothing forked:
   peer's actions it carried out too), so each checks the other's positions ply by ply;
 * an action is taken only in order: one whose ``seq`` is past the end of this board's record
   is held and the missing ones asked for (``resend``); one whose ``prev`` is not this board's
-  position is refused as a fork;
+  position is refused as a fork once it follows the peer's record heard in order (held past a
+  gap, it is dropped and asked for again, never a fork);
+* in a signed game (``key``: agreed at the invitation, :mod:`.signing`) every message carries
+  ``"mac"`` and one not signed with the key, or a copy of an older one, is dropped and said,
+  never taken (:meth:`PeerSync._authentic`);
 * each board keeps a retained ``state`` (``n`` actions, the position's ``hash``, ``have``: how
   many of the peer's record it has heard): a board that was away (link, broker, power) learns
   from it what it missed and asks for it, and the peer re-sends what the state says was never
@@ -45,6 +49,7 @@ Nothing lost, nothing forked:
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from typing import Any, Callable, TypeVar, Union
@@ -53,12 +58,19 @@ from board_driver.opponents.computer import describe_silent
 from board_driver.referee.commands import CommandError
 from board_driver.referee.opponent import Decision, Expect, Silent, Wait
 from board_driver.referee.texts import COLOR
+from board_driver.remote import signing
 from engine.contract import ActionKind, Termination
 from engine.game import Action, Outcome
 
 RESEND_EVERY = 1.0      # seconds between two requests for the same missing actions
+DROP_SAY_EVERY = 30.0   # seconds between two notices of the peer's messages dropped
+GAME_KINDS = frozenset({"action", "state", "resend", "preview", "ask", "answer"})     # signed in a signed game
 
 Game = Any              # an engine game of any family (engine.game.BoardView and its family's moves)
+
+
+def _a(word: str) -> str:
+    return f"{'an' if word[:1] in 'aeiou' else 'a'} {word}"
 
 
 def position_hash(game: Game) -> str:
@@ -188,10 +200,17 @@ def drive(steps: Steps[T], carry_out: Callable[[Effect], object]) -> T:
 class PeerSync:
     """One remote game's protocol on this board: ``side`` is the side the peer plays."""
 
-    def __init__(self, side: int, game_id: str, peer: str) -> None:
+    def __init__(self, side: int, game_id: str, peer: str, *, key: bytes | None = None, me: str = "") -> None:
         self.side = side
         self.game_id = game_id
         self.peer = peer
+        self.me = me
+        self.key = key                      # the game's key (.signing): every message signed and checked; None: unsigned
+        self.dropped = 0                    # the peer's messages dropped (unsigned, replayed, out of line)
+        self.drop_said_at = -DROP_SAY_EVERY
+        self.drop_unsaid = 0
+        self.last_t: dict[str, float] = {}  # kind -> the latest "t" taken from the peer (a signed game's replays)
+        self.t_floor = -math.inf            # actions older than this were taken back: never news again
         self.here: LocalGame | None = None  # this board's game, as last fed
         self.hashes: list[str] = []         # position hash after 0, 1, ... n plies of this board's record
         self.texts: list[str] = []          # this board's record, as action texts
@@ -251,8 +270,56 @@ class PeerSync:
         return here
 
     def _send(self, kind: str, payload: dict | None, *, retain: bool = False) -> Steps[bool]:
+        if self.key is not None:
+            if payload is None:             # a retained message emptied: said signed, so it cannot be forged
+                payload = {"cleared": True, "t": self.now}
+            payload = {**payload, "mac": signing.mac(self.key, sender=self.me, receiver=self.peer, game=self.game_id,
+                                                  kind=kind, payload=payload)}
         ok = yield Send(kind, payload, self.game_id, retain)
         return bool(ok)
+
+    # -- signed games: what the peer did not sign, or said before, is dropped and reported --------------
+    def _authentic(self) -> Steps[None]:
+        """Drop what arrived for this game that the peer's board did not sign with the game's key,
+        and what it signed long ago and someone sends again (its ``t`` older than the latest of its
+        kind taken): each dropped message is counted and said (one notice and log line at most
+        every 30 s), and changes nothing."""
+        if self.key is None:
+            return
+        keep: list[Arrived] = []
+        for item in self.items:
+            if item.game != self.game_id or item.kind not in GAME_KINDS:
+                keep.append(item)
+                continue
+            p = item.payload
+            if not signing.verify(self.key, sender=self.peer, receiver=self.me, game=self.game_id, kind=item.kind,
+                               payload=p):
+                yield from self._drop(f"{_a(item.kind)} message not signed by {self.peer}'s board")
+                continue
+            if item.kind == "resend" or (item.kind == "action" and "resign" in p):
+                keep.append(item)           # said again, they change nothing: no time needed
+                continue
+            t = p.get("t")
+            if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t):
+                yield from self._drop(f"{_a(item.kind)} message without its time")
+                continue
+            if item.kind != "action":
+                if t < self.last_t.get(item.kind, -math.inf):
+                    yield from self._drop(f"an old {item.kind} message sent again")
+                    continue
+                self.last_t[item.kind] = t
+            keep.append(item)
+        self.items = keep
+
+    def _drop(self, what: str) -> Steps[None]:
+        self.dropped += 1
+        self.drop_unsaid += 1
+        if self.now - self.drop_said_at < DROP_SAY_EVERY:
+            return
+        n, self.drop_unsaid = self.drop_unsaid, 0
+        self.drop_said_at = self.now
+        more = f" ({n - 1} more since the last notice)" if n > 1 else ""
+        yield Say(f"Dropped {what}{more}: it changes nothing, play goes on.", log=True)
 
     def _over(self) -> bool:
         assert self.here is not None
@@ -266,6 +333,7 @@ class PeerSync:
         while the boards disagree or while an accepted request waits for the asking board.
         Requests, resignations and clock readings from the peer come out as effects first."""
         self.feed(here, now)
+        yield from self._authentic()
         yield from self._sync()
         changed = yield from self._requests_in()
         changed |= yield from self._take()
@@ -317,15 +385,23 @@ class PeerSync:
     def _action(self, msg: dict) -> Steps[Action | None]:
         g = self.game
         n = len(g.history)
+        ahead = n > self._heard()           # held past a gap: not yet known to follow the peer's record
+        why = None
         if msg.get("prev") != self.hashes[n]:
-            yield from self._forked(n, f"its position before action {n + 1} is not this board's")
+            why = f"its position before action {n + 1} is not this board's"
+        else:
+            try:
+                return g.parse(msg["action"])
+            except Exception as exc:    # the engine's parse errors are of many kinds: all mean "not legal here"
+                why = f"its action {n + 1} ({msg.get('action')!r}) is not legal here: {exc}"
+        if ahead:                           # dropped, never a fork: the real one may still come
+            del self.peer_actions[n]
+            yield from self._drop(f"{self.peer}'s action {n + 1}, heard before its action {n} and not following "
+                                  f"this board's position")
+            yield from self._ask(self._heard())
             return None
-        try:
-            a = g.parse(msg["action"])
-        except Exception as exc:    # the engine's parse errors are of many kinds: all mean "not legal here"
-            yield from self._forked(n, f"its action {n + 1} ({msg.get('action')!r}) is not legal here: {exc}")
-            return None
-        return a
+        yield from self._forked(n, why)
+        return None
 
     # -- this board's record --------------------------------------------------------------------------
     def synced(self, here: LocalGame, now: float) -> Steps[None]:
@@ -429,6 +505,7 @@ class PeerSync:
             n += 1
         return n
 
+
     # -- what the peer says -----------------------------------------------------------------------------
     def _take(self) -> Steps[bool]:
         changed = False
@@ -475,10 +552,25 @@ class PeerSync:
         if not isinstance(p.get("action"), str) or not isinstance(p.get("hash"), str):
             return False
         old = self.peer_actions.get(seq)
+        if self.key is not None and (p["t"] <= self.t_floor or (old is not None and p["t"] < old.get("t", 0))):
+            if old is None or old.get("hash") != p["hash"]:
+                yield from self._drop(f"{self.peer}'s old action {seq + 1} sent again")
+            return False
         if old is not None and old.get("hash") != p["hash"]:
             # the peer's record changed at this ply (a takeback it made): the later word wins
             for k in [k for k in self.peer_actions if k >= seq]:
                 del self.peer_actions[k]
+        heard = self._heard()
+        before = self.peer_actions.get(seq - 1)
+        after = self.peer_actions.get(seq + 1)
+        if before is not None and seq > heard and p.get("prev") != before.get("hash"):
+            # held past a gap, and not following what came before it: not the peer's record
+            yield from self._drop(f"{self.peer}'s action {seq + 1}, which does not follow its action {seq}")
+            return False
+        if after is not None and seq + 1 > heard and after.get("prev") != p["hash"]:
+            for k in [k for k in self.peer_actions if k > seq]:     # held ahead, and this one shows it was not the peer's
+                del self.peer_actions[k]
+            yield from self._drop(f"{self.peer}'s action {seq + 2}, which does not follow its action {seq + 1}")
         self.peer_actions[seq] = p
         self.received_at.setdefault(seq, at)
         heard = self._heard()
@@ -533,8 +625,9 @@ class PeerSync:
                 self.state_sent = None
                 yield Say(f"The two boards agree again ({self.peer}'s record and this board's): play goes on.")
             return
+        heard = self._heard()
         for seq in sorted(self.peer_actions):
-            if seq >= len(self.texts):
+            if seq >= len(self.texts) or seq >= heard:     # one held past a gap is checked once it follows
                 break
             p = self.peer_actions[seq]
             if p.get("hash") != self.hashes[seq + 1]:
@@ -867,7 +960,7 @@ class PeerSync:
                 and type(p.get("seq")) is int and p["seq"] >= to)
 
     def _on_ask(self, p: Any) -> Steps[None]:
-        if not isinstance(p, dict):             # emptied: answered, or withdrawn by the peer
+        if not isinstance(p, dict) or p.get("cleared") is True:     # emptied: answered, or withdrawn by the peer
             asked = self.asked if self.asked is not None and self.asked_said == self.asked["id"] else None
             gone = self.agreed if self.agreed is not None else asked
             if gone is not None:
@@ -935,7 +1028,9 @@ class PeerSync:
             popped = n - to
         yield from self._sync()
         for k in [k for k in self.peer_actions if k >= to]:
-            del self.peer_actions[k]
+            t = self.peer_actions.pop(k).get("t")
+            if self.key is not None and isinstance(t, (int, float)):
+                self.t_floor = max(self.t_floor, t)     # taken back: a copy of it sent again is no news
         for times in (self.received_at, self.shown_at, self.sent_at):   # those plies are played afresh
             for k in [k for k in times if k >= to]:
                 del times[k]

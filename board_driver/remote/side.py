@@ -53,7 +53,7 @@ class Remote:
     polls = True            # its deadline is a look at the link, not something due on the board
 
     def __init__(self, link: Any, side: int, game_id: str, *, log: Callable[[str], None] | None = None,
-                 wall_clock: Callable[[], float] = time.time) -> None:
+                 wall_clock: Callable[[], float] = time.time, key: bytes | None = None) -> None:
         self.link = link
         self.side = side                    # the side the peer plays (0 white, 1 black)
         self.game_id = game_id
@@ -61,7 +61,7 @@ class Remote:
         self.log = log or (lambda line: None)
         self.wall_clock = wall_clock        # seconds: the protocol's only clock
         self.players = {side: self}         # as Computer.players: the sides played from elsewhere
-        self.protocol = PeerSync(side, game_id, link.peer)
+        self.protocol = PeerSync(side, game_id, link.peer, key=key, me=getattr(link, "me", ""))
         self.errors: list[str] = self.protocol.errors
 
     # -- what the protocol knows, read by the page, the tests and the latency figures -----------------
@@ -69,6 +69,11 @@ class Remote:
     def stopped(self) -> bool:
         """The two boards disagree (either found it): nothing of the remote side is accepted."""
         return self.protocol.stopped
+
+    @property
+    def dropped(self) -> int:
+        """How many of the peer's messages were dropped unsigned, replayed or out of line."""
+        return self.protocol.dropped
 
     @property
     def fork(self) -> str | None:

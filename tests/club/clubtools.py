@@ -67,7 +67,8 @@ def wait_port(port: int, timeout: float = 10.0) -> None:
 class Broker:
     """A broker process on 127.0.0.1:``port``; ``users`` maps user names to passwords."""
 
-    def __init__(self, folder: Path, users: dict[str, str], *, prefer: str | None = None, tls: bool = False) -> None:
+    def __init__(self, folder: Path, users: dict[str, str], *, prefer: str | None = None, tls: bool = False,
+                 acl: bool = True) -> None:
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
         self.users = dict(users)
@@ -79,6 +80,7 @@ class Broker:
             self.kind = "amqtt"
         self.secured = self.kind == "mosquitto"
         self.tls = tls
+        self.acl = acl                  # False: passwords only, every user reads and writes everything
         self.ca: Path | None = None
         self.proc: subprocess.Popen | None = None
         self._write_config()
@@ -96,7 +98,7 @@ class Broker:
                 f"listener {self.port} 127.0.0.1\n{tls}"
                 f"allow_anonymous false\n"
                 f"password_file {pw}\n"
-                f"acl_file {self.folder / 'acl'}\n"
+                + (f"acl_file {self.folder / 'acl'}\n" if self.acl else "") +
                 f"persistence false\n"
                 f"max_queued_messages 100000\n"
                 f"max_inflight_messages 100\n"

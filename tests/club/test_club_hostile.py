@@ -111,11 +111,17 @@ def test_a_message_that_fails_in_the_store_is_set_aside_not_retried(make_recorde
 
 
 @pytest.mark.slow
-def test_the_boards_own_line_wins_over_a_forged_one(make_board, make_recorder, broker):
-    """A body for a seq the board has not written yet (from a client with the board's own
-    credentials) is replaced by the board's line when it comes; one forged for a line already
-    stored is undone by asking the board for its lines again."""
+def test_the_first_body_stays_and_another_is_set_aside_and_reported(make_board, make_recorder, broker):
+    """A second body for a line already stored, sent with the board's own credentials, changes
+    nothing: the line keeps its first body, the other is kept among the conflicts once and
+    reported (the recorder's log, `fairyboard conflicts`). A body forged ahead of the board is
+    stored first; the board's own line then shows as the conflict, and the documented correction
+    (`fairyboard conflicts --take ID`) puts it in place."""
+    import subprocess
+    import sys
+    logged: list[str] = []
     rec = make_recorder(grace=0.3, retry=1.0)
+    rec.log = logged.append
     b = make_board("b1")
     gid = b.new_game()
     b.move("e2e4", 1)
@@ -123,17 +129,33 @@ def test_the_boards_own_line_wins_over_a_forged_one(make_board, make_recorder, b
     forger, rc = raw_client(broker, "b1", "pw-b1", client_id="forger")
     assert not rc.is_failure
     fake = b'{"seq":%d,"t":1.0,"rec":{"type":"push","ply":%d,"action":"h2h4","w":0}}'
-    for s in (6, 7):                                    # ahead of the board: its line 6 is the next move's action
-        forger.publish(topics.record("fairyboard", "b1", gid), fake % (s, 2), qos=1).wait_for_publish(5)
+    stored3 = rec.store.journal_lines("b1", gid)[3]
+    for _ in range(2):                                  # the same forgery twice: one conflict
+        forger.publish(topics.record("fairyboard", "b1", gid), fake % (3, 1), qos=1).wait_for_publish(5)
+    assert rec.wait_for(lambda: len(rec.store.conflicts()) == 1, 5)
+    assert rec.store.journal_lines("b1", gid)[3] == stored3 and rec.store.games("b1")[0]["last_action"] == "e2e4"
+    c = rec.store.conflicts()[0]
+    assert (c["board"], c["game"], c["seq"], c["stored"]) == ("b1", gid, 3, stored3) and '"h2h4"' in c["body"]
+    assert rec.wait_for(lambda: any(f"b1's game {gid}: line 3 came again with another body" in line
+                                    for line in logged), 5), logged
+    # ahead of the board: its line 6 is the next move's action
+    forger.publish(topics.record("fairyboard", "b1", gid), fake % (6, 2), qos=1).wait_for_publish(5)
     assert rec.wait_for(lambda: 6 in rec.store.seqs("b1", gid), 5)
     b.move("e7e5", 2)
     b.move("g1f3", 3)
-    assert settle(rec, b, gid, 10), rec.store.journal_lines("b1", gid)
+    own6 = b.lines(gid)[6]
+    assert rec.wait_for(lambda: any(x["seq"] == 6 and x["body"] == own6 for x in rec.store.conflicts()), 10)
+    cli = [sys.executable, "-m", "board_driver.cli", "conflicts", "--db", str(rec.store.path)]
+    listed = subprocess.run(cli, capture_output=True, text=True, timeout=60)
+    assert listed.returncode == 0 and listed.stdout.splitlines()[-1].startswith("2 conflicts in "), listed
+    assert f"b1/{gid} line 6: stored " in listed.stdout and f"b1/{gid} line 3: stored " in listed.stdout
+    cid = next(x["id"] for x in rec.store.conflicts() if x["seq"] == 6)
+    took = subprocess.run(cli + ["--take", str(cid)], capture_output=True, text=True, timeout=60)
+    assert took.returncode == 0 and f"line 6: conflict {cid}'s body is stored now" in took.stdout, took
+    assert settle(rec, b, gid, 10), rec.store.journal_lines("b1", gid)      # the store is the board's journal again
     assert rec.store.games("b1")[0]["last_action"] == "g1f3" and rec.store.games("b1")[0]["actions"] == 3
-    # and after the fact: a forged line 3 replaces the stored one, the board's re-send puts it back
-    forger.publish(topics.record("fairyboard", "b1", gid), fake % (3, 1), qos=1).wait_for_publish(5)
-    assert rec.wait_for(lambda: any(r["topic"] == f"{gid}/3" for r in rec.store.set_aside_rows()), 5)
-    assert settle(rec, b, gid, 10), rec.store.journal_lines("b1", gid)
-    assert rec.store.games("b1")[0]["actions"] == 3
+    assert sorted(x["seq"] for x in rec.store.conflicts()) == [3, 6]       # the forged body kept, set aside
+    bad = subprocess.run(cli + ["--take", "999"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode != 0 and "no conflict 999" in bad.stderr
     forger.loop_stop()
     forger.disconnect()

@@ -134,12 +134,15 @@ def wait_for(cond, timeout, what):
     raise AssertionError(f"timed out waiting for {what}")
 
 
-def test_a_forged_action_stops_both_boards_and_remote_adopt_goes_on(tmp_path, broker):
-    """Someone with b1's password sends b2 an action with a hash that is not its position's: b2
-    carries it out, finds the records part there and stops; b1, told by b2's state, stops too
-    (nobody plays on); `remote adopt` on b1 (the shorter record) takes b2's, b2 agrees again and
-    the game goes on to its end with the same actions in both journals."""
+def test_b1_s_record_parting_stops_both_boards_and_remote_adopt_goes_on(tmp_path, broker):
+    """b1's board says (signed with the game's key, as only b1 can) that its record has another
+    position after White's next move: b2 carries its own move out, finds the records part there and
+    stops; b1, told by b2's state, stops too (nobody plays on); `remote adopt` on b1 (the shorter
+    record) takes b2's, b2 agrees again and the game goes on to its end with the same actions in
+    both journals. The same record from someone with b1's password but not the key was dropped."""
     import paho.mqtt.client as mqtt
+
+    from board_driver.remote import signing
     cmds = tmp_path / "b1.commands"
     b1 = side(tmp_path, broker, "b1", "--black", "remote:b2", "--moves", " ".join(OPERA[0::2]),
               "--hold-at", "2", "--hold-for", "3", "--commands", str(cmds), "--resign-after", "12")
@@ -159,7 +162,15 @@ def test_a_forged_action_stops_both_boards_and_remote_adopt_goes_on(tmp_path, br
         wait_for(lambda: states.get("n") == 2, 5, "b2's state after two plies")
         forged = {"seq": 2, "action": "d2d4", "side": "white", "hash": "0" * 16, "prev": states["hash"],
                   "t": time.time()}
-        c.publish(f"fairyboard/b1/remote/b2/{gid}/action", json.dumps(forged), qos=1).wait_for_publish(5)
+        topic = f"fairyboard/b1/remote/b2/{gid}/action"
+        c.publish(topic, json.dumps(forged), qos=1).wait_for_publish(5)      # b1's password, not the key
+        wait_for(lambda: "Dropped an action message not signed by b1's board" in
+                 (tmp_path / "b2.out").read_text(), 15, "b2 to drop the unsigned record")
+        key = signing.load_key(tmp_path / "b1" / "games" / f"{gid}.jsonl")
+        assert key is not None and key == signing.load_key(tmp_path / "b2" / "games" / f"{gid}.jsonl")
+        forged["t"] = time.time()
+        forged["mac"] = signing.mac(key, sender="b1", receiver="b2", game=gid, kind="action", payload=forged)
+        c.publish(topic, json.dumps(forged), qos=1).wait_for_publish(5)
     finally:
         c.loop_stop()
         c.disconnect()
@@ -213,3 +224,61 @@ def test_each_side_s_clock_is_its_own_board_s(tmp_path, broker):
     assert w1 and b2t and set(a2) <= set(w1) and set(a1) <= set(b2t)
     assert len(a2) >= len(w1) - 1 and len(a1) >= len(b2t) - 1, (w1, a2, b2t, a1)
     assert all(a2[p] == w1[p] for p in a2) and all(a1[p] == b2t[p] for p in a1), (w1, a2, b2t, a1)
+
+
+def test_on_a_broker_without_acl_a_third_client_cannot_put_a_move_on_a_board(tmp_path):
+    """No ACL: b3 (any club member) reads and writes every topic. While b1 (White) thinks over its
+    second move, b3 sends b2 a legal move for b1 with the right hashes, a state saying the boards
+    disagree, and a record two past the end with a bogus hash. b2 drops each (said once), nothing
+    stops (one notice for the three), b1's real move is the one carried out and the game goes on
+    to the same end on both."""
+    import paho.mqtt.client as mqtt
+
+    from board_driver.config import load_variant
+    from board_driver.remote.protocol import position_hash
+    from engine.game import new_game
+    broker = Broker(tmp_path / "broker", {"b1": "pw-b1", "b2": "pw-b2", "b3": "pw-b3"}, acl=False).start()
+    try:
+        b1 = side(tmp_path, broker, "b1", "--black", "remote:b2", "--moves", " ".join(OPERA[0::2]),
+                  "--hold-at", "2", "--hold-for", "4")
+        time.sleep(0.3)
+        b2 = side(tmp_path, broker, "b2", "--white", "remote:b1", "--moves", " ".join(OPERA[1::2]))
+        states: dict = {}
+        c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="third", protocol=mqtt.MQTTv5)
+        c.username_pw_set("b3", "pw-b3")
+        c.on_message = lambda cl, u, m: states.update(json.loads(m.payload)) if m.payload else None
+        c.connect("127.0.0.1", broker.port)
+        c.loop_start()
+        try:
+            c.subscribe("fairyboard/b2/remote/b1/+/state", 1)       # no ACL: b3 reads b2's word to b1
+            wait_for(lambda: states.get("n") == 2, 20, "b2's state after e2e4 e7e5")
+            gid = next((tmp_path / "b2" / "games").glob("*.jsonl")).stem
+            g = new_game(load_variant("orthodox"))
+            for m in ("e2e4", "e7e5"):
+                g.push(g.parse(m))
+            prev = position_hash(g)
+            assert prev == states["hash"]
+            g.push(g.parse("h2h3"))                                  # legal for b1 (White), not what b1 plays
+            now = time.time()
+            for kind, payload in (
+                    ("action", {"seq": 2, "action": "h2h3", "side": "white", "hash": position_hash(g), "prev": prev,
+                                "t": now}),
+                    ("state", {"n": 3, "hash": position_hash(g), "have": 2, "result": None, "fork": "forged",
+                               "t": now}),
+                    ("action", {"seq": 4, "action": "a2a3", "side": "white", "hash": "0" * 16, "prev": "1" * 16,
+                                "t": now})):
+                c.publish(f"fairyboard/b1/remote/b2/{gid}/{kind}", json.dumps(payload), qos=1).wait_for_publish(5)
+        finally:
+            c.loop_stop()
+            c.disconnect()
+        said(tmp_path, "b2", "Dropped an action message not signed by b1's board", 15)
+        r1, r2 = finish(tmp_path, [b1, b2])
+    finally:
+        broker.stop()
+    same_game(tmp_path, r1, r2)
+    assert r1["moves"] == OPERA and r1["result"] == "1-0"
+    out2 = (tmp_path / "b2.out").read_text()
+    assert "disagree" not in out2 and "h2h3" not in out2 and "plays h3" not in out2
+    dropped = {line for line in out2.splitlines() if "Dropped " in line}
+    assert dropped == {"[b2] Dropped an action message not signed by b1's board: it changes nothing, play goes on."}
+    assert "check code" in out2

@@ -109,7 +109,8 @@ def test_an_action_from_another_position_stops_the_board_and_says_so(tmp_path):
     gid = session.game_id
     play_local(session, "e2e4")
     session.apply_decision(remote.decide(session))
-    forged = record(session.game, ["d2d4", "d7d5"])[1]               # prev: a position this board never had
+    link.deliver("action", gid, record(session.game, ["e2e4"])[0])  # the peer heard e2e4 ...
+    forged = record(session.game, ["d2d4", "d7d5"])[1]               # ... and answers from a position this board never had
     link.deliver("action", gid, forged)
     session.apply_decision(remote.decide(session))
     assert remote.fork is not None and remote.hint() is None

@@ -16,7 +16,7 @@ import pytest
 from board_driver.config import load_variant
 from board_driver.referee.commands import CommandError
 from board_driver.referee.opponent import Decision, Expect, Wait
-from board_driver.remote import protocol
+from board_driver.remote import protocol, signing
 from board_driver.remote.protocol import (
     AdjustClock, Adopt, AgreeDraw, Arrived, LocalGame, PeerSync, PeerResigns, Say, SayMove, Send, TakeBack, drive)
 from engine.contract import Termination
@@ -76,14 +76,28 @@ class Net:
                 return
 
 
+KEY = bytes(range(32))
+
+
+@pytest.fixture(autouse=True, params=["signed", "unsigned"])
+def mode(request):
+    """Every test runs with the game's messages signed (as games are played now) and unsigned
+    (a game agreed before they were)."""
+    Board.key = KEY if request.param == "signed" else None
+    yield request.param
+    Board.key = None
+
+
 class Board:
     """One board: its engine game (the record), its protocol, what its player was told, and what
     the reconciler accepts of the peer's side. Effects are carried out as the adapter does."""
 
+    key: bytes | None = None
+
     def __init__(self, net: Net, name: str, peer: str, peer_side: int, variant: str = "orthodox") -> None:
         self.net, self.name, self.peer = net, name, peer
         self.game = new_game(load_variant(variant))
-        self.sync = PeerSync(peer_side, GAME, peer)
+        self.sync = PeerSync(peer_side, GAME, peer, key=self.key, me=name)
         self.connected = True
         self.inbox: list[Arrived] = []
         self.said: list[str] = []
@@ -178,6 +192,15 @@ class Board:
     @property
     def record(self) -> list[str]:
         return [a.text for a in self.game.history]
+
+
+def signed(frm: str, to: str, kind: str, payload: dict, key: bytes | None = None) -> dict:
+    """``payload`` as board ``frm``'s protocol sends it to ``to`` in this run (signed with the
+    game's key, or ``key``, when games are signed)."""
+    key = key or Board.key
+    if key is None:
+        return payload
+    return {**payload, "mac": signing.mac(key, sender=frm, receiver=to, game=GAME, kind=kind, payload=payload)}
 
 
 @pytest.fixture
@@ -391,8 +414,8 @@ def test_a_preview_is_lit_retracted_replaced_then_its_record_arrives(boards):
 def test_a_preview_from_another_position_is_not_lit_and_no_fork(boards):
     net, b1, b2 = boards
     play_line(net, b1, b2, ["e2e4", "e7e5"])
-    net.pending.append(("b2", Arrived("preview", GAME, {"seq": 2, "action": "g1f3", "side": "white",
-                                                       "prev": "0" * 16}, net.now)))
+    net.pending.append(("b2", Arrived("preview", GAME, signed("b1", "b2", "preview", {
+        "seq": 2, "action": "g1f3", "side": "white", "prev": "0" * 16, "t": net.now}), net.now)))
     net.settle()
     assert b2.expect == Expect.waiting(Wait.THINKING) and b2.sync.fork is None
 
@@ -427,8 +450,8 @@ def test_the_peer_s_older_record_resent_during_a_takeback_is_no_news(boards):
     net.settle()
     b2.command("answer", True)
     b2.step()
-    old = [Arrived("action", GAME, {"seq": seq, "action": a, **hashes}, net.now)
-           for seq, a, hashes in resent_record(b2)]
+    old = [Arrived("action", GAME, signed("b2", "b1", "action", {"seq": seq, "action": a, **hashes, "t": net.now}),
+                   net.now) for seq, a, hashes in resent_record(b2)]
     answer = [(to, m) for to, m in net.pending if m.kind == "answer"]
     rest = [(to, m) for to, m in net.pending if m.kind != "answer"]
     net.pending = answer + [("b1", m) for m in old] + rest
@@ -564,3 +587,93 @@ def test_the_protocol_reads_no_clock_and_runs_no_thread_or_network():
     assert not {n for n in names if n.split(".")[0] in banned}
     assert not [n for n in names if n.startswith(("board_driver.referee.session", "board_driver.remote.transport",
                                                     "board_driver.club"))]
+
+
+# -- signed games: only the boards themselves put anything on the other board ---------------------------
+
+def third_party(net: Net, to: str, kind: str, payload: dict) -> None:
+    """A client that writes on the broker as the other board (no ACL, or its password), without
+    the game's key."""
+    net.pending.append((to, Arrived(kind, GAME, payload, net.now)))
+
+
+@pytest.mark.parametrize("mac", ["none", "wrong key"])
+def test_a_forged_legal_action_with_the_right_hashes_is_dropped_and_play_goes_on(boards, mode, mac):
+    if mode != "signed":
+        pytest.skip("a game agreed before messages were signed takes what arrives")
+    net, b1, b2 = boards
+    play_line(net, b1, b2, ["e2e4", "e7e5"])
+    forged = {"seq": 2, "action": "d2d4", "side": "white", "hash": "", "prev": b2.sync.hashes[2], "t": net.now + 5}
+    g = b2.game.copy()
+    g.push(g.parse("d2d4"))
+    forged["hash"] = protocol.position_hash(g)
+    if mac == "wrong key":
+        forged = signed("b1", "b2", "action", forged, key=bytes(32))
+    third_party(net, "b2", "action", forged)
+    third_party(net, "b2", "state", {"n": 3, "hash": "0" * 16, "have": 2, "fork": "forged", "t": net.now + 5})
+    net.settle()
+    assert b2.expect == Expect.waiting(Wait.THINKING)                  # nothing lit, nothing stopped
+    assert b2.sync.fork is None and not b2.sync.stopped and b2.sync.dropped == 2
+    assert [line for line in b2.said if line.startswith("Dropped")] == [
+        "Dropped an action message not signed by b1's board: it changes nothing, play goes on."]
+    play_line(net, b1, b2, ["g1f3", "b8c6"])                          # the genuine move applies
+    assert b1.record == b2.record == ["e2e4", "e7e5", "g1f3", "b8c6"]
+
+
+def test_a_record_ahead_that_does_not_follow_is_dropped_and_the_real_ones_apply(boards, mode):
+    """An action two past the record with a bogus hash (unsigned, or signed by the peer but not
+    following its action before it) is dropped when it shows it does not follow; the real actions
+    arriving after it apply and the game goes on."""
+    net, b1, b2 = boards
+    play_line(net, b1, b2, ["e2e4", "e7e5"])
+    bogus = {"seq": 3, "action": "b8c6", "side": "black", "hash": "1" * 16, "prev": "2" * 16, "t": net.now}
+    third_party(net, "b1", "action", signed("b2", "b1", "action", bogus))
+    net.settle()
+    b1.play("g1f3")
+    net.settle()
+    assert b2.carry() == "g1f3"
+    net.settle()
+    b2.play("b8c6")
+    net.settle()
+    assert b1.carry() == "b8c6"
+    net.settle()
+    play_line(net, b1, b2, ["f1c4", "g8f6"])
+    assert b1.record == b2.record == ["e2e4", "e7e5", "g1f3", "b8c6", "f1c4", "g8f6"]
+    assert not b1.sync.stopped and not b2.sync.stopped
+    assert not any("disagree" in line for line in b1.said + b2.said)
+
+
+def test_an_old_signed_record_sent_again_after_a_takeback_is_ignored(boards, mode):
+    if mode != "signed":
+        pytest.skip("a game agreed before messages were signed cannot tell a copy from the peer's word")
+    net, b1, b2 = boards
+    heard: list[Arrived] = []
+    play_line(net, b1, b2, ["e2e4", "e7e5", "g1f3", "b8c6"])
+    real_send = net.send
+
+    def keep(frm: str, to: str, s: Send) -> bool:
+        if frm == "b2" and s.kind in ("action", "state"):
+            heard.append(Arrived(s.kind, s.game, s.payload, net.now))
+        return real_send(frm, to, s)
+    net.send = keep         # type: ignore[method-assign]
+    net.tick(1.0)
+    net.boards["b2"].sync.state_sent = None
+    net.boards["b2"].sync.sent = 0                                     # b2 says its whole record again
+    net.settle()
+    old = [m for m in heard if m.kind == "action" and m.payload["seq"] == 3]
+    old_state = [m for m in heard if m.kind == "state"][-1]
+    assert old
+    net.send = real_send    # type: ignore[method-assign]
+    b1.command("ask_takeback", 2)
+    net.settle()
+    b2.command("answer", True)
+    net.settle()
+    net.settle()
+    play_line(net, b1, b2, ["d2d4", "d7d5"])
+    for m in old + [old_state]:                                        # someone sends them again
+        net.pending.append(("b1", m))
+    net.settle()
+    assert b1.record == b2.record == ["e2e4", "e7e5", "d2d4", "d7d5"]
+    assert not b1.sync.stopped and b1.sync.dropped >= 2
+    play_line(net, b1, b2, ["c2c4"])
+    assert b1.record == b2.record == ["e2e4", "e7e5", "d2d4", "d7d5", "c2c4"]
