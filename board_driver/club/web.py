@@ -35,8 +35,7 @@ from typing import TYPE_CHECKING, cast
 
 from board_driver.club.store import RecorderStore
 from board_driver.journal import GameRecord, record_from
-from board_driver.web.auth import client_key
-from board_driver.web.limits import RefusalLog, WebLimits, open_files, room_for
+from board_driver.connections import RefusalLog, WebLimits, client_key, open_files, room_for
 
 if TYPE_CHECKING:
     from engine.contract import Game

@@ -10,8 +10,8 @@ default for slow clients:
   or since its last answer: nginx's reusable connections); with none idle it is answered
   **503** (``Retry-After``) and closed at once, before anything is read from it;
 * ``header_timeout``: a request's header must arrive whole within it (counted from its first
-  byte; from the opening for a connection's first request), and its body may pause no longer
-  than it; else **408** and the connection is closed (one that sent nothing is just closed);
+  byte), and its body may pause no longer than it; else **408** and the connection is closed.
+  A new connection that sends nothing within it is closed without an answer;
 * ``keepalive_timeout``: a connection idle between requests that long is closed;
 * ``connections`` is cut down at the start to what the open-file limit leaves after the files
   the process holds and :data:`RESERVE_FDS` more (the journal, the game's files, the engine's
@@ -19,123 +19,26 @@ default for slow clients:
 * each kind of refusal (and the system refusing ``accept()`` for want of files) is logged as one
   line at once, then counted and said once a minute at most.
 
-:class:`ConnectionGuard` sits between the listening socket and aiohttp's request handler: its
-protocol admits (or refuses) a connection before aiohttp sees it, forwards everything to the
-handler, and a sweep every few seconds closes what has run out of time. The middleware in
-:mod:`.app` tells it when a request is being handled (a WebSocket counts as one for its life).
+The limits (:class:`~board_driver.connections.WebLimits`), who a client is, the open-file
+arithmetic and the refusal log are in :mod:`board_driver.connections`, shared with the
+recorder's page. :class:`ConnectionGuard` sits between the listening socket and aiohttp's
+request handler: its protocol admits (or refuses) a connection before aiohttp sees it,
+forwards everything to the handler, and a sweep every few seconds closes what has run out of
+time. The middleware in :mod:`.app` tells it when a request is being handled (a WebSocket
+counts as one for its whole life).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import math
-import os
 import time
-from dataclasses import dataclass, fields
-from typing import Any, Callable, Mapping, cast
+from typing import Any, Callable, cast
 
-from board_driver.errors import ConfigError
-from board_driver.web.auth import client_key
+from board_driver.connections import RESERVE_FDS, RefusalLog, WebLimits, client_key, log, open_files, room_for
 
-log = logging.getLogger("board_driver.web")
-
-RESERVE_FDS = 64            # open files kept free of the page's sockets for the game and the process
-MIN_CONNECTIONS = 8         # the page stays usable even under a very low open-file limit
-LOG_EVERY_S = 60.0          # one line per kind of refusal at most this often
 _MISSING = object()
-
-
-@dataclass(frozen=True, slots=True)
-class WebLimits:
-    """The board profile's ``web.limits`` (docs/web.md, *Connections*)."""
-
-    connections: int = 256          # open connections in total (WebSockets included)
-    per_client: int = 32            # open connections from one client
-    header_timeout: float = 20.0    # s: a request's header whole, and the longest pause in its body
-    keepalive_timeout: float = 75.0     # s: a connection idle between requests is closed
-
-    @classmethod
-    def from_dict(cls, data: Any, source: str) -> WebLimits:
-        if data is None:
-            return cls()
-        names = [f.name for f in fields(cls)]
-        if not isinstance(data, Mapping):
-            raise ConfigError(f"{source}: web.limits: {data!r}: must be a mapping of {', '.join(names)}")
-        out: dict[str, Any] = {}
-        for k, v in data.items():
-            if k not in names:
-                raise ConfigError(f"{source}: web.limits.{k}: unknown key (known: {', '.join(names)})")
-            if k in ("connections", "per_client"):
-                if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 100000:
-                    raise ConfigError(f"{source}: web.limits.{k}: {v!r}: must be a whole number from 1 to 100000")
-            elif isinstance(v, bool) or not isinstance(v, (int, float)) or not 0.05 <= v <= 3600:
-                raise ConfigError(f"{source}: web.limits.{k}: {v!r}: must be seconds from 0.05 to 3600")
-            out[k] = v
-        return cls(**out)
-
-
-def open_files() -> tuple[int | None, int]:
-    """(the soft open-file limit, or None when unlimited or unknown; the files open now)."""
-    try:
-        import resource
-        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
-        limit = None if soft == resource.RLIM_INFINITY else int(soft)
-    except (ImportError, OSError, ValueError):
-        limit = None
-    try:
-        now = len(os.listdir("/proc/self/fd"))
-    except OSError:
-        now = 32
-    return limit, now
-
-
-def room_for(limits: WebLimits, files: tuple[int | None, int]) -> int:
-    """The connections the page may hold: ``limits.connections``, cut down to the open-file
-    limit less the files open now and :data:`RESERVE_FDS` (at least :data:`MIN_CONNECTIONS`)."""
-    limit, now = files
-    if limit is None:
-        return limits.connections
-    return max(MIN_CONNECTIONS, min(limits.connections, limit - now - RESERVE_FDS))
-
-
-class RefusalLog:
-    """One log line per kind of refusal at once, then the count of the same kind at most once a
-    minute (said at the next refusal or :meth:`flush` after the minute)."""
-
-    def __init__(self, logger: logging.Logger = log, every: float = LOG_EVERY_S,
-                 clock: Callable[[], float] = time.monotonic):
-        self.log = logger
-        self.every = every
-        self.clock = clock
-        self._said: dict[str, float] = {}               # kind -> when its last line was said
-        self._counted: dict[str, tuple[int, str]] = {}  # kind -> (events since, the last one's words)
-
-    def note(self, kind: str, text: str) -> None:
-        now = self.clock()
-        said = self._said.get(kind)
-        if said is not None and now - said < self.every:
-            n, _ = self._counted.get(kind) or (0, "")
-            self._counted[kind] = (n + 1, text)
-            return
-        self._said[kind] = now
-        n, _ = self._counted.pop(kind, (0, ""))
-        if n:
-            self.log.warning("%s (and %d more like this in the %d s before)", text, n, round(now - (said or now)))
-        else:
-            self.log.warning("%s (more like this are counted and said at most once a minute)", text)
-
-    def flush(self, *, final: bool = False) -> None:
-        """Say the counts of the kinds whose minute is over (``final``: of every kind, as the
-        page stops)."""
-        now = self.clock()
-        for kind, (n, text) in list(self._counted.items()):
-            said = self._said.get(kind, now)
-            if final or now - said >= self.every:
-                del self._counted[kind]
-                self._said[kind] = now
-                self.log.warning("%d more like this in the last %d s; the last: %s", n, round(now - said), text)
 
 
 def _answer(status: int, reason: str, error: str, retry_after: int | None = None) -> bytes:
@@ -153,11 +56,11 @@ class Connection:
     __slots__ = ("guard", "transport", "key", "inner", "since", "got_bytes", "busy", "served", "last_in",
                  "request", "closing")
 
-    def __init__(self, guard: ConnectionGuard, transport: asyncio.Transport, key: str, now: float):
+    def __init__(self, guard: ConnectionGuard, transport: asyncio.Transport, key: str, now: float, inner: Any):
         self.guard = guard
         self.transport = transport
         self.key = key
-        self.inner: Any = None              # aiohttp's RequestHandler
+        self.inner = inner                  # aiohttp's RequestHandler
         self.since = now                    # when the present wait (header, or idle) began
         self.got_bytes = False              # a request's first bytes came, its header is not whole yet
         self.busy = 0                       # requests being handled (the middleware's)
@@ -340,9 +243,8 @@ class ConnectionGuard:
                              f"try again shortly")
                 return None
         assert self._factory is not None
-        conn = Connection(self, cast(asyncio.Transport, transport), key, self.now())
         inner = self._factory()
-        conn.inner = inner
+        conn = Connection(self, cast(asyncio.Transport, transport), key, self.now(), inner)
         self._open[conn] = None
         self._by_key.setdefault(key, {})[conn] = None
         self._by_inner[id(inner)] = conn
@@ -453,4 +355,4 @@ class ConnectionGuard:
         loop.default_exception_handler(context)
 
 
-__all__ = ["ConnectionGuard", "RefusalLog", "WebLimits", "RESERVE_FDS", "room_for"]
+__all__ = ["ConnectionGuard", "RefusalLog", "WebLimits", "RESERVE_FDS", "open_files", "room_for"]
