@@ -282,7 +282,8 @@ def cmd_serve(args) -> int:
                              password=web_cfg.password, say=say, hardware=lambda: hardware_info(board, hw),
                              hosts=web_cfg.hosts, notices=notices, tools=tools,
                              link=host.link,                  # the link's state in every snapshot
-                             remote=host.invitations)         # boards online, invitations
+                             remote=host.invitations,         # boards online, invitations
+                             limits=web_cfg.limits)           # connections and timeouts (docs/web.md)
             wrap, on_update = front.wrap, front.bridge.on_update
             front.start_remote(announce=club is None)
         if source is not None:

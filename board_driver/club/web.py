@@ -22,16 +22,20 @@ from __future__ import annotations
 
 import html
 import json
+import logging
+import math
+import socket
 import threading
 import time
 import urllib.parse
 from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from board_driver.club.store import RecorderStore
 from board_driver.journal import GameRecord, record_from
+from board_driver.connections import RefusalLog, WebLimits, client_key, open_files, room_for
 
 if TYPE_CHECKING:
     from engine.contract import Game
@@ -375,10 +379,66 @@ def _round_of(store: RecorderStore, g: dict) -> str | None:
     return name
 
 
-def serve(store: RecorderStore, host: str, port: int) -> ThreadingHTTPServer:
+class LimitedServer(ThreadingHTTPServer):
+    """A thread per connection, as many as ``limits`` allow (docs/club.md, *The page's
+    connections*): ``per_client`` from one client and ``connections`` in total (cut down to
+    what the open-file limit leaves, as the board's page does); over either a connection is
+    answered 503 and closed unread, one log line per kind a minute. A connection that sends
+    nothing for ``header_timeout`` is closed (each request is one connection: HTTP/1.0)."""
+
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler], limits: WebLimits,
+                 refusals: RefusalLog | None = None):
+        self.limits = limits
+        self.total = room_for(limits, open_files())
+        self.per_client = min(limits.per_client, self.total)
+        self.refusals = refusals if refusals is not None else RefusalLog(logging.getLogger("board_driver.club"))
+        self._lock = threading.Lock()
+        self._open: dict[object, str] = {}          # socket -> client
+        self._by_client: dict[str, int] = {}
+        super().__init__(address, handler)
+
+    def verify_request(self, request, client_address) -> bool:
+        key = client_key(str(client_address[0]) if client_address else None)
+        with self._lock:
+            mine = self._by_client.get(key, 0)
+            if mine >= self.per_client:
+                kind, error = "per_client", f"too many connections from your address ({self.per_client} at most)"
+            elif len(self._open) >= self.total:
+                kind, error = "total", f"the page has too many connections ({self.total} at most)"
+            else:
+                self._open[request] = key
+                self._by_client[key] = mine + 1
+                return True
+        self.refusals.note(kind, f"the recorder's page refused a connection from {key}: {error}")
+        body = json.dumps({"error": error + ": try again shortly"}).encode()
+        try:
+            sock = cast(socket.socket, request)     # a TCP server's request is its socket
+            sock.setblocking(False)
+            sock.send(b"HTTP/1.0 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+                         b"Retry-After: %d\r\nContent-Length: %d\r\n\r\n%s"
+                         % (max(1, math.ceil(self.limits.header_timeout)), len(body), body))
+        except OSError:
+            pass
+        return False
+
+    def shutdown_request(self, request) -> None:
+        with self._lock:
+            key = self._open.pop(request, None)
+            if key is not None:
+                left = self._by_client.get(key, 1) - 1
+                if left > 0:
+                    self._by_client[key] = left
+                else:
+                    self._by_client.pop(key, None)
+        super().shutdown_request(request)
+
+
+def serve(store: RecorderStore, host: str, port: int, limits: WebLimits = WebLimits()) -> ThreadingHTTPServer:
     """Start the page's server in a thread; ``shutdown()`` it to stop."""
-    handler = type("BoundHandler", (Handler,), {"store": store, "positions": Positions()})
-    srv = ThreadingHTTPServer((host, port), handler)
-    srv.daemon_threads = True
+    handler = type("BoundHandler", (Handler,), {"store": store, "positions": Positions(),
+                                                "timeout": limits.header_timeout})
+    srv = LimitedServer((host, port), handler, limits)
     threading.Thread(target=srv.serve_forever, name="recorder-web", daemon=True).start()
     return srv

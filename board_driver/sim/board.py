@@ -13,6 +13,7 @@ queue raw frames stamped by the clock it was given; ``frames_shown`` keeps every
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
 from collections import deque
@@ -22,6 +23,8 @@ from typing import Callable
 from board_driver.devices import LedImage, RawFrame
 from board_driver.errors import BoardDriverError
 from board_driver.referee.layout import BoardProfile, Layout
+
+log = logging.getLogger(__name__)
 
 
 class SimulatorError(BoardDriverError, ValueError):
@@ -57,6 +60,7 @@ class SimulatedBoard:
         self.frames_shown: list[LedImage] = []
         self.state_file = Path(state_file) if state_file is not None else None
         self.closed_flag = False
+        self._unsaved: str | None = None     # why the last save failed (said once, until one works)
         # a frame made: read() waits on it as a real board's source waits for the next scan
         self._arrived = threading.Condition()
         self._woken = False
@@ -75,13 +79,24 @@ class SimulatedBoard:
         return cls(layout, clock=clock, closed=closed, state_file=state_file)
 
     def save(self) -> None:
+        """Write where the pieces stand. A failure (a full disk, no file handle left) is said
+        once and the pieces stay in memory: it never stops the board's events, nor the game."""
         if self.state_file is None:
             return
-        self.state_file.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.state_file.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"files": self.profile.files, "ranks": self.profile.ranks,
-                                   "closed": sorted(self.closed)}), encoding="utf-8")
-        os.replace(tmp, self.state_file)
+        try:
+            self.state_file.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.state_file.with_suffix(".tmp")
+            tmp.write_text(json.dumps({"files": self.profile.files, "ranks": self.profile.ranks,
+                                       "closed": sorted(self.closed)}), encoding="utf-8")
+            os.replace(tmp, self.state_file)
+        except OSError as exc:
+            why = exc.strerror or str(exc)
+            if why != self._unsaved:
+                log.warning("%s: cannot save the simulated board's pieces (%s); they are kept in memory",
+                            self.state_file, why)
+            self._unsaved = why
+            return
+        self._unsaved = None
 
     # -- test controls ----------------------------------------------------------------------------
     def sensor(self, square: str | int) -> int:

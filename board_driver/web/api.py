@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from functools import partial
 from typing import Any
+from urllib.parse import urlsplit
 
 from aiohttp import web
 
@@ -18,6 +19,16 @@ class ApiError(web.HTTPException):
     def __init__(self, status: int, message: str, headers: dict | None = None):
         self.status_code = status
         super().__init__(text=json.dumps({"error": message}), content_type="application/json", headers=headers)
+
+
+def cross_site(request: web.Request) -> bool:
+    """Whether a browser says the request comes from another site: ``Sec-Fetch-Site:
+    cross-site``, or an ``Origin`` whose host:port is not the request's ``Host`` (``Origin:
+    null`` included). A request without either (a script, curl) is not."""
+    if request.headers.get("Sec-Fetch-Site") == "cross-site":
+        return True
+    origin = request.headers.get("Origin")
+    return origin is not None and urlsplit(origin).netloc != request.host
 
 
 def json_response(data: Any, status: int = 200, **kw: Any) -> web.Response:

@@ -1,5 +1,6 @@
-"""The aiohttp application of the page: its two middlewares (the Host check, then the
-cross-site and error checks) and every feature's routes, registered by :func:`init_app`.
+"""The aiohttp application of the page: its middlewares (the connection's clock for the
+connection guard, the Host check, then the cross-site and error checks) and every feature's
+routes, registered by :func:`init_app`.
 
 Which module serves which routes (docs/web.md, *Where the code lives*):
 
@@ -16,15 +17,15 @@ Which module serves which routes (docs/web.md, *Where the code lives*):
 from __future__ import annotations
 
 from typing import Awaitable, Callable
-from urllib.parse import urlsplit
 
 from aiohttp import web
 
 from board_driver.errors import BoardDriverError
 from board_driver.referee.session import CommandError
 from board_driver.sim.board import SimulatorError
-from board_driver.web.api import ApiError
+from board_driver.web.api import ApiError, cross_site
 from board_driver.web.context import CTX, AppContext
+from board_driver.web.limits import ConnectionGuard
 from board_driver.web.routes import board_tools, files, game, games, login, remote_lobby, tokens, variants
 from engine.errors import EngineError
 
@@ -32,6 +33,22 @@ FEATURES = (files, game, variants, board_tools, games, remote_lobby, login, toke
 MAX_BODY = 256 * 1024
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+CONNECTIONS = web.AppKey("connections", ConnectionGuard)
+
+
+@web.middleware
+async def timed(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Tells the connection guard (limits.py) that a request is being handled: no header or
+    idle timeout runs meanwhile (a WebSocket is one request for its whole life)."""
+    guard = request.app.get(CONNECTIONS)
+    conn = guard.of(request.protocol) if guard is not None else None
+    if conn is None:
+        return await handler(request)
+    conn.begin(request)
+    try:
+        return await handler(request)
+    finally:
+        conn.end()
 
 
 @web.middleware
@@ -50,9 +67,7 @@ async def host_guard(request: web.Request, handler: Handler) -> web.StreamRespon
 async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Cross-site checks on every state-changing request; JSON errors for any failure."""
     if request.method not in ("GET", "HEAD", "OPTIONS"):
-        site = request.headers.get("Sec-Fetch-Site")
-        origin = request.headers.get("Origin")
-        if site == "cross-site" or (origin is not None and urlsplit(origin).netloc != request.host):
+        if cross_site(request):
             raise ApiError(403, "cross-site request refused: use the board's own page")
         if request.path.startswith("/api/") and request.content_type != "application/json":
             raise ApiError(415, "send the body as JSON (Content-Type: application/json)")
@@ -64,10 +79,14 @@ async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
         raise ApiError(400, str(exc)) from None
 
 
-def init_app(ctx: AppContext) -> web.Application:
-    """The application: the middlewares, the context (``app[CTX]``) and every feature's routes."""
-    app = web.Application(middlewares=[host_guard, guard], client_max_size=MAX_BODY)
+def init_app(ctx: AppContext, connections: ConnectionGuard | None = None) -> web.Application:
+    """The application: the middlewares, the context (``app[CTX]``), the connection guard
+    the server admits connections through (``app[CONNECTIONS]``, when served by
+    :class:`~board_driver.web.server.WebServer`) and every feature's routes."""
+    app = web.Application(middlewares=[timed, host_guard, guard], client_max_size=MAX_BODY)
     app[CTX] = ctx
+    if connections is not None:
+        app[CONNECTIONS] = connections
     for feature in FEATURES:
         feature.setup(app)
     return app

@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import hashlib
-import ipaddress
 import json
 import math
 import os
@@ -15,6 +14,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
+
+from board_driver.connections import client_key as client_key   # who a request comes from (both pages use it)
 
 TOKEN_DAYS = 30                     # a token not used for 30 days expires (each use restarts the 30 days)
 TOKEN_SECONDS = TOKEN_DAYS * 24 * 3600
@@ -247,7 +248,7 @@ class Backoff:
 
 
 class LoginLimiter:
-    """Password guesses: each client (:func:`client_key`) and all clients together wait longer
+    """Password guesses: each client (:func:`~board_driver.connections.client_key`) and all clients together wait longer
     after every wrong password past their free ones; a try while waiting is refused unchecked."""
 
     TOTAL = "*"
@@ -269,19 +270,3 @@ class LoginLimiter:
 
     def succeeded(self, client: str) -> None:
         self.clients.succeeded(client)
-
-
-def client_key(address: str | None) -> str:
-    """Who a request comes from, for limits: the IPv4 address, an IPv6 address's /64 (one
-    machine picks new addresses within its /64 at will), an IPv4-mapped IPv6 as IPv4."""
-    if not address:
-        return "?"
-    try:
-        ip = ipaddress.ip_address(address.split("%", 1)[0])
-    except ValueError:
-        return address
-    if isinstance(ip, ipaddress.IPv6Address):
-        if ip.ipv4_mapped is not None:
-            return str(ip.ipv4_mapped)
-        return str(ipaddress.IPv6Network((int(ip) >> 64 << 64, 64)))
-    return str(ip)

@@ -16,12 +16,15 @@ from aiohttp import web
 from board_driver.errors import BoardDriverError
 from board_driver.web.app import init_app
 from board_driver.web.context import AppContext
+from board_driver.web.limits import ConnectionGuard, WebLimits
 
 
 class WebServer:
-    """The page's application for one board loop, run on a thread of its own."""
+    """The page's application for one board loop, run on a thread of its own; its connections
+    admitted, timed and closed by a :class:`~board_driver.web.limits.ConnectionGuard`."""
 
-    def __init__(self, ctx: AppContext, *, host: str = "127.0.0.1", port: int = 8080):
+    def __init__(self, ctx: AppContext, *, host: str = "127.0.0.1", port: int = 8080,
+                 limits: WebLimits = WebLimits()):
         self.ctx = ctx
         self.host = host
         self.port = port
@@ -29,7 +32,8 @@ class WebServer:
         self.thread: threading.Thread | None = None
         self._ready = threading.Event()
         self._error: BaseException | None = None
-        self.app = init_app(ctx)
+        self.connections = ConnectionGuard(limits)
+        self.app = init_app(ctx, self.connections)
 
     def start(self, timeout: float = 10.0) -> WebServer:
         """Serve on a thread; returns once listening (``port`` is then the real port)."""
@@ -46,14 +50,14 @@ class WebServer:
         self.loop = loop
         self.ctx.sockets.serve_on(loop)
         asyncio.set_event_loop(loop)
-        runner = web.AppRunner(self.app, access_log=None)
+        runner = web.AppRunner(self.app, access_log=None,
+                               keepalive_timeout=self.connections.limits.keepalive_timeout)
         try:
             loop.run_until_complete(runner.setup())
-            site = web.TCPSite(runner, self.host, self.port)
-            loop.run_until_complete(site.start())
-            for address in runner.addresses:  # the real port when 0 was asked for
-                self.port = address[1]
-                break
+            # the guard listens, and hands aiohttp's handler the connections it admits
+            handler = runner.server
+            assert handler is not None      # made by setup()
+            self.port = loop.run_until_complete(self.connections.listen(handler, self.host, self.port))
         except OSError as exc:
             self._error = exc
             self._ready.set()
@@ -62,6 +66,7 @@ class WebServer:
         try:
             loop.run_forever()
         finally:
+            self.connections.close()
             loop.run_until_complete(runner.cleanup())
             loop.close()
 

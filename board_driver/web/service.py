@@ -10,6 +10,7 @@ The board profile may carry a ``web`` section::
       listen: 0.0.0.0:8080      # serve binds here even without --web
       password: "a secret"      # a browser may log in with it instead of pairing
       hosts: [chess.example.org]  # more names the page may be opened by (docs/web.md)
+      limits: {connections: 256, per_client: 32, header_timeout: 20, keepalive_timeout: 75}
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from board_driver.web.auth import LoginLimiter, TokenStore
 from board_driver.web.bridge import Notices, WebBridge
 from board_driver.web.board_io import OverlaySink, WebSource
 from board_driver.web.hosts import HostNames
+from board_driver.web.limits import WebLimits
 
 if TYPE_CHECKING:       # pragma: no cover
     from board_driver.journal import GameStore
@@ -47,6 +49,7 @@ class WebConfig:
     listen: str | None = None
     password: str | None = None
     hosts: tuple[str, ...] = ()         # names the page may be opened by beyond the board's own
+    limits: WebLimits = WebLimits()     # connections and their timeouts (limits.py)
 
     @classmethod
     def from_dict(cls, data: Any, source: str) -> WebConfig:
@@ -55,8 +58,8 @@ class WebConfig:
         if not isinstance(data, Mapping):
             raise ConfigError(f"{source}: web: {data!r}: must be a mapping with listen and password")
         for k in data:
-            if k not in ("listen", "password", "hosts"):
-                raise ConfigError(f"{source}: web.{k}: unknown key (known: listen, password, hosts)")
+            if k not in ("listen", "password", "hosts", "limits"):
+                raise ConfigError(f"{source}: web.{k}: unknown key (known: listen, password, hosts, limits)")
         listen = data.get("listen")
         if listen is not None:
             if not isinstance(listen, str):
@@ -73,7 +76,8 @@ class WebConfig:
                 for h in hosts):
             raise ConfigError(f"{source}: web.hosts: {hosts!r}: a list of host names or addresses "
                               "(without port), e.g. [chessboard.example.org, 192.168.1.50]")
-        return cls(listen, password, tuple(h.strip().lower() for h in hosts))
+        limits = WebLimits.from_dict(data.get("limits"), source)
+        return cls(listen, password, tuple(h.strip().lower() for h in hosts), limits)
 
 
 def _is_ip(text: str) -> bool:
@@ -119,8 +123,10 @@ def parse_listen(text: str, what: str = "--web") -> tuple[str, int]:
 def start_web(listen: str, *, store: GameStore, commands: "queue.Queue[Any]", sim: bool, password: str | None,
               data_root: Path | None, say: Callable[[str], None] = print, hardware: Callable[[], dict] | None = None,
               tools: BoardTools | None = None, hosts: Iterable[str] = (), notices: Notices | None = None,
-              link: Callable[[], dict] | None = None, remote: RemoteLobby | None = None) -> tuple[WebBridge, WebServer]:
-    """Start the server; returns (bridge, server). ``hardware()`` answers ``GET /api/hardware``;
+              link: Callable[[], dict] | None = None, remote: RemoteLobby | None = None,
+              limits: WebLimits = WebLimits()) -> tuple[WebBridge, WebServer]:
+    """Start the server; returns (bridge, server). ``limits`` are the connections' (the
+    profile's ``web.limits``); ``hardware()`` answers ``GET /api/hardware``;
     ``tools`` are the Board tab's; ``notices`` the page's notices (the game host's ``say``
     writes there too); ``link()`` the board's link in every snapshot; ``remote`` the boards
     online and invitations (remote/invitations.py)."""
@@ -139,7 +145,7 @@ def start_web(listen: str, *, store: GameStore, commands: "queue.Queue[Any]", si
                                                                                           "analysis": status})),
                      logins=LoginLimiter(), desk=ToolDesk(tools), catalog=Catalog(), static=STATIC,
                      hardware=hardware, remote=remote)
-    server = WebServer(ctx, host=host, port=port).start()
+    server = WebServer(ctx, host=host, port=port, limits=limits).start()
     say(f"fairyboard: the page is at {server.url}")
     return bridge, server
 
@@ -153,10 +159,12 @@ class WebFront:
     def __init__(self, listen: str, *, store: GameStore, commands: "queue.Queue[Any]", sim: bool,
                  password: str | None, say: Callable[[str], None] = print, hardware: Callable[[], dict] | None = None,
                  hosts: Iterable[str] = (), notices: Notices | None = None, link: Callable[[], dict] | None = None,
-                 remote: RemoteLobby | None = None, tools: BoardTools | None = None):
+                 remote: RemoteLobby | None = None, tools: BoardTools | None = None,
+                 limits: WebLimits = WebLimits()):
         self.bridge, self.server = start_web(listen, store=store, commands=commands, sim=sim, password=password,
                                              data_root=store.root, say=say, hardware=hardware, tools=tools,
-                                             hosts=hosts, notices=notices, link=link, remote=remote)
+                                             hosts=hosts, notices=notices, link=link, remote=remote,
+                                             limits=limits)
         self.sim = sim
         self.remote = remote
         self.overlay: OverlaySink | None = None
@@ -216,7 +224,7 @@ def play_web(args, store, settings, profile, board_name: str, broker=None) -> in
             "calibrated": True, "problems": [], "link": None}
     front = WebFront(listen, store=store, commands=commands, sim=True, password=web.password, say=say,
                      hardware=lambda: info, hosts=web.hosts, notices=notices, link=host.link,
-                     remote=host.invitations, tools=SimTools(profile, lambda: seat.board))
+                     remote=host.invitations, tools=SimTools(profile, lambda: seat.board), limits=web.limits)
     front.start_remote(announce=True)     # no club publisher here: the lobby says it is online
     try:
         host.open(GameRequest.from_args(args))

@@ -206,3 +206,22 @@ def test_the_idle_loop_works_ahead_without_waiting_until_every_preview_is_made()
     assert all(s.bases.preview_of(a) is not None for a in queen_moves)
     assert timeouts.count(0.0) >= len(queen_moves) // s.PREVIEWS_PER_STEP - 1
     assert timeouts[-1] > 0                     # done: waiting its poll again
+
+
+def test_a_simulated_board_that_cannot_save_its_pieces_says_so_once_and_goes_on(tmp_path, caplog):
+    """Saving where the pieces stand is a convenience: a failure (no file handle left, a full
+    disk) must not stop the board's events, or the game with them."""
+    from board_driver.config import load_variant
+    from board_driver.referee.layout import Layout
+    from board_driver.settings import load_profile
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    layout = Layout.place(load_profile("sim"), load_variant("orthodox").geometry)
+    board = SimulatedBoard(layout, clock=lambda: 0, closed=frozenset({layout.sensor_of(layout.geometry.parse("e2"))}),
+                           state_file=blocker / "board.json")
+    board.lift("e2")
+    board.place("e4")
+    board.lift("e4")
+    assert board.occupied("e2") is False and board.occupied("e4") is False
+    said = [r.getMessage() for r in caplog.records if "cannot save the simulated board" in r.getMessage()]
+    assert len(said) == 1 and str(blocker / "board.json") in said[0]

@@ -198,6 +198,30 @@ def test_the_websocket_pushes_changes_and_a_reconnect_catches_up(server, token):
     asyncio.run(run())
 
 
+def test_a_websocket_from_another_sites_page_is_refused(server):
+    import aiohttp
+
+    async def run():
+        async with aiohttp.ClientSession() as http:
+            for origin in ("http://evil.example", "null", server.url.replace("localhost", "127.0.0.1")):
+                with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+                    await http.ws_connect(server.url + "/api/ws", origin=origin)
+                assert refused.value.status == 403, origin
+            with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+                await http.ws_connect(server.url + "/api/ws", headers={"Sec-Fetch-Site": "cross-site"})
+            assert refused.value.status == 403
+            # the board's own page, and a script without Origin (as documented), are served
+            for origin in (server.url, None):
+                async with http.ws_connect(server.url + "/api/ws", origin=origin) as ws:
+                    assert json.loads((await ws.receive(timeout=5)).data)["type"] == "state"
+    asyncio.run(run())
+    status, body, _ = server.request("GET", "/api/ws", headers={"Origin": "http://evil.example",
+                                                                "Connection": "Upgrade", "Upgrade": "websocket",
+                                                                "Sec-WebSocket-Version": "13",
+                                                                "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="})
+    assert status == 403 and "cross-site" in body["error"]
+
+
 def test_sim_refuses_bad_events_with_a_clear_message(server, token):
     server.new_game(token, "orthodox")
     assert server.post("/api/sim", [{"t": 0, "lift": "e2", "place": "e4"}])[1]["error"].startswith("event 1")

@@ -40,7 +40,7 @@ UNIT_KEYS = {
     "Unit": {"Description", "Documentation", "After", "Wants", "Requires"},
     "Service": {"Type", "User", "Group", "SupplementaryGroups", "Environment", "EnvironmentFile", "ExecStart",
                 "WorkingDirectory", "StateDirectory", "StateDirectoryMode", "ConfigurationDirectory", "KillMode",
-                "KillSignal", "TimeoutStopSec", "Restart", "RestartSec", "StandardOutput", "StandardError",
+                "KillSignal", "TimeoutStopSec", "LimitNOFILE", "Restart", "RestartSec", "StandardOutput", "StandardError",
                 "SyslogIdentifier", "NoNewPrivileges", "ProtectSystem", "ProtectHome", "PrivateTmp"},
     "Install": {"WantedBy"},
 }
@@ -62,6 +62,9 @@ def check_unit(path: Path) -> dict:
     assert svc["Type"] in ("simple", "exec", "notify")
     assert svc["KillSignal"] == "SIGTERM" and svc["KillMode"] in ("mixed", "control-group", "process")
     assert 5 <= int(svc["TimeoutStopSec"]) <= 90
+    # the open files, the page's connections included (docs/web.md, *Connections*): a limit
+    # set, and room in it for the page's connections besides the game's files
+    assert int(svc["LimitNOFILE"]) >= 512, svc.get("LimitNOFILE")
     assert svc["Restart"] in ("on-failure", "always")
     assert svc["StandardOutput"] == "journal" and svc["StandardError"] == "journal"
     for key in ("WorkingDirectory",):

@@ -16,7 +16,7 @@ from aiohttp import WSMsgType, web
 
 from board_driver.referee.session import CommandError, NewGame, Session
 from board_driver.sim.board import SimulatorError
-from board_driver.web.api import ApiError, json_response, read_body
+from board_driver.web.api import ApiError, cross_site, json_response, read_body
 from board_driver.web.catalog import computer_refusal
 from board_driver.web.context import CTX, AppContext, ask, fresh, hand_over, require, state_of
 from board_driver.web.hosts import is_loopback
@@ -41,6 +41,8 @@ async def state(request: web.Request) -> web.Response:
 
 async def ws(request: web.Request) -> web.WebSocketResponse:
     ctx = request.app[CTX]
+    if cross_site(request):         # a page of another site opening the board's socket (docs/web.md)
+        raise ApiError(403, "cross-site WebSocket refused: open the board's own page")
     sock = web.WebSocketResponse(heartbeat=20)
     await sock.prepare(request)
     ctx.sockets.add(sock)

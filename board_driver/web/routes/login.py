@@ -9,8 +9,8 @@ from functools import partial
 
 from aiohttp import web
 
+from board_driver.connections import client_key
 from board_driver.web.api import ApiError, device_label, json_response, read_body, set_cookie
-from board_driver.web.auth import client_key
 from board_driver.web.context import CTX, ask
 from board_driver.web.pairing import PairingBusy, PairingState
 
