@@ -32,8 +32,8 @@ def test_mypy_passes_over_the_three_packages():
     assert "Success: no issues found" in run.stdout, run.stdout
 
 
-@pytest.mark.long
-def test_pyright_basic_finds_no_error():
+@pytest.mark.slow     # 35-50 s of one core, a whole-program check each time: the whole suite runs it, the
+def test_pyright_basic_finds_no_error():   # quick lane keeps mypy (incremental: about 1 s once its cache is warm)
     if shutil.which("node") is None:
         pytest.skip("node is not installed: pyright (installed by scripts/pico-deps) needs it")
     if not PYRIGHT.exists():
