@@ -98,13 +98,15 @@ def _comment(text: str) -> str:
     return "{" + text.replace("}", ")") + "}"
 
 
-def pgn_movetext(sans, start_fullmove: int = 1, clocks=None) -> str:
+def pgn_movetext(sans, start_fullmove: int = 1, clocks=None, several: bool = False) -> str:
     """The moves as a PGN reader takes them, one convention for every family (docs/board-driver.md,
     *PGN*): each turn of a side starts with its move number (``12.`` White, ``12...`` Black
     wherever White's turn before it was not a single move), its moves and drops are SAN tokens,
     a turn with none is the null move ``--``, its other silent actions (purchases, designs,
     inventions, a whole army) follow in one comment, and an ``end`` (or a pass) is not written:
-    the next move number ends the turn. ``clocks`` adds ``[%clk h:mm:ss]`` after each turn."""
+    the next move number ends the turn. ``several``: a turn may hold several moves (Cost
+    Progressive), so every Black turn carries its number too and a side's tokens run to the
+    next number. ``clocks`` adds ``[%clk h:mm:ss]`` after each turn."""
     parts: list[str] = []
     number = start_fullmove
     prev: int | None = None
@@ -125,7 +127,7 @@ def pgn_movetext(sans, start_fullmove: int = 1, clocks=None) -> str:
                 continue                    # the next move number says the turn is over
             else:
                 notes.append(san)
-        plain = len(tokens) <= 1 and not notes      # a clock's comment alone leaves Black's number out
+        plain = len(tokens) <= 1 and not notes and not several     # a clock's comment alone leaves Black's number out
         last = items[-1][0]
         clk = clocks[last] if clocks is not None and last < len(clocks) else None
         if clk is not None:
@@ -277,7 +279,8 @@ def pgn_of(rec: GameRecord) -> str:
     tags.append(("Termination", termination))
     tags.append(("GameId", rec.id))
     head = "\n".join(f'[{k} "{str(v).replace(chr(92), chr(92) * 2).replace(chr(34), chr(92) + chr(34))}"]' for k, v in tags)
-    body = pgn_movetext(sans, fullmove(rec.header.get("start_fen")), rec.clocks if tc else None)
+    body = pgn_movetext(sans, fullmove(rec.header.get("start_fen")), rec.clocks if tc else None,
+                        several=variant.family == "cost-progressive")
     if damage:
         body += " " + _comment("the game record is damaged from here: " + damage)
     elif words:
