@@ -33,6 +33,20 @@ def replay(rec: GameRecord):
     return variant, game, sans, None
 
 
+def sans_of(game: Game) -> list:
+    """The (turn, action, SAN) list of the actions ``game`` has played, each named in the
+    position it was played from (on a copy: ``game`` is left as it is)."""
+    g = game.copy()
+    played = []
+    while g.history:
+        played.append(g.pop())
+    out = []
+    for a in reversed(played):
+        out.append((g.turn, a, g.san(a) if not a.silent else a.text))
+        g.push(a)
+    return out
+
+
 def clk_text(ms: int) -> str:
     """A time left as PGN's ``%clk`` writes it: ``h:mm:ss``, with the milliseconds after a
     point when there are any (``0:00:56.6``), so the figure is exact."""
