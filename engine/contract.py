@@ -65,7 +65,7 @@ _SILENT_KINDS = frozenset({ActionKind.PASS, ActionKind.END, ActionKind.BUY, Acti
 
 class Termination(TextEnum):
     """How a game ended (:attr:`~engine.game.Outcome.termination`; the outcome's reason text
-    and the PGN ``Termination`` tag are this text, or its detail's)."""
+    and the PGN's closing comment are this text, or its detail's)."""
 
     CHECKMATE = "checkmate"
     STALEMATE = "stalemate"

@@ -223,7 +223,7 @@ class Outcome:
     def reason(self) -> str:
         """How the game ended, in words: the termination's text ("checkmate", "time
         forfeit" ...) or its detail's ("both players passed: 5-4 points"). It is also the
-        PGN ``Termination`` tag."""
+        last comment of the PGN's movetext (its ``Termination`` tag holds the standard's values)."""
         return str(self.termination) if self.detail is None else self.detail.text()
 
     def points(self) -> tuple[Fraction, Fraction]:

@@ -136,6 +136,7 @@ def _play_events(args, store, settings, profile) -> int:
     report = session.report()
     report["warnings"] = warnings
     report["resumed"] = host.resumed
+    shown = "" if args.json else numbered_moves(session.game)
     host.close()
     if args.json:
         print(json.dumps(report))
@@ -147,7 +148,7 @@ def _play_events(args, store, settings, profile) -> int:
         print(render_board(session, board, color=_use_color(args)))
         for line in status_lines(session):
             print(line)
-        print(f"Moves: {' '.join(report['moves']) or '(none)'}")
+        print(f"Moves: {shown or '(none)'}")
         print(f"Saved: {report['journal']}")
     return 0
 
@@ -199,7 +200,7 @@ def _play_interactive(args, store, settings, profile) -> int:
                     _show(session, board, color)
                     continue
                 if own == "moves":
-                    print(" ".join(a.text for a in session.game.history) or "(no moves yet)")
+                    print(numbered_moves(session.game) or "(no moves yet)")
                     continue
                 for reply in session.command(text, clock()):
                     print(reply)
@@ -272,6 +273,18 @@ def _do(op, board: SimulatedBoard, session: Session, display: Display, clock: Vi
         step("place", op.b)
     else:
         step(op.kind, op.a)
+
+
+def numbered_moves(game) -> str:
+    """The moves so far as a person reads them: SAN with move numbers (``1. c4 e5 2. Nc3``)."""
+    from board_driver.pgn import fullmove, movetext, sans_of
+    sans = sans_of(game)
+    if not sans:
+        return ""
+    g = game.copy()
+    while g.history:
+        g.pop()
+    return movetext(sans, fullmove(g.fen()))
 
 
 def _show(session: Session, board: SimulatedBoard, color: bool) -> None:

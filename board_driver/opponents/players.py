@@ -131,6 +131,19 @@ def describe_spec(spec: EngineSpec | str) -> str:
     return f"the UCI engine {spec.command}"
 
 
+def engine_title(spec: EngineSpec | str) -> str:
+    """The computer as a game record names it (the PGN's ``White``/``Black``): its engine and
+    level, ``fairyboard builtin level 1``, ``fairyboard builtin`` (full strength),
+    ``fairyboard random``, ``Fairy-Stockfish level 5``, ``Fairy-Stockfish``, or a UCI engine's
+    command (``stockfish``)."""
+    if isinstance(spec, str):
+        spec = parse_spec(spec)
+    if spec.kind == "uci":
+        return spec.command
+    name = "Fairy-Stockfish" if spec.kind == "fsf" else f"fairyboard {spec.kind}"
+    return name if spec.level is None else f"{name} level {spec.level}"
+
+
 @dataclass(frozen=True, slots=True)
 class Evaluation:
     """An engine's verdict on a position: its score for the side to move and its best turn."""

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Callable
 from board_driver.errors import BoardDriverError
 from board_driver.referee.opponent import PeerRequests
 from board_driver.referee.reconcile import VerdictStatus as VS
-from board_driver.referee.texts import COLOR, option_list
+from board_driver.referee.texts import COLOR, option_list, taken_back_text
 from engine.contract import ActionKind, Termination
 from engine.errors import EngineError, IllegalMoveError
 
@@ -199,7 +199,7 @@ def _cmd_takeback(session: Session, cmd, args) -> list[str]:
     if not g.history:
         raise CommandError("takeback: no action to take back")
     popped = session.take_back(takeback_plies(session))
-    return ["Taken back: " + ", ".join(a.text for a in popped) + "."
+    return ["Taken back: " + taken_back_text(session.game, popped) + "."
             + (" Put the pieces back as the LEDs show." if session.recover else "")]
 
 

@@ -360,7 +360,8 @@ class Session:
         return out
 
     def _announce(self, expl: Explanation, popped, sans: list[str] | None) -> None:
-        self.notices.extend(texts.announce(expl, [a for a, _ in popped], self._mover, sans, self.outcome()))
+        self.notices.extend(texts.announce(expl, [a for a, _ in popped], self._mover, sans, self.outcome(),
+                                           game=self.game if not expl.actions else None))
 
     # -- the update step ----------------------------------------------------------------------------
     def update(self, now: int, render_leds: bool = True) -> None:

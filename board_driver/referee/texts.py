@@ -109,14 +109,49 @@ def pending_json(game: Game, verdict: Verdict, tentative: Verdict | None, recove
     return None
 
 
-def announce(expl: Explanation, popped_actions, mover: int, sans: list[str] | None, outcome) -> list[str]:
+def taken_back_text(game: Game, popped) -> str:
+    """``12... Nxe5 (put the white pawn back on e5)``: the actions taken back (``popped``, the
+    last first; ``game`` stands where they started), each by its move number and SAN, with the
+    pieces it captured that go back on the board."""
+    g = game.copy()
+    name = g.geometry.name
+    parts = []
+    for a in reversed(list(popped)):
+        try:
+            number = int(g.fen().split()[5])
+        except (IndexError, ValueError):
+            number = 0
+        mover = g.turn
+        try:
+            san = g.san(a) if not a.silent else a.text
+        except (EngineError, ValueError):
+            san = a.text
+        before = g.piece_map()
+        try:
+            g.push(a)
+        except (EngineError, ValueError):
+            parts.append(san)
+            continue
+        after = g.piece_map()
+        back = [f"the {piece_name(game, sq, before)} back on {name(sq)}" for sq, (_, color) in sorted(before.items())
+                if color != mover and after.get(sq) != before[sq]]
+        label = f"{number}{'.' if mover == 0 else '...'} {san}" if number else san
+        parts.append(label + (f" (put {' and '.join(back)})" if back else ""))
+    return ", ".join(parts)
+
+
+def announce(expl: Explanation, popped_actions, mover: int, sans: list[str] | None, outcome,
+             game: Game | None = None) -> list[str]:
     """The notices of an applied explanation: the move (as ``White: Nf3``), a takeback or a
     replacement, and the result when it ended the game. ``popped_actions``: the actions
-    taken back to apply it, last first."""
+    taken back to apply it, last first; ``game`` (after a takeback: where they started) names
+    them in SAN with what goes back on the board."""
     notices = []
     phys_popped = [a for a in popped_actions if not a.silent]
     if not expl.actions:
-        notices.append("Taken back: " + ", ".join(a.text for a in reversed(phys_popped)) + ".")
+        words = taken_back_text(game, popped_actions) if game is not None else \
+            ", ".join(a.text for a in reversed(phys_popped))
+        notices.append("Taken back: " + words + ".")
     else:
         names = sans or [a.text for a in expl.actions]
         if phys_popped:

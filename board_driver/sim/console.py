@@ -168,7 +168,7 @@ def status_lines(session: Session) -> list[str]:
     else:
         side = "White" if g.turn == 0 else "Black"
         extra = " (in check)" if g.in_check() else ""
-        lines.append(f"{side} to play{extra}. Moves: {len(g.history)}.")
+        lines.append(f"{side} to play{extra}, move {g.board_state().move_number}.")
     lines.extend(state_lines(g))
     clock = session.time.line()
     if clock is not None:

@@ -146,7 +146,7 @@ def test_games_list_show_and_a_pgn_python_chess_reads_back(tmp_path, env):
     shown = run(["games", "show", out["game"]], env).stdout
     assert "White: Ann" in shown and "1. " in shown
     pgn = run(["games", "export", out["game"], "--format", "pgn"], env).stdout
-    assert '[Variant "Standard"]' in pgn and '[FEN "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"]' in pgn
+    assert '[Variant "Standard"]' in pgn and "[FEN " not in pgn and "[SetUp " not in pgn    # the normal start
     game = chess.pgn.read_game(io.StringIO(pgn))
     assert not game.errors
     assert [m.uci() for m in game.mainline_moves()] == out["moves"]
@@ -159,7 +159,12 @@ def test_variant_games_export_with_their_variant_and_fen(tmp_path, env):
     out = json.loads(run(["play", "--variant", "chego", "--events", str(events_file(tmp_path, evs)), "--json"], env).stdout)
     assert out["moves"] == ["N@d4"]
     pgn = run(["games", "export", "latest"], env).stdout
-    assert '[Variant "chego"]' in pgn and "[KQRRBBNNPPPPPPPPkqrrbbnnpppppppp]" in pgn and "N@d4" in pgn
+    assert '[Variant "chego"]' in pgn and "[FEN " not in pgn and "1. N@d4 *" in pgn
+    fen = "8/8/8/8/8/8/8/8[NNnn] w - - 0 1"
+    out = json.loads(run(["play", "--variant", "chego", "--fen", fen, "--events", str(events_file(tmp_path, evs)),
+                          "--json"], env).stdout)
+    pgn = run(["games", "export", "latest"], env).stdout
+    assert '[SetUp "1"]' in pgn and f'[FEN "{fen}"]' in pgn
 
 
 # -- kill -9 at random points -----------------------------------------------------------------------

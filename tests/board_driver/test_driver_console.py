@@ -82,3 +82,11 @@ def test_json_report_carries_the_typed_view():
     cs = c.session.report()["state"]
     assert cs["phase"] == "action" and cs["turn"] == "black"
     assert cs["treasuries"] == {"white": "1", "black": "1"} and cs["reserves"] == {"white": {}, "black": {}}
+
+
+def test_moves_and_a_takeback_speak_san_with_move_numbers_and_say_what_goes_back(env):
+    out = play(env, "orthodox", ["e2-e4", "d7-d5", "e4-d5", "moves", "takeback", "moves"])
+    assert "1. e4 d5 2. exd5\n" in out
+    assert "Taken back: 2. exd5 (put the black pawn back on d5)." in out
+    assert "1. e4 d5\n" in out
+    assert "White to play, move 2." in out

@@ -94,9 +94,14 @@ def test_every_ending_reaches_the_journal_list_show_and_pgn(tmp_path, data, caps
     assert shown == ("Result: in progress" if result is None else f"Result: {result} ({rec.reason})")
     code, pgn, _ = fb(capsys, "games", "export", report["game"])
     assert f'[Result "{pgn_result}"]' in pgn and pgn.rstrip().endswith(pgn_result)
-    assert f'[Termination "{rec.reason or "unterminated"}"]' in pgn
+    # the standard's Termination values; the ending in words is the last comment
+    assert f'[Termination "{"unterminated" if rec.reason is None else "normal"}"]' in pgn
+    if rec.reason:
+        assert " ".join(pgn.split()).endswith(f"{{{rec.reason}}} {pgn_result}")
+    game = chess.pgn.read_game(io.StringIO(pgn))
+    assert game is not None and game.headers["Termination"] in ("normal", "unterminated")
     if variant == "orthodox":
-        game = chess.pgn.read_game(io.StringIO(pgn))
+        assert game.end().comment == (rec.reason or "")
         assert not game.errors and game.headers["Result"] == pgn_result
         board = game.end().board()
         if reason == "checkmate":
