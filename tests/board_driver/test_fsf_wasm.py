@@ -125,7 +125,7 @@ def test_match_fsf_against_builtin_on_tomorrow_3(tmp_path):
     assert int(m[3]) >= 10
     e = subprocess.run([sys.executable, "-m", "board_driver.cli", "games", "export", m[4]], capture_output=True,
                        text=True, env=env, timeout=60)
-    assert e.returncode == 0 and '[White "fsf"]' in e.stdout
+    assert e.returncode == 0 and '[White "Fairy-Stockfish' in e.stdout
 
 
 @pytest.mark.slow

@@ -155,7 +155,7 @@ def test_a_restart_keeps_the_players_and_the_computer(tmp_path):
     pgn = subprocess.run(CLI + ["games", "export", gid], capture_output=True, text=True,
                          env={**os.environ, "FAIRYBOARD_DATA": str(data)}, check=True).stdout
     game = chess.pgn.read_game(io.StringIO(pgn))
-    assert game.headers["White"] == "Ann" and game.headers["Black"] == "random"
+    assert game.headers["White"] == "Ann" and game.headers["Black"] == "fairyboard random"   # the PGN names the engine
 
 
 @pytest.mark.slow

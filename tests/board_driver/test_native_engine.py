@@ -274,4 +274,4 @@ def test_it_plays_tomorrow_3_through_fairyboard_match(installed):
     assert "illegal" not in m[2] and "unfinished" not in m[2], m[2]
     assert m[1] == "1-0", m[0]          # Fairy-Stockfish beats a random mover
     e = fb("games", "export", m[4], data=data, timeout=120)
-    assert e.returncode == 0 and '[White "fsf"]' in e.stdout
+    assert e.returncode == 0 and '[White "Fairy-Stockfish' in e.stdout

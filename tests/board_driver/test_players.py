@@ -216,7 +216,7 @@ def test_match_command_scores_saves_and_exports(tmp_path):
         board = game.end().board()
         assert board.is_checkmate()
         assert game.headers["Result"] == ("1-0" if i == 0 else "0-1")
-        assert game.headers["White"] == ("builtin:2" if i == 0 else "random")
+        assert game.headers["White"] == ("fairyboard builtin level 2" if i == 0 else "fairyboard random")
     j = _cli(["match", "--white", "random", "--black", "random", "--games", "1", "--time", "0.05", "--json",
               "--seed", "2"], tmp_path)
     data = json.loads(j.stdout)
