@@ -57,7 +57,7 @@ from __future__ import annotations
 
 import sys
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from board_driver.opponents import engine_pool
 from board_driver.opponents.players import Player, PlayerError, parse_spec
@@ -432,6 +432,17 @@ def check_players(names: dict, variant: Variant) -> None:
 HINT_SECONDS = 0.5      # how long the engine thinks a hint
 
 
+
+def white_score(game: Game, ev: Any) -> tuple[int, int | None]:
+    """An evaluation's score from White's point of view (+: White is better), as the live
+    evaluation and the analysis give it; in Chego the game's own count instead (100 a point:
+    White's points less Black's, as if the game ended now)."""
+    if getattr(game, "family", "") == "chego" and callable(getattr(game, "points", None)):
+        w, b = game.points()        # type: ignore[attr-defined]
+        return 100 * (w - b), None
+    sign = 1 if game.turn == 0 else -1
+    return sign * ev.cp, None if ev.mate is None else sign * ev.mate
+
 class Hinter(_Polled):
     """The ``hint`` command's engine (:attr:`Session.hinter`): the best engine for the variant
     (:func:`.analysis.best_engine`), taken at the first hint and kept for the next (Fairy-Stockfish
@@ -452,6 +463,9 @@ class Hinter(_Polled):
         self.player: Player | None = None
         self.background = background
         self._search: _HintSearch | None = None
+        # the live evaluation's finished search of this very position, when there is one (the
+        # page's LiveEval.known): the hint then says the same score as the evaluation bar
+        self.known: Callable[[Game], Any] | None = None
 
     def think_in_background(self) -> None:
         self.background = True
@@ -469,7 +483,8 @@ class Hinter(_Polled):
     def __call__(self, session: Session):
         """(the action to light or None, the words, the journal record) for the side to move."""
         g = session.game
-        return self.words(session, g, self._player().evaluate(g.copy(), self.seconds))
+        ev = self.known(g) if self.known is not None else None
+        return self.words(session, g, ev if ev is not None else self._player().evaluate(g.copy(), self.seconds))
 
     def words(self, session: Session, g: Game, ev):
         from board_driver.opponents.analysis import score_text
@@ -482,7 +497,7 @@ class Hinter(_Polled):
                 break
             silent.append(describe_silent(a))
         shown = next((a for a in ev.best if not a.silent), None)
-        cp, mate = (ev.cp, ev.mate) if g.turn == 0 else (-ev.cp, None if ev.mate is None else -ev.mate)
+        cp, mate = white_score(g, ev)
         head = f"Hint for {side} ({score_text(cp, mate)}):"
         if shown is not None and not silent:
             words = describe_move(session, shown, head=head)
@@ -505,8 +520,10 @@ class Hinter(_Polled):
             if s.history == g.history:
                 return False
             s.thread.join()             # a stale one (the game moved on) ends within its time
-        self._search = _HintSearch(g, self._player(), self.seconds)
-        self._search.thread.start()
+        known = self.known(g) if self.known is not None else None
+        self._search = _HintSearch(g, self._player(), self.seconds, known=known)
+        if known is None:
+            self._search.thread.start()
         return True
 
     def take(self, session: Session):
@@ -515,7 +532,7 @@ class Hinter(_Polled):
         s, self._search = self._search, None
         if s is None:
             return None
-        s.thread.join()
+        s.join()
         g = session.game
         if g.history != s.history or g.turn != s.side:
             return None
@@ -526,7 +543,7 @@ class Hinter(_Polled):
     def close(self) -> None:
         s = self._search
         if s is not None:
-            s.thread.join(self.seconds + 10)
+            s.join(self.seconds + 10)
             self._search = None
         if self.player is not None:
             self.player.close()
@@ -536,15 +553,21 @@ class Hinter(_Polled):
 class _HintSearch:
     """One hint search in a worker thread, on a copy of the game as it stood when it started."""
 
-    def __init__(self, game: Game, player: Player, seconds: float):
+    def __init__(self, game: Game, player: Player, seconds: float, known: Any = None):
         self.history = list(game.history)
         self.side = game.turn
-        self.result: Any = None             # the player's Evaluation
+        self.result: Any = known            # the player's Evaluation (known: found already, no search)
         self.error: BaseException | None = None
         self.done = threading.Event()
         self.told = False
         self.thread = threading.Thread(target=self._run, args=(player, game.copy(), seconds),
                                        name="hint", daemon=True)
+        if known is not None:
+            self.done.set()
+
+    def join(self, timeout: float | None = None) -> None:
+        if self.thread.is_alive() or self.thread.ident is not None:
+            self.thread.join(timeout)
 
     def _run(self, player: Player, game: Game, seconds: float) -> None:
         try:

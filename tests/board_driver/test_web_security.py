@@ -263,7 +263,7 @@ def test_the_pairing_square_is_apart_from_the_move_under_way_and_the_captures():
 def test_one_waiting_pairing_per_client_and_a_client_cannot_keep_squares_lit():
     import time
 
-    from board_driver.web.pairing import MAX_WAITING, PAIR_PER_CLIENT, PairingBusy
+    from board_driver.web.pairing import MAX_WAITING, PAIR_PER_CLIENT, PAIR_WINDOW, PairingBusy
     from drivertools import Table
     t = Table("orthodox")
     bridge = _bridge_on(t)
@@ -286,5 +286,6 @@ def test_one_waiting_pairing_per_client_and_a_client_cannot_keep_squares_lit():
             break
     else:
         raise AssertionError("a client renewed its pairing for good")
-    assert busy.status == 429 and busy.retry_after > 500
+    assert busy.status == 429 and PAIR_WINDOW - 60 < busy.retry_after <= PAIR_WINDOW
+    assert PAIR_PER_CLIENT >= 5 and PAIR_WINDOW <= 300            # a fumbling new player waits minutes at most
     assert bridge.start_pairing(t.session, client="10.0.0.10").state.value == "waiting"   # others still may
