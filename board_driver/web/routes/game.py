@@ -205,8 +205,7 @@ async def sim(request: web.Request) -> web.Response:
                 # the lifts and places a player makes for this move, spaced so that the
                 # debouncer sees each (a victim lifted and its square filled at the same
                 # instant never leaves the sensors)
-                steps = await ask(ctx, lambda session, arg=arg: move_steps(arg, session, board=bridge.board),
-                                  changes=False)
+                steps = await ask(ctx, partial(_move_steps_here, arg, bridge), changes=False)
                 for j, (k, sq) in enumerate(steps):
                     if j:
                         await asyncio.sleep(MOVE_STEP_MS / 1000)
@@ -232,6 +231,11 @@ async def _settle(ctx: AppContext) -> None:
             return
         wait = 0.01 if deadline is None else max(0.005, (deadline - clock()) / 1000 + 0.005)
         await asyncio.sleep(min(wait, 0.5))
+
+
+def _move_steps_here(text: str, bridge: Any, session: Any) -> list[tuple[str, str]]:
+    """:func:`move_steps` on the bridge's simulated board (what stands where now)."""
+    return move_steps(text, session, board=bridge.board)
 
 
 def move_steps(text: str, session: Any, board: Any = None) -> list[tuple[str, str]]:
