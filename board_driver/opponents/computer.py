@@ -57,7 +57,7 @@ from __future__ import annotations
 
 import sys
 import threading
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from board_driver.opponents import engine_pool
 from board_driver.opponents.players import Player, PlayerError, parse_spec
@@ -433,6 +433,40 @@ HINT_SECONDS = 0.5      # how long the engine thinks a hint
 
 
 
+# The last finished searches, by engine and position: a hint asked in a position the live
+# evaluation has judged is that search (its move and score), so the bar and the hint say one
+# number from one search.
+_KNOWN: dict[tuple[str, str, str], Any] = {}
+_KNOWN_LOCK = threading.Lock()
+_KNOWN_KEEP = 64
+
+
+def _position_key(spec: str, game: Game) -> tuple[str, str, str] | None:
+    try:
+        return spec, str(getattr(game.variant, "name", "")), game.fen()
+    except Exception:                   # a position the engine cannot write: nothing is kept
+        return None
+
+
+def remember(spec: str, game: Game, ev: Any) -> None:
+    """Keep ``ev``, the finished search of ``spec`` in ``game``'s position (any thread)."""
+    key = _position_key(spec, game)
+    if key is None or not getattr(ev, "best", None):
+        return
+    with _KNOWN_LOCK:
+        _KNOWN.pop(key, None)
+        _KNOWN[key] = ev
+        while len(_KNOWN) > _KNOWN_KEEP:
+            del _KNOWN[next(iter(_KNOWN))]
+
+
+def recall(spec: str, game: Game) -> Any:
+    """The kept search of ``spec`` in exactly ``game``'s position, else None."""
+    key = _position_key(spec, game)
+    with _KNOWN_LOCK:
+        return _KNOWN.get(key) if key is not None else None
+
+
 def white_score(game: Game, ev: Any) -> tuple[int, int | None]:
     """An evaluation's score from White's point of view (+: White is better), as the live
     evaluation and the analysis give it; in Chego the game's own count instead (100 a point:
@@ -463,9 +497,6 @@ class Hinter(_Polled):
         self.player: Player | None = None
         self.background = background
         self._search: _HintSearch | None = None
-        # the live evaluation's finished search of this very position, when there is one (the
-        # page's LiveEval.known): the hint then says the same score as the evaluation bar
-        self.known: Callable[[Game], Any] | None = None
 
     def think_in_background(self) -> None:
         self.background = True
@@ -483,7 +514,7 @@ class Hinter(_Polled):
     def __call__(self, session: Session):
         """(the action to light or None, the words, the journal record) for the side to move."""
         g = session.game
-        ev = self.known(g) if self.known is not None else None
+        ev = recall(self._player().spec.text, g)
         return self.words(session, g, ev if ev is not None else self._player().evaluate(g.copy(), self.seconds))
 
     def words(self, session: Session, g: Game, ev):
@@ -520,7 +551,7 @@ class Hinter(_Polled):
             if s.history == g.history:
                 return False
             s.thread.join()             # a stale one (the game moved on) ends within its time
-        known = self.known(g) if self.known is not None else None
+        known = recall(self._player().spec.text, g)
         self._search = _HintSearch(g, self._player(), self.seconds, known=known)
         if known is None:
             self._search.thread.start()

@@ -154,9 +154,6 @@ class WebBridge:
             self.sink = sink
         self.layout = session.layout
         self.pairings.new_board()
-        hinter = getattr(session, "hinter", None)
-        if hinter is not None and hasattr(hinter, "known"):
-            hinter.known = self.live.known      # a hint of a position the bar has judged: that search
         self._dirty = True
 
     def refresh(self) -> None:

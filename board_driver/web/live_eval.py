@@ -44,7 +44,6 @@ class LiveEval:
         self._thread: threading.Thread | None = None
         self._closed = False
         self._generation = 0                        # bumped by every switch: a stale result is dropped
-        self._found: tuple | None = None            # (game id, ply, fen, Evaluation) of the last search done
 
     # -- the web thread ----------------------------------------------------------------------------
     def switch(self, on: bool, seconds: float | None = None) -> None:
@@ -96,19 +95,6 @@ class LiveEval:
                                "depth": None, "best": None, "engine": None, "error": None}
             self._cv.notify_all()
 
-    def known(self, game: Any) -> Any:
-        """The finished search of exactly this position (the Evaluation), else None: the hint
-        takes it, so that the hint and the bar say one score from one search."""
-        with self._cv:
-            f = self._found
-            if not self.on or f is None or self._key is None:
-                return None
-        try:
-            here = (len(game.history), game.fen())
-        except (EngineError, ValueError, AttributeError):
-            return None
-        return f[3] if (f[1], f[2]) == here and f[:3] == self._key else None
-
     def snapshot(self) -> dict | None:
         """The snapshot's ``eval``: None while off."""
         with self._cv:
@@ -155,7 +141,8 @@ class LiveEval:
                     def stale(gen=gen) -> bool:     # switched, closed, or a newer position waits
                         return self._closed or gen != self._generation or self._job is not None
                     ev = player.evaluate(game, seconds, stop=stale)
-                    from board_driver.opponents.computer import white_score
+                    from board_driver.opponents.computer import remember, white_score
+                    remember(player.spec.text, game, ev)    # a hint asked here is this search
                     cp, mate = white_score(game, ev)        # White's point of view (Chego: its count)
                     figures = {"state": "done", "cp": cp, "mate": mate, "depth": ev.depth or None,
                                "best": " ".join(a.text for a in ev.best) or None, "engine": player.spec.text,
@@ -172,8 +159,6 @@ class LiveEval:
                     if gen != self._generation or key != self._key or self._shown is None:
                         continue                # the game moved on, or the switch was turned
                     self._shown = dict(self._shown, **figures)
-                    if figures["state"] == "done":
-                        self._found = (*key, ev)
                 if self.on_result is not None:
                     self.on_result()
         finally:
