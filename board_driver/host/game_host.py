@@ -255,6 +255,8 @@ class GameHost:
         except BaseException:
             session.close()
             raise
+        if not opening.resumed and remote is None:
+            self._hold_clock(session)
         if opening.resumed:
             self.say(f"Resumed game {session.game_id} ({session.variant_name}), "
                      f"{len(session.game.history)} actions so far.")
@@ -348,6 +350,13 @@ class GameHost:
         self.session = session
         self.resumed = resumed
 
+    def _hold_clock(self, session: Session) -> None:
+        """On the board's service (the real-time loop: the page, ``serve``) a new game's clock
+        waits for its first move or ``clock start``, as a DGT clock does; an events script's runs
+        from its start, as its times say."""
+        if self.background:
+            session.time.hold_for_first_move()
+
     def _move_time(self, session: Session) -> float:
         if session.game_id is None:
             return MOVE_TIME
@@ -400,6 +409,7 @@ class GameHost:
             self.note(line)
         self.invitations.new_game_started()     # an invitation's answer is old news under a new game
         session = opening.session
+        self._hold_clock(session)
         try:
             self._start(session, False)
         except BoardDriverError as exc:

@@ -59,7 +59,7 @@ from board_driver.records import (
 from board_driver.referee.clock import Clock, ClockError, ClockState, TimeControl
 from board_driver.referee.debounce import SquareEvent
 from board_driver.referee.layout import BoardProfile, Layout
-from board_driver.referee.session import Session
+from board_driver.referee.session import Session, both_players
 from board_driver.referee.texts import COLOR
 from board_driver.settings import DriverSettings
 from engine.contract import Termination
@@ -123,7 +123,7 @@ def start(store: GameStore, variant_name: str, *, profile: BoardProfile, setting
     game = new_game(variant, fen)
     layout = Layout.place(profile, variant.geometry)
     start_fen = game.fen()
-    players = players or {"white": "White", "black": "Black"}
+    players = both_players(players)
     clock = clock_spec(clock)
     extra = dict(header or {})
     if computer:

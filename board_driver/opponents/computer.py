@@ -432,6 +432,51 @@ def check_players(names: dict, variant: Variant) -> None:
 HINT_SECONDS = 0.5      # how long the engine thinks a hint
 
 
+
+# The last finished searches, by engine and position: a hint asked in a position the live
+# evaluation has judged is that search (its move and score), so the bar and the hint say one
+# number from one search.
+_KNOWN: dict[tuple[str, str, str], Any] = {}
+_KNOWN_LOCK = threading.Lock()
+_KNOWN_KEEP = 64
+
+
+def _position_key(spec: str, game: Game) -> tuple[str, str, str] | None:
+    try:
+        return spec, str(getattr(game.variant, "name", "")), game.fen()
+    except Exception:                   # a position the engine cannot write: nothing is kept
+        return None
+
+
+def remember(spec: str, game: Game, ev: Any) -> None:
+    """Keep ``ev``, the finished search of ``spec`` in ``game``'s position (any thread)."""
+    key = _position_key(spec, game)
+    if key is None or not getattr(ev, "best", None):
+        return
+    with _KNOWN_LOCK:
+        _KNOWN.pop(key, None)
+        _KNOWN[key] = ev
+        while len(_KNOWN) > _KNOWN_KEEP:
+            del _KNOWN[next(iter(_KNOWN))]
+
+
+def recall(spec: str, game: Game) -> Any:
+    """The kept search of ``spec`` in exactly ``game``'s position, else None."""
+    key = _position_key(spec, game)
+    with _KNOWN_LOCK:
+        return _KNOWN.get(key) if key is not None else None
+
+
+def white_score(game: Game, ev: Any) -> tuple[int, int | None]:
+    """An evaluation's score from White's point of view (+: White is better), as the live
+    evaluation and the analysis give it; in Chego the game's own count instead (100 a point:
+    White's points less Black's, as if the game ended now)."""
+    if getattr(game, "family", "") == "chego" and callable(getattr(game, "points", None)):
+        w, b = game.points()        # type: ignore[attr-defined]
+        return 100 * (w - b), None
+    sign = 1 if game.turn == 0 else -1
+    return sign * ev.cp, None if ev.mate is None else sign * ev.mate
+
 class Hinter(_Polled):
     """The ``hint`` command's engine (:attr:`Session.hinter`): the best engine for the variant
     (:func:`.analysis.best_engine`), taken at the first hint and kept for the next (Fairy-Stockfish
@@ -469,7 +514,8 @@ class Hinter(_Polled):
     def __call__(self, session: Session):
         """(the action to light or None, the words, the journal record) for the side to move."""
         g = session.game
-        return self.words(session, g, self._player().evaluate(g.copy(), self.seconds))
+        ev = recall(self._player().spec.text, g)
+        return self.words(session, g, ev if ev is not None else self._player().evaluate(g.copy(), self.seconds))
 
     def words(self, session: Session, g: Game, ev):
         from board_driver.opponents.analysis import score_text
@@ -482,7 +528,7 @@ class Hinter(_Polled):
                 break
             silent.append(describe_silent(a))
         shown = next((a for a in ev.best if not a.silent), None)
-        cp, mate = (ev.cp, ev.mate) if g.turn == 0 else (-ev.cp, None if ev.mate is None else -ev.mate)
+        cp, mate = white_score(g, ev)
         head = f"Hint for {side} ({score_text(cp, mate)}):"
         if shown is not None and not silent:
             words = describe_move(session, shown, head=head)
@@ -505,8 +551,10 @@ class Hinter(_Polled):
             if s.history == g.history:
                 return False
             s.thread.join()             # a stale one (the game moved on) ends within its time
-        self._search = _HintSearch(g, self._player(), self.seconds)
-        self._search.thread.start()
+        known = recall(self._player().spec.text, g)
+        self._search = _HintSearch(g, self._player(), self.seconds, known=known)
+        if known is None:
+            self._search.thread.start()
         return True
 
     def take(self, session: Session):
@@ -515,7 +563,7 @@ class Hinter(_Polled):
         s, self._search = self._search, None
         if s is None:
             return None
-        s.thread.join()
+        s.join()
         g = session.game
         if g.history != s.history or g.turn != s.side:
             return None
@@ -526,7 +574,7 @@ class Hinter(_Polled):
     def close(self) -> None:
         s = self._search
         if s is not None:
-            s.thread.join(self.seconds + 10)
+            s.join(self.seconds + 10)
             self._search = None
         if self.player is not None:
             self.player.close()
@@ -536,15 +584,21 @@ class Hinter(_Polled):
 class _HintSearch:
     """One hint search in a worker thread, on a copy of the game as it stood when it started."""
 
-    def __init__(self, game: Game, player: Player, seconds: float):
+    def __init__(self, game: Game, player: Player, seconds: float, known: Any = None):
         self.history = list(game.history)
         self.side = game.turn
-        self.result: Any = None             # the player's Evaluation
+        self.result: Any = known            # the player's Evaluation (known: found already, no search)
         self.error: BaseException | None = None
         self.done = threading.Event()
         self.told = False
         self.thread = threading.Thread(target=self._run, args=(player, game.copy(), seconds),
                                        name="hint", daemon=True)
+        if known is not None:
+            self.done.set()
+
+    def join(self, timeout: float | None = None) -> None:
+        if self.thread.is_alive() or self.thread.ident is not None:
+            self.thread.join(timeout)
 
     def _run(self, player: Player, game: Game, seconds: float) -> None:
         try:

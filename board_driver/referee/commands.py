@@ -325,7 +325,7 @@ def press_clock(session: Session) -> list[str]:
         raise CommandError("press: the board switches this clock itself (--clock-mode press for a clock button)")
     if session.outcome() is not None:
         raise CommandError("press: the game is over")
-    if c.running is None:
+    if c.running is None and not session.time.first:     # a new game's first press starts it
         raise CommandError("press: the clock is stopped (clock start)")
     session.press_clock()
     return [_clock_line(session)]

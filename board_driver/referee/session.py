@@ -58,6 +58,14 @@ __all__ = ["COLOR", "CommandError", "HELP", "HandOver", "HintEngine", "NewGame",
 HELP = "\n".join(commands.help_lines())
 
 
+
+def both_players(players: dict[str, str] | None, base: dict[str, str] | None = None) -> dict[str, str]:
+    """Both sides' names: a side not named keeps ``base``'s name, else is called ``White`` or
+    ``Black`` (``play --black fsf`` names only the computer's side)."""
+    given = players or {}
+    kept = base or {}
+    return {side: str(given.get(side) or kept.get(side) or side.capitalize()) for side in ("white", "black")}
+
 class Session:
     """One game on one board: debouncer, reconciler, engine, journal and LED scene together."""
 
@@ -73,7 +81,7 @@ class Session:
         self.journal = journal
         self.game_id = game_id
         self.store = store
-        self.players = players or {"white": "White", "black": "Black"}
+        self.players = both_players(players)
         self.now = now
         occ = game.occupancy() if occupancy is None else occupancy
         self.debouncer = Debouncer(settings.debounce_ms, occ)
@@ -498,9 +506,10 @@ class Session:
     def name_players(self, players: dict[str, str], *, journal: bool = True) -> None:
         """The players' names from now on (kept in the game record: journaled when ``journal``
         and they changed)."""
+        players = both_players(players, self.players)
         if players == self.players:
             return
-        self.players = dict(players)
+        self.players = players
         if journal and self.journal is not None:
             self.journal.write(Players(self.players), sync=True)
 

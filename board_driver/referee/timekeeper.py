@@ -14,7 +14,10 @@ which owns the game, the board events and the journal it reads (see docs/board-d
 * every journaled push carries the times after it (``clk``) and before it (``clk0``); a pop
   carries the times it restored, so a resume and a takeback read both clocks back exactly;
 * a resumed game's clock waits for the first board event (the time the board was off is
-  never charged), a new game's for the board to be set up;
+  never charged), a new game's for the board to be set up; on the board's service (the page,
+  ``serve``: :meth:`Timekeeper.hold_for_first_move`) a new game's waits for its first move, as
+  a DGT clock does (the first move is not timed; the other side's clock starts when it is
+  made), or ``clock start``;
 * the flag falls at the exact millisecond, unless a move completed before it is still being
   debounced or held (it is committed first); a flag is a draw when the other side cannot win.
 """
@@ -47,6 +50,8 @@ class Timekeeper:
         self.wait = False                   # stopped until the next board event or `clock start` (a resume)
         self.paused = False                 # stopped by `clock pause` until `clock start`
         self.setup = False                  # a new game's clock starts once the board is set up
+        self.first = False                  # the clock waits for the game's first move (or `clock start`)
+        self.hold_first = False             # ... once the board is set up (hold_for_first_move)
         self.push_turns: list[tuple[int, int]] = []   # (turn before, turn after) of the actions just pushed
         self.flag_until: int | None = None  # no flag falls after this time (during an events script's settling)
         self.horizon: int | None = None     # an events script's last event: its report reads the clocks there
@@ -72,6 +77,20 @@ class Timekeeper:
         else:
             clock.start(s.game.turn, s.now)
 
+    def hold_for_first_move(self) -> None:
+        """A new game's clock waits for the game's first move (then the other side's clock
+        starts, as a DGT clock's does when the first move is made) or ``clock start``, instead
+        of running from the moment the game was opened. Nothing once a move was made."""
+        s = self.s
+        c = self.clock
+        if c is None or s.game.history or s.outcome() is not None or self.wait or self.paused:
+            return
+        if self.setup:
+            self.hold_first = True          # the board is set up first: then it waits
+        elif c.running is not None:
+            c.stop(c.state.since)           # nothing charged: it started a moment ago
+            self.first = True
+
     # -- the session's moments -----------------------------------------------------------------------
     def board_event(self, t: int) -> None:
         """A board event at raw time ``t``: a resumed game's clock runs again (the side to move's)."""
@@ -86,7 +105,9 @@ class Timekeeper:
         s = self.s
         if self.setup and not s.recover and self.clock is not None:
             self.setup = False
-            if s.outcome() is None:
+            if s.outcome() is None and self.hold_first:
+                self.first = True           # started by the first move, or `clock start`
+            elif s.outcome() is None:
                 self.clock.start(s.game.turn, now)
 
     def game_over(self) -> None:
@@ -131,7 +152,10 @@ class Timekeeper:
         for before_turn, after_turn in self.push_turns[-len(expl.actions):] if expl.actions else []:
             before = ClockState(cl.remaining(t), cl.state.moves, cl.state.running, t)
             stack.append(before)
-            if after_turn != before_turn and self.mode == "auto":
+            if after_turn != before_turn and self.first and cl.running is None:
+                if self.mode == "auto":         # the game's first move: the other side's clock starts
+                    cl.switch(t, before_turn)   # (in press mode the press starts it)
+            elif after_turn != before_turn and self.mode == "auto":
                 if cl.running is None:          # stopped (a pause): the move counts, the clock stays stopped
                     cl.switch(t, before_turn)
                     cl.stop(t)
@@ -148,6 +172,8 @@ class Timekeeper:
         if plan is not None and self.clock is not None:
             self.clock.restore(plan[0])
             self.stack = plan[1]
+            if self.first and self.clock.running is not None:
+                self.first = False
 
     def takeback(self, n: int) -> list[list[int]]:
         """``n`` actions were taken back (the takeback command): both clocks go back to what they
@@ -175,7 +201,7 @@ class Timekeeper:
         running = c.running
         return {"tc": c.tc.text, "mode": self.mode, "white": max(0, w), "black": max(0, b),
                 "running": COLOR[running] if running is not None else None,
-                "paused": self.paused, "waiting": self.wait,
+                "paused": self.paused, "waiting": self.wait or self.first, "first_move": self.first,
                 "flag": COLOR[s.game.resigned] if self.flagged() and s.game.resigned is not None else None,
                 "at": now}
 
@@ -192,7 +218,8 @@ class Timekeeper:
             if d["flag"] == side:
                 txt += " (flag)"
             parts.append(txt)
-        state = " -- stopped: a move or `clock start` restarts it" if d["waiting"] else \
+        state = " -- starts with the first move (or `clock start`)" if d["first_move"] else \
+            " -- stopped: a move or `clock start` restarts it" if d["waiting"] else \
             " -- paused (`clock start`)" if d["paused"] else ""
         return f"Clock {d['tc']}: " + "  ".join(parts) + state
 
@@ -207,7 +234,7 @@ class Timekeeper:
     def start(self) -> None:
         c = self.clock
         assert c is not None
-        self.paused = self.wait = self.setup = False
+        self.paused = self.wait = self.setup = self.first = False
         c.start(self.s.game.turn, self.s.now)
         self.record("start")
 
@@ -220,7 +247,11 @@ class Timekeeper:
     def press(self) -> None:
         c = self.clock
         assert c is not None
-        c.switch(self.s.now)
+        if self.first and c.running is None:     # the first move made and the clock pressed: it starts
+            self.first = False
+            c.start(self.s.game.turn, self.s.now)
+        else:
+            c.switch(self.s.now)
         self.record("press")
 
     def reopened(self) -> None:

@@ -153,6 +153,7 @@ class WebBridge:
         if sink is not None:
             self.sink = sink
         self.layout = session.layout
+        self.pairings.new_board()
         self._dirty = True
 
     def refresh(self) -> None:
@@ -185,6 +186,7 @@ class WebBridge:
         snap = snapshot(session, sim=self.sim, version=self._version, notices=self.notices.recent(),
                         extra={"run": self.run, "link": self._link, "eval": self.live.snapshot(),
                                "lobby": self._read_lobby(), **self.extra})
+        snap["leds"].update(self.pairings.leds())       # the pairing squares, lit on top of the game's
         with self._lock:
             self._snapshot = snap
             listeners = list(self._listeners)
@@ -221,3 +223,4 @@ class WebBridge:
     def _light(self, lit: dict[int, tuple]) -> None:
         if self.sink is not None:
             self.sink.set_overlay(lit)
+        self.refresh()                  # the snapshot's leds carry the pairing squares too

@@ -141,11 +141,15 @@ class LiveEval:
                     def stale(gen=gen) -> bool:     # switched, closed, or a newer position waits
                         return self._closed or gen != self._generation or self._job is not None
                     ev = player.evaluate(game, seconds, stop=stale)
-                    sign = 1 if game.turn == 0 else -1
-                    figures = {"state": "done", "cp": sign * ev.cp,
-                               "mate": None if ev.mate is None else sign * ev.mate, "depth": ev.depth or None,
+                    from board_driver.opponents.computer import remember, white_score
+                    remember(player.spec.text, game, ev)    # a hint asked here is this search
+                    cp, mate = white_score(game, ev)        # White's point of view (Chego: its count)
+                    figures = {"state": "done", "cp": cp, "mate": mate, "depth": ev.depth or None,
                                "best": " ".join(a.text for a in ev.best) or None, "engine": player.spec.text,
                                "error": None}
+                    if game.family == "chego":
+                        w, b = game.points()
+                        figures["points"] = {"white": w, "black": b}
                 except (BoardDriverError, EngineError, ValueError, OSError) as exc:
                     figures = {"state": "failed", "error": str(exc)}
                     if player is not None:

@@ -1,6 +1,8 @@
 """Pairing, the proof of presence: a browser asks (``POST /api/pair``), one occupied square is
 lit on the board, and a lift and put-back of its piece within 30 s, with nothing else changed
-on the board meanwhile, grants the browser a token (docs/web.md, *Security*).
+on the board meanwhile, grants the browser a token (docs/web.md, *Security*). A board with no
+piece to lift (Chego's empty board) lights an empty square instead: a piece put on it and taken
+off again pairs the same way.
 
 :class:`Pairings` keeps the pairings under way; the bridge runs it on the board loop (it sees
 the raw frames) and lights its squares through the overlay sink (``on_lit``).
@@ -26,8 +28,10 @@ if TYPE_CHECKING:
 PAIR_SECONDS = 30
 PAIR_COLOR = (255, 255, 255)
 MAX_WAITING = 3                     # pairings lit at once (a watcher cannot light the whole board)
-PAIR_PER_CLIENT = 3                 # pairings of one client that may run out unanswered ...
-PAIR_WINDOW = 600.0                 # ... within 10 minutes (a client cannot keep a square lit for good)
+PAIR_PER_CLIENT = 5                 # pairings of one client that may run out unanswered ...
+PAIR_WINDOW = 300.0                 # ... within 5 minutes (a client cannot keep a square lit for good;
+                                    # a new player fumbling a few tries waits a few minutes at most)
+PAIR_LAYER = "pairing"              # the snapshot's LED layer of a pairing square
 
 
 class PairingState(TextEnum):
@@ -49,27 +53,39 @@ class Pairing:
     token: str | None = None
     client: str = "?"               # who asked (client_key): one waiting pairing each
     label: str = ""                 # the device, as the token list names it
-    lifted: frozenset[int] | None = None    # the other closed sensors when the piece was lifted
-    spoiled: bool = False           # something else changed on the board while it was off
+    filled: bool = True             # a piece to lift and put back; False: an empty square to fill and clear
+    lifted: frozenset[int] | None = None    # the other closed sensors when the piece was lifted (set down)
+    spoiled: bool = False           # something else changed on the board while it was off (on)
 
     @property
     def seen_open(self) -> bool:
         return self.lifted is not None
 
+    @property
+    def text(self) -> str:
+        """What the player does, in words."""
+        if self.filled:
+            return f"Lift the piece on {self.square} (its square blinks white) and put it back"
+        return f"Put a piece on {self.square} (its square blinks white) and take it off again"
+
     def see(self, closed: frozenset[int], before: frozenset[int] | None, gap: bool) -> bool:
-        """A raw frame (``before``: the one before it): True when it completes the pairing,
-        its piece put back with nothing else changed since the lift."""
+        """A raw frame (``before``: the one before it): True when it completes the pairing, its
+        piece put back (an empty square's piece taken off again) with nothing else changed on
+        the board since the lift (the piece set down)."""
         if gap:                             # unwatched meanwhile: what happened is not known
             self.lifted, self.spoiled = None, False
             return False
+        rest = closed - {self.sensor}
+        away = (self.sensor in closed) != self.filled       # lifted; or, on an empty square, set down
         if self.lifted is None:
-            if self.sensor not in closed:   # the lift: the rest of the board must stay as it was
-                self.lifted = (before - {self.sensor}) if before is not None and self.sensor in before else closed
-                self.spoiled = closed != self.lifted
-        elif self.sensor not in closed:
-            if closed != self.lifted:
+            if away:                        # the rest of the board must stay as it was
+                was = before is not None and (self.sensor in before) == self.filled
+                self.lifted = (before - {self.sensor}) if was and before is not None else rest
+                self.spoiled = rest != self.lifted
+        elif away:
+            if rest != self.lifted:
                 self.spoiled = True
-        elif not self.spoiled and closed - {self.sensor} == self.lifted:
+        elif not self.spoiled and rest == self.lifted:
             return True
         else:                               # back, but after another change: a lift is needed again
             self.lifted, self.spoiled = None, False
@@ -112,6 +128,12 @@ class Pairings:
         self._misses: dict[str, list[float]] = {}          # client -> when its pairings ran out unanswered
         self._last_closed: frozenset[int] | None = None    # the raw frame before (pairing's lift)
 
+    def new_board(self) -> None:
+        """A new game on a (new) board: the raw frame seen last is not the board before the
+        next one (the simulated board of a new game is set up without a frame), so a pairing's
+        lift is compared with what the board shows from then on."""
+        self._last_closed = None
+
     def get(self, pid: str) -> Pairing | None:
         with self._lock:
             return self._pairings.get(pid)
@@ -121,6 +143,14 @@ class Pairings:
         with self._lock:
             return {p.physical: (PAIR_COLOR, SLOW) for p in self._pairings.values()
                     if p.state is PairingState.WAITING}
+
+    def leds(self) -> dict[str, dict]:
+        """The squares lit now as the snapshot's ``leds`` name them (by square, layer ``pairing``)."""
+        with self._lock:
+            return {p.square: {"color": "#%02x%02x%02x" % PAIR_COLOR, "blink": "slow", "layer": PAIR_LAYER,
+                               "meaning": "pairing: lift this piece and put it back" if p.filled
+                               else "pairing: put a piece here and take it off again"}
+                    for p in self._pairings.values() if p.state is PairingState.WAITING}
 
     def start(self, session: Any, client: str = "?", label: str = "") -> Pairing:
         """Light one occupied square that the game's move under way does not touch; a lift and
@@ -152,14 +182,17 @@ class Pairings:
         lit = {p.square for p in waiting}
         squares = [sq for sq in pairing_squares(session)
                    if layout.physical(sq) >= 0 and g.geometry.name(sq) not in lit]
+        filled = bool(squares)
+        if not squares and not any(session.occupancy >> sq & 1 for sq in g.piece_map()):
+            # no piece of the game on the board (Chego's start): an empty square to fill and clear
+            squares = [sq for sq in empty_pairing_squares(session)
+                       if layout.physical(sq) >= 0 and g.geometry.name(sq) not in lit]
         if not squares:
-            if not any(session.occupancy >> sq & 1 for sq in g.piece_map()):
-                raise PairingError("pairing needs a piece on the board: put one on any square, then ask again")
             raise PairingError("every piece on the board takes part in the move under way (or is lit for "
                                "another pairing): ask again once the move is made")
         sq = secrets.choice(squares)
         p = Pairing(secrets.token_urlsafe(12), g.geometry.name(sq), layout.physical(sq), layout.sensor_of(sq),
-                    now + PAIR_SECONDS, client=client, label=label)
+                    now + PAIR_SECONDS, client=client, label=label, filled=filled)
         with self._lock:
             self._pairings[p.id] = p
         self.on_lit(self.lit())
@@ -209,17 +242,7 @@ def pairing_squares(session: Session) -> list[int]:
     g = session.game
     pm = g.piece_map()
     occupied = [sq for sq in sorted(pm) if session.occupancy >> sq & 1]
-    busy: set[int] = set()
-    verdicts = [session.verdict]
-    if session.tentative is not None:
-        verdicts.append(session.tentative.verdict)
-    for v in verdicts:
-        busy |= v.lifted | v.placed
-        for e in v.options + v.partial:
-            for a in e.actions:
-                busy |= a.lifts | a.places
-        if v.fix is not None:
-            busy |= v.fix.squares
+    busy = _busy(session)
     touched: set[int] = set()
     try:
         legal = list(g.legal_actions()) if session.outcome() is None else []
@@ -233,3 +256,37 @@ def pairing_squares(session: Session) -> list[int]:
     apart = [sq for sq in free if sq not in touched]
     return apart or free
 
+
+
+def _busy(session: Session) -> set[int]:
+    """The squares the move under way touches: lifted or placed since the position was settled,
+    a square of a move the board may be on its way to, a square a mismatch's fix names."""
+    busy: set[int] = set()
+    verdicts = [session.verdict]
+    if session.tentative is not None:
+        verdicts.append(session.tentative.verdict)
+    for v in verdicts:
+        busy |= v.lifted | v.placed
+        for e in v.options + v.partial:
+            for a in e.actions:
+                busy |= a.lifts | a.places
+        if v.fix is not None:
+            busy |= v.fix.squares
+    return busy
+
+
+def empty_pairing_squares(session: Session) -> list[int]:
+    """The squares a pairing may light when no piece stands on the board to lift: empty (game
+    and sensors), not a hole, not touched by the move under way; those near the middle of the
+    board first (easy to reach from either side)."""
+    g = session.game
+    geo = g.geometry
+    pm = g.piece_map()
+    busy = _busy(session)
+    empty = [sq for sq in geo.squares() if sq not in geo.holes and sq not in pm
+             and not session.occupancy >> sq & 1 and sq not in busy]
+
+    def apart(sq: int) -> float:
+        return abs(geo.file_of(sq) - (geo.files - 1) / 2) + abs(geo.rank_of(sq) - (geo.ranks - 1) / 2)
+    near = [sq for sq in empty if apart(sq) <= 2]
+    return near or empty

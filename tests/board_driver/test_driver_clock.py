@@ -196,3 +196,18 @@ def test_pause_and_adjust():
     assert t.session.clock.running is None and rem(t, 50_000) == (59_000, 60_000)
     play(t, (20_000, "input", "clock start"), (21_000, "input", "clock adjust black 1:30"))
     assert rem(t, 22_000) == (57_000, 90_000)
+
+
+def test_on_the_service_a_new_games_clock_waits_for_the_first_move():
+    """As a DGT clock: nothing runs while the players sit down; the first move starts the other
+    side's clock, without charging the first mover."""
+    t = clocked()
+    t.session.time.hold_for_first_move()
+    view = t.session.time.view()
+    assert view["running"] is None and view["first_move"] and view["waiting"]
+    t.wait(30_000)
+    assert t.session.time.view()["white"] == 60_000                   # no time charged while waiting
+    t.move("e2", "e4").wait(1000)
+    view = t.session.time.view()
+    assert view["running"] == "black" and not view["first_move"] and view["white"] == 62_000   # + its increment
+    assert 58_000 < view["black"] < 60_000

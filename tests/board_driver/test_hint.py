@@ -70,3 +70,27 @@ def test_hint_in_tomorrows_chess_comes_from_fairy_stockfish(tmp_path):
         assert any(layer == "computer from" for layer in t.lit().values())
     finally:
         t.session.close()
+
+
+def test_the_hint_and_the_evaluation_say_one_score_from_one_search():
+    """A hint asked where the live evaluation has judged the position is that search, said from
+    White's point of view (as the bar); Chego's score is the game's own count."""
+    from drivertools import Table
+
+    from board_driver.opponents.computer import Hinter, recall, remember, white_score
+    from board_driver.opponents.players import Evaluation
+    t = Table("orthodox")
+    t.move("e2", "e4")
+    g = t.session.game
+    e5 = next(a for a in g.legal_actions() if a.text == "e7e5")
+    ev = Evaluation(cp=-24, mate=None, best=(e5,), depth=14)    # Black to move: -0.24 for Black
+    hinter = Hinter(g.variant, spec="builtin:1")
+    remember(hinter._player().spec.text, g, ev)
+    assert recall(hinter._player().spec.text, g) is ev
+    found = hinter(t.session)
+    assert found.words.startswith("Hint for black (+0.24):") and "e7" in found.words    # White +0.24, as the bar
+    assert white_score(g, ev) == (24, None)
+    c = Table("chego").session.game
+    w, b = c.points()
+    assert white_score(c, Evaluation(cp=-700, mate=None, best=())) == (100 * (w - b), None)
+    hinter.close()

@@ -335,3 +335,10 @@ def test_match_time_odds_follow_the_engine_across_colours(tmp_path):
     assert "A 0.05 s a move, B 0.1 s" in text
     bad = _cli(["match", "--white", "random", "--black", "random", "--clock", "60+1", "--time-a", "2"], tmp_path)
     assert bad.returncode == 2 and "--time-a" in bad.stderr and "clock" in bad.stderr
+
+
+def test_a_game_names_both_players_when_one_side_is_named():
+    from board_driver.referee.session import both_players
+    assert both_players({"black": "fsf"}) == {"white": "White", "black": "fsf"}
+    assert both_players({"black": "Bob"}, {"white": "Ann", "black": "x"}) == {"white": "Ann", "black": "Bob"}
+    assert both_players(None) == {"white": "White", "black": "Black"}

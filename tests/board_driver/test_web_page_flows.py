@@ -157,6 +157,80 @@ def test_a_chego_drop_and_its_removals_made_on_the_page(server, browser, token):
     assert st["pending"] is None and not set(victims) & set(st["occupied"])
 
 
+@pytest.mark.parametrize("how", ["tap", "drag"])
+def test_the_computers_capture_carried_out_on_the_page(server, browser, token, how):
+    """The computer's capture is lit (its victim to lift off): a tap on the mover and then on the
+    victim, or a drag, carries it out; with the victim lifted first (as on a real board) the drag
+    onto its empty square completes it too."""
+    server.new_game(token, "orthodox", white="Ann", black="builtin:1", fen="7k/6Q1/8/8/8/8/8/K7 b - - 0 1")
+    st = wait(None, lambda: (s := server.wait_state())["computer"] and s, what="the computer's move shown")
+    assert st["computer"]["move"] == "h8g7" and st["leds"]["g7"]["layer"] == "remove"
+    wait(browser, lambda: piece_on(browser, "g7") == "Q" and piece_on(browser, "h8") == "k", what="the position")
+    if how == "tap":
+        move_on_page(server, browser, "h8", "g7", "tap")
+    else:
+        server.sim({"lift": "g7"})                         # the victim off first, then the king dragged
+        assert server.wait_state()["pending"]["type"] == "move"
+        wait(browser, lambda: piece_on(browser, "g7") == "", what="the victim lifted")
+        move_on_page(server, browser, "h8", "g7", "drag")
+    st = moves_are(server, ["h8g7"])
+    assert st["pending"] is None and st["pieces"]["g7"] == "k" and st["computer"] is None
+    wait(browser, lambda: piece_on(browser, "g7") == "k" and piece_on(browser, "h8") == "", what="Kxg7")
+
+
+def test_the_board_is_turned_toward_the_side_played_here(server, browser, token):
+    """Against the computer the page shows the person's side at the bottom; Flip turns it."""
+    where = """const r = (k) => document.querySelector(`#board [data-square='${k}']`).getBoundingClientRect();
+               return {a1: r('a1'), h8: r('h8'), side: document.querySelector('#board').dataset.orientation};"""
+    server.new_game(token, "orthodox", white="random", black="Ann")
+    after = wait(browser, lambda: (w := js(browser, where))["side"] == "black" and w, what="turned to Black")
+    assert after["a1"]["x"] > after["h8"]["x"] and after["a1"]["y"] < after["h8"]["y"]    # h8 bottom left
+    assert text_of(browser, "#players") == "Computer (random) – Ann"
+    wait(browser, lambda: piece_on(browser, "e8") == "k", what="the board")
+    path = screenshot(browser, "oriented-black", prompt=False)
+    assert any(max(c) < 50 for c in square_pixels(browser, path, "e8")), "no black king drawn on e8"
+    click(browser, "#btn-flip")
+    wait(browser, lambda: js(browser, where)["side"] == "white", what="flipped back")
+    server.new_game(token, "orthodox", white="Ann", black="Bob")          # two people: White at the bottom
+    wait(browser, lambda: js(browser, where)["side"] == "white" and text_of(browser, "#players") == "Ann – Bob")
+
+
+def test_a_chego_game_paired_and_started_from_a_fresh_page(server, browser, token):
+    """Chego starts on an empty board: the pairing lights an empty square (drawn on the page and
+    in /api/state), a piece put there and taken off again pairs, and the page starts a game."""
+    server.new_game(token, "chego")
+    browser.delete_all_cookies()                          # a fresh page: never paired
+    try:
+        browser.refresh()
+        wait(browser, lambda: text_of(browser, "#pairstate") == "Not paired" and js(browser, "return document.body.dataset.family") == "chego")
+        click(browser, "#pairbtn")
+        square = wait(browser, lambda: js(browser, "return document.querySelector('#pairtext').dataset.square"), what="the square")
+        assert "Put a piece on" in text_of(browser, "#pairtext")
+        led = server.wait_state()["leds"][square]
+        assert led["layer"] == "pairing" and led["blink"] == "slow" and led["color"] == "#ffffff"
+        wait(browser, lambda: js(browser, "return document.querySelector(`#board [data-square='${arguments[0]}']`).dataset.led", square) == "pairing",
+             what="the pairing square drawn")
+        screenshot(browser, "pairing-chego", prompt=False)
+        click(browser, "#simtools button[data-tool='place']")       # as a player at the board: a piece put there ...
+        click_square(browser, square)
+        wait(None, lambda: square in server.wait_state()["occupied"], what="the piece set down")
+        click(browser, "#simtools button[data-tool='lift']")        # ... and taken off again
+        click_square(browser, square)
+        wait(browser, lambda: text_of(browser, "#pairstate") == "Paired", what="Paired")
+        assert server.wait_state()["leds"].get(square, {}).get("layer") != "pairing"    # no longer lit for it
+        click(browser, "#simtools button[data-tool='move']")
+        game = server.wait_state()["game"]
+        click(browser, "nav button[data-tab='new']")
+        wait(browser, lambda: js(browser, "return document.querySelectorAll('#nv-variant option').length") > 20)
+        js(browser, "const s = document.querySelector('#nv-variant'); s.value = 'chego'; s.dispatchEvent(new Event('change'))")
+        js(browser, "document.querySelector('#newform').requestSubmit()")          # Start the game
+        st = wait(None, lambda: (s := server.wait_state())["game"] != game and s, what="the new game")
+        assert st["variant"] == "chego" and st["players"] == {"white": "White", "black": "Black"}
+    finally:
+        browser.add_cookie({"name": "fairyboard_token", "value": token, "path": "/"})
+        click(browser, "nav button[data-tab='play']")
+
+
 def resign_buttons(browser):
     return js(browser, "return [...document.querySelectorAll('#resignbox button.resignside')].map(b => b.dataset.side)")
 

@@ -56,8 +56,11 @@ def test_the_clocks_show_and_tick_between_snapshots(server, browser, token):
     server.new_game(token, "orthodox", clock="300+3", white="Ann", black="Bob")
     synced(server, browser)
     w = wait(browser, lambda: clock(browser, "white"), what="the clocks")
-    assert w["running"] and w["px"] >= 36 and "Ann" in w["who"]
+    assert w["px"] >= 36 and "Ann" in w["who"]
+    # as on a DGT clock, no clock runs before the first move: the page was opened, nothing played
+    assert not w["running"] and w["text"] == "5:00" and "starts with the first move" in text_of(browser, "#clock-note")
     assert clock(browser, "black")["text"] == "5:00" and not clock(browser, "black")["running"]
+    assert server.wait_state()["clocks"]["first_move"] and server.wait_state()["clocks"]["white"] == 300_000
     server.move("e2", "e4")
     synced(server, browser)
     wait(browser, lambda: clock(browser, "black")["running"] and not clock(browser, "white")["running"], what="Black's clock running")
@@ -97,10 +100,10 @@ def test_a_clock_going_under_twenty_seconds_sounds_once(server, browser, token):
 def test_press_mode_has_a_clock_button_for_the_running_side(server, browser, token, paired):
     server.new_game(token, "orthodox", clock="300+3", clock_mode="press")
     synced(server, browser)
-    wait(browser, lambda: "White has moved" in text_of(browser, "#btn-press"), what="the press button")
     server.move("e2", "e4")
     synced(server, browser)
-    assert clock(browser, "white")["running"]              # press mode: the move does not switch it
+    wait(browser, lambda: "White has moved" in text_of(browser, "#btn-press"), what="the press button")
+    assert not clock(browser, "black")["running"]          # press mode: the move does not start it
     click(browser, "#btn-press")
     wait(browser, lambda: server.wait_state()["clocks"]["running"] == "black", what="the clock pressed")
     wait(browser, lambda: clock(browser, "black")["running"], what="Black's clock running on the page")

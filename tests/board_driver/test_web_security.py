@@ -263,7 +263,7 @@ def test_the_pairing_square_is_apart_from_the_move_under_way_and_the_captures():
 def test_one_waiting_pairing_per_client_and_a_client_cannot_keep_squares_lit():
     import time
 
-    from board_driver.web.pairing import MAX_WAITING, PAIR_PER_CLIENT, PairingBusy
+    from board_driver.web.pairing import MAX_WAITING, PAIR_PER_CLIENT, PAIR_WINDOW, PairingBusy
     from drivertools import Table
     t = Table("orthodox")
     bridge = _bridge_on(t)
@@ -286,5 +286,38 @@ def test_one_waiting_pairing_per_client_and_a_client_cannot_keep_squares_lit():
             break
     else:
         raise AssertionError("a client renewed its pairing for good")
-    assert busy.status == 429 and busy.retry_after > 500
+    assert busy.status == 429 and PAIR_WINDOW - 60 < busy.retry_after <= PAIR_WINDOW
+    assert PAIR_PER_CLIENT >= 5 and PAIR_WINDOW <= 300            # a fumbling new player waits minutes at most
     assert bridge.start_pairing(t.session, client="10.0.0.10").state.value == "waiting"   # others still may
+
+
+def test_an_empty_board_pairs_by_a_piece_put_on_the_lit_square_and_taken_off():
+    """Chego starts on an empty board: nothing to lift, so an empty square is lit (in the
+    snapshot's LEDs too) and a piece set on it and taken off again pairs; a stale frame of the
+    board before a new game does not spoil it."""
+    from board_driver.web.pairing import PairingState
+    from drivertools import Table
+    t = Table("chego")
+    bridge = _bridge_on(t)
+    bridge.observe(_frame(set(range(20))))              # the last frame of the game before
+    bridge.attach(t.session)                            # a new game on a new board
+    p = bridge.start_pairing(t.session, client="c")
+    assert not p.filled and "Put a piece on" in p.text and p.square not in t.session.game.geometry.holes
+    assert bridge.publish(t.session)["leds"][p.square]["layer"] == "pairing"
+    t.place(p.square)                                   # the game asks which piece was dropped ...
+    bridge.observe(_frame({p.sensor}))
+    t.lift(p.square)                                    # ... and forgets it when it is taken off
+    bridge.observe(_frame(set()))
+    assert p.state is PairingState.GRANTED and t.session.pending() is None and not t.moves
+    assert bridge.publish(t.session)["leds"].get(p.square, {}).get("layer") != "pairing"
+
+
+def test_a_move_on_the_page_does_not_lift_a_victim_already_off():
+    from board_driver.web.routes.game import move_steps
+    from drivertools import Table
+    t = Table("orthodox", fen="7k/6Q1/8/8/8/8/8/K7 b - - 0 1")
+    assert move_steps("h8-g7", t.session, board=t.board) == [("lift", "g7"), ("lift", "h8"), ("place", "g7")]
+    t.lift("g7")                                        # the victim taken off first
+    assert move_steps("h8-g7", t.session, board=t.board) == [("lift", "h8"), ("place", "g7")]
+    t.lift("h8").place("g7")
+    assert t.moves == ["h8g7"]

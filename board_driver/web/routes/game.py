@@ -207,7 +207,7 @@ async def sim(request: web.Request) -> web.Response:
                 # the lifts and places a player makes for this move, spaced so that the
                 # debouncer sees each (a victim lifted and its square filled at the same
                 # instant never leaves the sensors)
-                steps = await ask(ctx, partial(move_steps, arg), changes=False)
+                steps = await ask(ctx, partial(_move_steps_here, arg, bridge), changes=False)
                 for j, (k, sq) in enumerate(steps):
                     if j:
                         await asyncio.sleep(MOVE_STEP_MS / 1000)
@@ -235,13 +235,20 @@ async def _settle(ctx: AppContext) -> None:
         await asyncio.sleep(min(wait, 0.5))
 
 
-def move_steps(text: str, session: Any) -> list[tuple[str, str]]:
+def _move_steps_here(text: str, bridge: Any, session: Any) -> list[tuple[str, str]]:
+    """:func:`move_steps` on the bridge's simulated board (what stands where now)."""
+    return move_steps(text, session, board=bridge.board)
+
+
+def move_steps(text: str, session: Any, board: Any = None) -> list[tuple[str, str]]:
     """The events (``("lift" | "place", SQUARE)``, in order) of a ``move`` event ``FROM-TO``
     (or ``FROMTO``) on the simulated board: those of the legal action taking the piece on FROM
     to TO, as a player makes them -- a victim lifted first, the mover lifted and set down, a
     castling rook after its king, an en passant victim, the squares filled by a promotion
-    (whose choice stays to be made). With no such legal action, the piece is moved as asked
-    (a victim on TO lifted first) and the board shows what is wrong."""
+    (whose choice stays to be made). A piece already off the board (the victim lifted first,
+    as the computer's capture is carried out) is not lifted again. With no such legal action,
+    the piece is moved as asked (a victim on TO lifted first) and the board shows what is
+    wrong. ``board``: the simulated board (what stands where now), else the sensors' view."""
     g = session.game
     geo = g.geometry
     m = re.fullmatch(r"([a-p][0-9]{1,2})-?([a-p][0-9]{1,2})", text.strip().lower())
@@ -249,16 +256,21 @@ def move_steps(text: str, session: Any) -> list[tuple[str, str]]:
         raise ValueError(f"move {text!r}: give FROM-TO, e.g. e2-e4")
     a, b = geo.parse(m.group(1)), geo.parse(m.group(2))
     name = geo.name
+
+    def on(sq: int) -> bool:
+        return bool(board.occupied(sq)) if board is not None else bool(session.occupancy >> sq & 1)
+
+    def lift(squares) -> list[tuple[str, str]]:
+        return [("lift", name(s)) for s in squares if on(s)]
     fits = [x for x in (g.legal_actions() if session.outcome() is None else [])
             if a in x.lifts and a not in x.places and b in x.places]
     if not fits:
-        occ = session.occupancy
-        return ([("lift", name(b))] if occ >> b & 1 else []) + [("lift", name(a)), ("place", name(b))]
+        return lift([b]) + lift([a]) + [("place", name(b))]
     x = fits[0]          # promotions to different pieces look the same on the board
     movers = x.lifts - x.places
     if len(movers) == 2 and len(x.places) == 2:          # castling: the king, then the rook
         rook = next(iter(movers - {a}))
         rto = next(iter(x.places - {b}))
-        return [("lift", name(a)), ("place", name(b)), ("lift", name(rook)), ("place", name(rto))]
-    return ([("lift", name(s)) for s in sorted(x.lifts - {a})] + [("lift", name(a)), ("place", name(b))]
-            + [("place", name(s)) for s in sorted(x.places - {b} - x.lifts)])
+        return lift([a]) + [("place", name(b))] + lift([rook]) + [("place", name(rto))]
+    return (lift(sorted(x.lifts - {a})) + lift([a]) + [("place", name(b))]
+            + [("place", name(s)) for s in sorted(x.places - {b} - x.lifts) if not on(s)])

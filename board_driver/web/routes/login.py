@@ -30,17 +30,16 @@ async def pair(request: web.Request) -> web.Response:
     except PairingBusy as exc:
         raise ApiError(exc.status, str(exc), headers={"Retry-After": str(exc.retry_after)}) from None
     left = max(0, round(p.deadline - time.monotonic()))
-    return json_response({"id": p.id, "square": p.square, "expires_in": left,
-                          "text": f"Lift the piece on {p.square} (its square blinks white) and put it back "
-                                  f"within {left} seconds."})
+    return json_response({"id": p.id, "square": p.square, "expires_in": left, "kind": "lift" if p.filled else "place",
+                          "text": f"{p.text} within {left} seconds."})
 
 
 async def pair_status(request: web.Request) -> web.Response:
     p = request.app[CTX].bridge.pairing(request.match_info["id"])
     if p is None:
         raise ApiError(404, "no such pairing (it expired long ago, or never was)")
-    out = {"id": p.id, "state": p.state.value, "square": p.square,
-           "expires_in": max(0, round(p.deadline - time.monotonic()))}
+    out = {"id": p.id, "state": p.state.value, "square": p.square, "kind": "lift" if p.filled else "place",
+           "text": p.text, "expires_in": max(0, round(p.deadline - time.monotonic()))}
     resp = json_response(out)
     if p.state is PairingState.GRANTED and p.token:
         out["token"] = p.token

@@ -152,7 +152,8 @@ function render(s) {
   document.body.dataset.family = s.family;
   document.body.classList.toggle('paired', !!state.paired);
   $('#variant').textContent = s.variant;
-  $('#players').textContent = `${s.players.white} – ${s.players.black}`;
+  $('#players').textContent = `${playerName(s.players.white, 'White')} – ${playerName(s.players.black, 'Black')}`;
+  orientBoard(s);
   renderLink(s);
   renderRemote(s);
   keepAwake(!s.result);
@@ -180,6 +181,32 @@ function render(s) {
   $('#pairstate').textContent = state.paired ? 'Paired' : 'Not paired';
   $('#pairbtn').hidden = !!state.paired;
   $('#loginform').hidden = !!state.paired || !state.password;
+}
+
+// A player as the header names them: a person by their name (a side nobody named is "White" or
+// "Black"), the computer as such, a remote board by its name.
+function playerName(name, side) {
+  const n = String(name || '').trim();
+  if (!n) return side;
+  if (isRemote(n)) return `${n.slice(7)} (remote)`;
+  return isComputer(n) ? `Computer (${n})` : n;
+}
+
+// The side played at this board: the one person's side against the computer or a remote board
+// (null with two people, or none). Each new game turns the board toward it; Flip turns it round.
+function boardSide(s) {
+  // a game against another board: the other board's player is named by its board (remote.peer)
+  const far = s.remote && s.remote.peer ? ['white', 'black'].find((c) => s.players[c] === s.remote.peer) : null;
+  if (far) return far === 'white' ? 'black' : 'white';
+  const here = ['white', 'black'].filter((c) => !isComputer(s.players[c]) && !isRemote(s.players[c]));
+  return here.length === 1 ? here[0] : null;
+}
+let orientedFor = null;
+function orientBoard(s) {
+  const key = `${s.game}|${s.remote ? s.remote.peer : ''}`;
+  if (orientedFor === key) return;
+  orientedFor = key;
+  board.orient(boardSide(s) || 'white');
 }
 
 // The board's link where the player looks: a board that does not answer is said at once, and
@@ -443,14 +470,17 @@ function renderClocks(s) {
   }
   const live = !s.result && !c.flag;
   const press = $('#btn-press');
-  const side = c.running === 'white' ? 'White' : 'Black';
-  press.hidden = !(live && c.mode === 'press' && c.running && !c.paused && !c.waiting);
+  // before the first move no clock runs: the press after it starts the other side's
+  const mover = c.first_move ? (s.turn === 'white' ? 'black' : 'white') : c.running;
+  const side = mover === 'white' ? 'White' : 'Black';
+  press.hidden = !(live && c.mode === 'press' && ((c.running && !c.paused && !c.waiting) || (c.first_move && s.moves.length)));
   press.textContent = `Press the clock: ${side} has moved`;
-  press.dataset.side = c.running || '';
+  press.dataset.side = mover || '';
   $('#btn-clock-start').hidden = !(live && (c.paused || c.waiting));
   $('#btn-clock-pause').hidden = !(live && c.running && !c.paused && !c.waiting);
   $('#clock-note').textContent = `${c.tc}` + (c.mode === 'press' ? ', clock button' : '') +
-    (!live ? '' : c.paused ? ' – paused' : c.waiting ? ' – stopped: the next move or Start restarts it' : '');
+    (!live ? '' : c.paused ? ' – paused' : c.first_move ? ' – starts with the first move (or Start)'
+      : c.waiting ? ' – stopped: the next move or Start restarts it' : '');
   tickClocks();
 }
 setInterval(tickClocks, 100);
@@ -562,13 +592,14 @@ async function askHint() {
   }
 }
 
-// A score as the board says it: +0.35 (White better by a third of a pawn), #3 (White mates in 3
-// plies), #-2 (Black mates in 2)
+// A score as the board says it (its hint too): always White's point of view, as lichess gives it:
+// +0.35 (White better by a third of a pawn), -1.20 (Black better), #3 (White mates in 3 plies),
+// #-2 (Black mates in 2); Chego's is its own count, 100 a point
 function scoreText(cp, mate) {
   if (mate === 0) return 'mate';
   if (mate !== null && mate !== undefined) return `#${mate}`;
   const v = (cp / 100).toFixed(2);
-  return cp > 0 ? `+${v}` : cp < 0 ? `−${v.slice(1)}` : '0.00';
+  return cp > 0 ? `+${v}` : cp < 0 ? v : '0.00';
 }
 // White's share of the bar (50 = level): a logistic curve of the centipawns, a mate all the way
 function whiteShare(cp, mate) {
@@ -590,7 +621,8 @@ function renderEval(s) {
   if (e.state === 'done') evalShown = { ...e, game: s.game };
   let text;
   if (e.state === 'done') {
-    text = `${scoreText(e.cp, e.mate)}` + (e.depth && e.mate === null ? ` · depth ${e.depth}` : '') + (e.engine ? ` · ${e.engine}` : '');
+    text = `${scoreText(e.cp, e.mate)}` + (e.points ? ` · ${e.points.white}–${e.points.black} points` : '') +
+      (e.depth && e.mate === null ? ` · depth ${e.depth}` : '') + (e.engine ? ` · ${e.engine}` : '');
   } else if (e.state === 'thinking') {
     text = evalShown ? `${scoreText(evalShown.cp, evalShown.mate)} · thinking…` : 'Thinking…';
   } else if (e.state === 'over') text = 'The game is over.';
@@ -645,6 +677,7 @@ function renderActions(s) {
 
 // A player name that is an engine spec is the computer (as POST /api/new reads it).
 const isComputer = (name) => /^(computer|builtin(:-?\d+)?|random|fsf(:-?\d+)?|uci:.+)$/i.test(String(name || '').trim());
+const isRemote = (name) => /^remote:./i.test(String(name || '').trim());
 
 // Resign names the side that resigns, never "the side to move": against the computer it is the
 // person's side (the computer's move may be showing: its turn); two people choose their side.
@@ -812,7 +845,7 @@ async function pair() {
       } else if (st.state === 'expired') {
         $('#pairtext').textContent = 'The 30 seconds ran out: ask again.';
       } else {
-        $('#pairtext').textContent = `Lift the piece on ${p.square} (its square blinks white) and put it back: ${st.expires_in} s left.`;
+        $('#pairtext').textContent = `${st.text || `Lift the piece on ${p.square} (its square blinks white) and put it back`}: ${st.expires_in} s left.`;
         setTimeout(poll, 500);
       }
     };

@@ -81,6 +81,7 @@ export function createBoard(el, opts = {}) {
   let cg = null;
   let cssKey = '';
   let orientation = opts.orientation || 'white';
+  el.dataset.orientation = orientation;
   let mode = 'move';
   let lastCg = '';          // move | lift | place: what a click on a square does
 
@@ -103,6 +104,10 @@ export function createBoard(el, opts = {}) {
       events: {
         move: (orig, dest, captured) => opts.onMove && opts.onMove(orig, dest, captured),
         select: (key) => {
+          // a tap on another square while a piece is picked up is that piece's move (a capture:
+          // its victim is lit to lift off, but the move lifts it), not a tap of its own
+          const picked = cg && cg.state.selectable.selected;
+          if (picked && picked !== key) return;
           // a tap that names a square to act on (a piece to lift off) selects nothing
           if (opts.onSelect && opts.onSelect(key) && cg) cg.unselect();
         },
@@ -218,7 +223,16 @@ export function createBoard(el, opts = {}) {
   return {
     update,
     setMode(m) { mode = m; el.dataset.mode = m; },
-    flip() { orientation = orientation === 'white' ? 'black' : 'white'; if (cg) cg.set({ orientation }); applyOrientation(); },
+    flip() { this.orient(orientation === 'white' ? 'black' : 'white'); },
+    // the side drawn at the bottom ('white' or 'black'); el's data-orientation says which
+    orient(side) {
+      el.dataset.orientation = side;
+      if (side === orientation) return;
+      orientation = side;
+      if (cg) cg.set({ orientation });
+      if (geom.files) applyOrientation();
+    },
+    get orientation() { return orientation; },
     keyAt(x, y) { return cg ? cg.getKeyAtDomPos([x, y]) : undefined; },
     destroy() { if (cg) cg.destroy(); style.remove(); el.innerHTML = ''; },
   };
