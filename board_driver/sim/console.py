@@ -178,6 +178,8 @@ def status_lines(session: Session) -> list[str]:
         if p["type"] == "prompt":
             lines.append(p["text"])
         elif p["type"] == "mismatch":
+            if p.get("why"):
+                lines.append(f"Not allowed: {p['why']}.")
             lines.append("Fix the board: " + p["text"])
         elif p["type"] == "move":
             if p["candidates"]:
