@@ -645,7 +645,7 @@ class FamilyGame(Resignable, BoardView):
             if not any(pos.hands[0]) and not any(pos.hands[1]):
                 return f"a piece was set down on {g.name(to)} from off the board: this game has no drops"
             return f"a piece was set down on {g.name(to)}: {COLOUR_NAMES[us]} has no piece in hand to drop"
-        if self.in_check():
+        if self.position.in_check():
             return f"a drop on {g.name(to)} does not stop the check"
         return f"no piece in {COLOUR_NAMES[us]}'s hand may be dropped on {g.name(to)}"
 

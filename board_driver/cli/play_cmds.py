@@ -165,10 +165,11 @@ def _play_interactive(args, store, settings, profile) -> int:
     clock = VirtualClock(0)
     confirm = _ask if not args.yes and sys.stdin.isatty() and args.resume is None else None
     seat = SimSeat(store, clock)
-    said: list[str] | None = []            # what opening the game says, printed after the welcome
+    said: list[str] = []                   # what opening the game says, printed after the welcome
+    opened = False
 
     def say(line: str) -> None:
-        if said is None:
+        if opened:
             print(line)
         else:
             said.append(line)
@@ -180,7 +181,7 @@ def _play_interactive(args, store, settings, profile) -> int:
     print(INTRO)
     for line in said:
         print(line)
-    said = None
+    opened = True
     board = seat.board
     assert board is not None
     display = Display(board)
