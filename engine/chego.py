@@ -414,13 +414,33 @@ class ChegoGame(FamilyGame):
                     "empty square (suicide)")
         return ""
 
-    def why_refused(self, lifted: frozenset[int], placed: frozenset[int]) -> str:
-        """A piece set down on one empty square (a drop the rules forbid): which rule forbids it,
-        for the piece in hand that could go there ('' for anything else on the board)."""
-        if lifted or len(placed) != 1:
-            return ""
-        (sq,) = placed
+    def why_move_refused(self, frm: int, to: int | None) -> str:
+        """Pieces are dropped, never moved; one leaves the board only when a drop smothers it."""
+        out = self.outcome()
+        if out is not None:
+            return f"the game is over ({out.result}, {out.reason})"
+        g = self.geometry
+        if not self.position.board[frm]:
+            return f"there is no piece on {g.name(frm)}"
+        if to == frm or any(frm in a.lifts for a in self.legal_actions()):
+            return ""               # a victim of a drop that is under way
+        p, c = self.piece_map()[frm]
+        who = f"{('white', 'black')[c]} {self.variant.pieces[self.variant.piece_index(p)].name}"
+        if to is None:
+            return (f"the {who} on {g.name(frm)} stays where it is: in Chego a piece leaves the board "
+                    "only when a drop smothers it")
+        return (f"the {who} on {g.name(frm)} cannot go to {g.name(to)}: in Chego pieces are dropped "
+                "from the hand, never moved")
+
+    def why_drop_refused(self, sq: int) -> str:
+        """A piece set down on the empty square ``sq`` (a drop the rules forbid): which rule
+        forbids it, for the pieces in hand that could go there."""
+        out = self.outcome()
+        if out is not None:
+            return f"the game is over ({out.result}, {out.reason})"
         name = self.geometry.name(sq)
+        if not any(self.in_hand(self.turn, t) for t in range(len(self.variant.pieces))):
+            return f"{('White', 'Black')[self.turn]} has no piece in hand to drop on {name}"
         reasons = []
         for t, p in enumerate(self.variant.pieces):
             if self.in_hand(self.turn, t):

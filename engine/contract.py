@@ -272,6 +272,16 @@ class Game(Protocol):
         """Why no legal action leaves the board so ('' when the family cannot say)."""
         ...
 
+    def why_move_refused(self, frm: int, to: int | None) -> str:
+        """Why the piece on ``frm`` may not go to ``to`` now (None: may not be lifted, having
+        no legal move), naming the piece, the squares and the rule; '' when it may."""
+        ...
+
+    def why_drop_refused(self, to: int) -> str:
+        """Why a piece set down on the empty square ``to`` from off the board is no legal drop
+        now; '' when one is."""
+        ...
+
     def resign(self, color: int, reason: Termination = Termination.RESIGNATION, *, draw: bool = False) -> None: ...
     def unresign(self) -> None: ...
 

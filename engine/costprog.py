@@ -65,7 +65,7 @@ from .betza import parse_betza
 from .csipgs_cost import DesignError, cost_of, split_terms
 from .errors import BetzaError, IllegalMoveError, VariantError
 from .contract import ActionKind, Termination
-from .game import Action, ChessGame, MoveCost, Outcome, find_action
+from .game import COLOUR_NAMES, Action, ChessGame, MoveCost, Outcome, find_action
 from .moves import DROP
 from .position import BLACK, WHITE
 
@@ -481,24 +481,20 @@ class CostProgressiveGame(ChessGame):
             if mid:
                 pos.pop()
 
-    def why_refused(self, lifted: frozenset[int], placed: frozenset[int]) -> str:
-        """A piece moved from one square to another that is a move of the game but not of this
-        turn: it costs more movement points than are left, or the piece has moved this turn."""
-        if len(lifted) != 1 or len(placed) > 1 or self.outcome() is not None:
-            return ""
-        (frm,) = lifted
-        for a in self._generate(affordable=False):
-            m = a.code
-            if m < 0 or m >> 24 == DROP or m & 0xFF != frm or (placed and (m >> 8) & 0xFF not in placed):
-                continue
-            cost = self._cost(m)
-            piece = self.variant.pieces[(self.position.board[frm] >> 1) - 1].name.replace("-", " ")
-            if self._state.frozen >> frm & 1:
-                return f"the {piece} on {self.geometry.name(frm)} has moved this turn already"
-            if cost > self.points_left:
-                left = self.points_left
-                return (f"a {piece} move costs {cost} movement point{'s' if cost != 1 else ''}; "
-                        f"{left} {'is' if left == 1 else 'are'} left this turn")
+    def _family_move_refusal(self, frm: int, to: int | None) -> str:
+        """The turn's rules: the piece on ``frm`` has moved this turn already, or its move
+        costs more movement points than are left (``to`` None: any move of it)."""
+        g = self.geometry
+        piece = self.variant.pieces[(self.position.board[frm] >> 1) - 1].name.replace("-", " ")
+        who = f"the {COLOUR_NAMES[self.turn].lower()} {piece} on {g.name(frm)}"
+        here = f"{who} cannot move" if to is None else f"{who} cannot go to {g.name(to)}"
+        if self._state.frozen >> frm & 1:
+            return f"{here}: it has moved this turn already (a piece moves at most once a turn)"
+        cost = self.rules.costs[(self.position.board[frm] >> 1) - 1]
+        if cost > self.points_left:
+            left = self.points_left
+            return (f"{here}: a {piece} move costs {cost} movement point{'s' if cost != 1 else ''}; "
+                    f"{left} {'is' if left == 1 else 'are'} left this turn")
         return ""
 
     def legal_actions(self) -> list[Action]:

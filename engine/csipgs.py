@@ -65,6 +65,7 @@ from .contract import ActionKind, Termination
 from .game import (
     Action, ArmySetup, ArmyWithoutRoyal, DesignChange, DoubleMove, FamilyGame, Invention, Outcome, Purchase, Transfer,
 )
+from . import refusals
 from .moves import DROP, decode, encode, to_uci
 from .position import BLACK, WHITE, Position, slot_copier
 from .variant import PieceType
@@ -1138,6 +1139,51 @@ class CsipgsGame(FamilyGame):
         other.state = _copy_state(self.state)
         other._stack = list(self._stack)
         other._keys = list(self._keys)
+
+    def _family_move_refusal(self, frm: int, to: int | None) -> str:
+        """Moves are the action of the action phase."""
+        st = self.state
+        if st.phase == "action":
+            return ""
+        g = self.geometry
+        who = refusals.piece_words(self.position, frm)[0]
+        if st.phase == "setup":
+            return f"the {who} on {g.name(frm)} cannot move yet: the armies are being set up (setup ...)"
+        return (f"the {who} on {g.name(frm)} cannot move now: it is {COLOURS[st.turn]}'s design phase "
+                "(change a design, or end the turn with end)")
+
+    def _guarded_royals(self, color: int) -> list[int]:
+        return self._protected(color)
+
+    def why_drop_refused(self, to: int) -> str:
+        """A reserve piece set down on ``to``: the transfer rules (the action phase, a piece in
+        reserve, next to an own royal piece that is not in check, that royal piece safe after)."""
+        g = self.geometry
+        out = self.outcome()
+        if out is not None:
+            return f"the game is over ({out.result}, {out.reason})"
+        if any(to in a.places for a in self._drops_now()):
+            return ""
+        st = self.state
+        us = st.turn
+        who = COLOURS[us].capitalize()
+        here = f"a piece set down on {g.name(to)}"
+        if st.phase != "action":
+            return f"{here}: a transfer is the action of the action phase, and this is {who}'s {st.phase} phase"
+        pos = self.position
+        if not any(pos.hands[us]):
+            z = decimal(st.treasury[us])
+            return f"{here}: {who} has no piece in reserve (buy one first: {who} has {z} zorkmid{'' if z == '1' else 's'})"
+        royals = pos.royal_squares(us)
+        if not royals:
+            return f"{here}: {who} has no royal piece on the board to transfer next to"
+        near = [k for k in royals if self._adjacent[k] >> to & 1]
+        if not near:
+            return (f"{here}: a reserve piece goes next to a royal piece of its side "
+                    f"({', '.join(g.name(k) for k in royals)}), and {g.name(to)} is not")
+        if all(self._attacked(k, us ^ 1) for k in near):
+            return f"{here}: no transfer next to a royal piece in check ({', '.join(g.name(k) for k in near)})"
+        return f"{here}: the transfer would leave {who}'s royal piece in check"
 
     def _why_not_now(self, verb: str) -> str:
         # the parser says why for the other verbs, in the words of the rules

@@ -31,7 +31,10 @@ from .contract import ActionKind, BoardState, PieceMap, Termination
 from .errors import IllegalMoveError, VariantError
 from .geometry import bits
 from .moves import CASTLE, DROP, EN_PASSANT, Move, decode, to_uci
+from . import refusals
 from .position import BLACK, WHITE, Position
+
+COLOUR_NAMES = ("White", "Black")
 
 MOVE, CAPTURE, PROMOTION = ActionKind.MOVE, ActionKind.CAPTURE, ActionKind.PROMOTION
 
@@ -544,8 +547,107 @@ class FamilyGame(Resignable, BoardView):
     def why_refused(self, lifted: frozenset[int], placed: frozenset[int]) -> str:
         """Why no legal action leaves the board as it is, when the family can name the rule a
         player has just met (a piece emptied from ``lifted``, set down on ``placed``): '' when
-        it cannot. Families override; the board says it next to how to fix the board."""
+        it cannot. One piece moved (or only lifted) is :meth:`why_move_refused`, one set down
+        from off the board :meth:`why_drop_refused`, a king moved two files with a rook beside
+        it a castling; the board says it next to how to fix the board."""
+        if len(lifted) == 1 and len(placed) <= 1:
+            return self.why_move_refused(next(iter(lifted)), next(iter(placed), None))
+        if not lifted and len(placed) == 1:
+            return self.why_drop_refused(next(iter(placed)))
+        if len(lifted) == 2 and len(placed) == 2:
+            # castling: the king's move names it
+            pos = self.position
+            g = self.geometry
+            for k in lifted:
+                code = pos.board[k]
+                if code and pos.variant.pieces[(code >> 1) - 1].castles:
+                    for to in placed:
+                        if g.rank_of(to) == g.rank_of(k) and abs(g.file_of(to) - g.file_of(k)) == 2:
+                            return self.why_move_refused(k, to)
         return ""
+
+    def why_move_refused(self, frm: int, to: int | None) -> str:
+        """Why the piece on ``frm`` may not go to ``to`` now (``to`` None: why it may not be
+        lifted, having no legal move), naming the piece, the squares and the rule: the game is
+        over, no piece there, the other side's turn, the family's own rules
+        (:meth:`_family_move_refusal`), a piece of its own side there, castling not allowed now,
+        a move the piece does not have (its moves in words and Betza) or a way blocked, a royal
+        piece left in check. '' when the move is legal (or the piece has legal moves)."""
+        g = self.geometry
+        out = self.outcome()
+        if out is not None:
+            return f"the game is over ({out.result}, {out.reason})"
+        pos = self.position
+        if not pos.board[frm]:
+            return f"there is no piece on {g.name(frm)}"
+        if to == frm:
+            return ""
+        mine = [a for a in self.legal_actions() if frm in a.lifts and frm not in a.places
+                and a.kind != ActionKind.DROP]
+        if to is not None and any(to in a.places for a in mine):
+            return ""
+        who = refusals.piece_words(pos, frm)[0]
+        color = pos.board[frm] & 1
+        if color != self.turn:
+            return f"the {who} on {g.name(frm)} cannot move now: it is {COLOUR_NAMES[self.turn]}'s turn"
+        if to is None:
+            return "" if mine else (self._family_move_refusal(frm, None) or self._no_move_refusal(frm))
+        if pos.board[to] and pos.board[to] & 1 == color:
+            return (f"the {who} on {g.name(frm)} cannot go to {g.name(to)}: "
+                    f"the {refusals.piece_words(pos, to)[0]} stands there")
+        why = (refusals.castling_refusal(pos, color, frm, to) or refusals.geometry_refusal(pos, frm, to)
+               or self._family_move_refusal(frm, to))
+        if why:
+            return why
+        why = refusals.check_refusal(pos, color, frm, to, self._guarded_royals(color))
+        return why or f"the {who} on {g.name(frm)} cannot go to {g.name(to)} now"
+
+    def _no_move_refusal(self, frm: int) -> str:
+        """Why the piece on ``frm`` (of the side to move) has no legal move: none of its own
+        (its moves in words), or each would leave a royal piece in check."""
+        pos = self.position
+        g = self.geometry
+        who, name, betza = refusals.piece_words(pos, frm)
+        quiet, caps = pos.targets_of(frm)
+        here = f"the {who} on {g.name(frm)} has no legal move"
+        if not quiet | caps:
+            return f"{here}: {refusals.moves_in_words(name, betza)}"
+        for to in bits(quiet | caps):
+            why = refusals.check_refusal(pos, pos.board[frm] & 1, frm, to, self._guarded_royals(pos.board[frm] & 1))
+            if why:
+                rest = why.split(": ", 1)[1]
+                if rest.startswith("it would "):
+                    rest = f"any move (to {g.name(to)}, for one) would " + rest[len("it would "):]
+                return f"{here}: {rest}"
+        return here
+
+    def _family_move_refusal(self, frm: int, to: int | None) -> str:
+        """A family's own reason why the piece on ``frm`` (of the side to move) may not go to
+        ``to`` (None: may not move at all) now: movement points, a phase... ('' for none)."""
+        return ""
+
+    def _guarded_royals(self, color: int) -> list[int]:
+        """The royal squares of ``color`` that a move must not leave attacked."""
+        return self.position._protected(color)
+
+    def why_drop_refused(self, to: int) -> str:
+        """Why a piece set down on the empty square ``to`` from off the board is no legal drop
+        of the side to move ('' when one is)."""
+        g = self.geometry
+        out = self.outcome()
+        if out is not None:
+            return f"the game is over ({out.result}, {out.reason})"
+        if any(to in a.places for a in self.legal_actions() if a.kind == ActionKind.DROP):
+            return ""
+        pos = self.position
+        us = self.turn
+        if not any(pos.hands[us]):
+            if not any(pos.hands[0]) and not any(pos.hands[1]):
+                return f"a piece was set down on {g.name(to)} from off the board: this game has no drops"
+            return f"a piece was set down on {g.name(to)}: {COLOUR_NAMES[us]} has no piece in hand to drop"
+        if self.position.in_check():
+            return f"a drop on {g.name(to)} does not stop the check"
+        return f"no piece in {COLOUR_NAMES[us]}'s hand may be dropped on {g.name(to)}"
 
     # -- the typed view ------------------------------------------------------------------------------
     def board_state(self) -> BoardState:

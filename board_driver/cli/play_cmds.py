@@ -166,10 +166,23 @@ def _play_interactive(args, store, settings, profile) -> int:
     clock = VirtualClock(0)
     confirm = _ask if not args.yes and sys.stdin.isatty() and args.resume is None else None
     seat = SimSeat(store, clock)
+    said: list[str] = []                   # what opening the game says, printed after the welcome
+    opened = False
+
+    def say(line: str) -> None:
+        if opened:
+            print(line)
+        else:
+            said.append(line)
     host = GameHost(store, settings=settings, profile=profile, seat=seat, clock=clock,
-                    say=print, note=_note)
-    print(INTRO)
+                    say=say, note=_note)
+    # the arguments are checked (variant, FEN, players, clock, move time) and the game opened
+    # before anything is printed: a bad argument is one line on stderr, no welcome before it
     session = host.open(GameRequest.from_args(args, confirm=confirm))
+    print(INTRO)
+    for line in said:
+        print(line)
+    opened = True
     board = seat.board
     assert board is not None
     display = Display(board)

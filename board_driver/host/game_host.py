@@ -234,6 +234,8 @@ class GameHost:
         """The game to play (resumed or new), its computer attached and its board mounted.
         An engine spec that cannot play the variant is refused before any game is created."""
         from board_driver.config import load_variant
+        if req.move_time is not None and not req.move_time > 0:
+            raise LifecycleError(f"move time {req.move_time:g}: the computer needs a number of seconds above 0")
         remote = self._remote_request(req)
         if (req.wants_new or req.players) and remote is None:
             check_players(req.players or {}, load_variant(req.variant or "orthodox"))

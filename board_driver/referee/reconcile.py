@@ -203,6 +203,7 @@ class Fix:
     moves: tuple[tuple[int, int], ...] = ()   # (from, to): move the piece on ``from`` to ``to``
     clear: tuple[int, ...] = ()               # remove the piece on these squares
     fill: tuple[int, ...] = ()                # put the missing piece back on these squares
+    back: tuple[int, ...] = ()                # then (once the moves free them) put the missing piece back here
 
     @property
     def squares(self) -> frozenset[int]:
@@ -230,6 +231,9 @@ class Verdict:
     fix: Fix | None = None                        # mismatch (and pending): how to get back to the confirmed position
     lifted: frozenset[int] = frozenset()          # confirmed-occupied squares now empty
     placed: frozenset[int] = frozenset()          # confirmed-empty squares now occupied
+    # mismatch: what the board shows was tried, as (from, to) -- a piece moved (to None: only
+    # lifted) or set down from off the board (from None); None when it is no one such action
+    tried: tuple[int | None, int | None] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.status, VerdictStatus):
@@ -542,10 +546,17 @@ def reconcile(bases: Callable[[int], Base | None], board: Board, now: int, *,
         return _ask([expl(b, i) for b, i in ask], partials, lifted_sq, placed_sq, now, board.log.last_t,
                     hold_ms, prefs, fix_between(b0.occupancy, occ, b0.files))
     if not options:
-        if partials:
+        retaken = _retaken(board, b0, occ)
+        if partials and retaken is None:
             return Verdict(VerdictStatus.PENDING, partial=tuple(partials), lifted=lifted_sq, placed=placed_sq,
                            fix=fix_between(b0.occupancy, occ, b0.files))
-        return Verdict(VerdictStatus.MISMATCH, fix=fix_between(b0.occupancy, occ, b0.files), lifted=lifted_sq, placed=placed_sq)
+        if retaken is not None:
+            # a capture the rules do not allow: the piece set down on its target, the victim off
+            frm, to = retaken
+            return Verdict(VerdictStatus.MISMATCH, fix=Fix(moves=((to, frm),), back=(to,)), lifted=lifted_sq,
+                           placed=placed_sq, tried=retaken)
+        return Verdict(VerdictStatus.MISMATCH, fix=fix_between(b0.occupancy, occ, b0.files), lifted=lifted_sq,
+                       placed=placed_sq, tried=_tried(b0.occupancy, occ))
     extendable = bool(partials) or any(_extendable(b, i) for b, i in exact if not b.prefix)
     if any(b is not b0 for b, _ in exact) and board.log.last_t + hold_ms > now:
         # the opponent's move (after an implicit end) or a replacement that lifted a piece the side
@@ -560,6 +571,41 @@ def reconcile(bases: Callable[[int], Base | None], board: Board, now: int, *,
         extendable = False
     return _finish(options, partials, lifted_sq, placed_sq, now, last_t, hold_ms, prefs,
                    True if extendable else None, steps=bool(ambiguous_steps))
+
+
+def _tried(base_occ: int, occ: int) -> tuple[int | None, int | None] | None:
+    """The one action a mismatching board shows tried: a piece moved from a square to an empty
+    one, only lifted, or set down from off the board; None for anything else."""
+    emptied = bits(base_occ & ~occ)
+    filled = bits(occ & ~base_occ)
+    if len(emptied) > 1 or len(filled) > 1 or not (emptied or filled):
+        return None
+    return (emptied[0] if emptied else None), (filled[0] if filled else None)
+
+
+def _retaken(board: Board, b0: Base, occ: int) -> tuple[int, int] | None:
+    """A capture tried that no legal action explains: one square emptied since the position
+    (the mover's), nothing filled, and an occupied square whose piece was lifted and a piece set
+    down there again after the mover left -- the target, its victim now off the board (the
+    mover's lift and the victim's in either order). (from, to), or None."""
+    emptied = b0.occupancy & ~occ
+    if not emptied or emptied & (emptied - 1) or occ & ~b0.occupancy:
+        return None
+    log = board.log
+    start = _wstart(board, b0)
+    if log.unwatched_since(start):
+        return None                 # nobody watched: the order is unknown
+    frm = emptied.bit_length() - 1
+    first = log.first_lift_since(frm, start)
+    if first < 0:
+        return None
+    lifted, placed = log.touched_since(start)
+    best = None
+    for sq in bits(lifted & placed & occ & ~emptied):
+        last = log.last_place(sq)
+        if last > first and (best is None or last > best[0]):
+            best = (last, sq)
+    return None if best is None else (frm, best[1])
 
 
 def _rival_captures(b0: Base, exact: list[tuple[Base, int]], occ: int, lifted: int, placed: int,

@@ -48,6 +48,8 @@ def fix_text(game: Game, fix: Fix | None) -> str:
         parts.append(f"clear {name(sq)}")
     for sq in fix.fill:
         parts.append(f"put the {piece_name(game, sq, pm) or 'piece'} back on {name(sq)}")
+    for sq in fix.back:
+        parts.append(f"then put the {piece_name(game, sq, pm) or 'piece'} back on {name(sq)}")
     return "; ".join(parts) or "nothing to fix"
 
 
@@ -80,8 +82,16 @@ def prompt_json(game: Game, v: Verdict) -> dict:
 
 
 def refusal(game: Game, v: Verdict) -> str:
-    """Why the board's change is no legal action, when the family can name the rule ('')."""
+    """Why the board's change is no legal action, naming the piece, the squares and the rule
+    the family says it breaks ('' when it cannot say): the action the board shows tried
+    (``v.tried``: a piece moved, only lifted, or set down from off the board), else the
+    squares emptied and filled (a castling)."""
     try:
+        if v.tried is not None:
+            frm, to = v.tried
+            if frm is None:
+                return game.why_drop_refused(to) if to is not None else ""
+            return game.why_move_refused(frm, to)
         return game.why_refused(v.lifted, v.placed)
     except (AttributeError, EngineError, ValueError, IndexError):
         return ""
@@ -97,6 +107,7 @@ def pending_json(game: Game, verdict: Verdict, tentative: Verdict | None, recove
         return {"type": "mismatch", "text": fix_text(game, fix), "why": "" if recover else refusal(game, v),
                 "moves": [[name(a), name(b)] for a, b in fix.moves],
                 "clear": [name(s) for s in fix.clear], "fill": [name(s) for s in fix.fill],
+                "back": [name(s) for s in fix.back],
                 "prompt": prompt_json(game, tentative) if tentative is not None and tentative.status == VS.PROMPT else None}
     if v.status == VS.PROMPT:
         return prompt_json(game, v)

@@ -105,21 +105,21 @@ def render_board(session: Session, board, *, color: bool, palette: Palette | Non
                 name = session.led_layers[phys] or palette.name_of(rgb)
                 legend.setdefault(name + (" (blinking)" if blink in (SLOW, FAST) else ""), []).append(geo.name(sq))
             if color:
-                cell = f" {ch} "
-                fg = "1;97" if ch.isupper() else "1;30" if ch.isalpha() else "37"
+                if sq is None:
+                    row.append("\x1b[90m · \x1b[0m")
+                    continue
                 if lit:
-                    if ch.isalpha() and sum(rgb) > 300:
-                        fg = "1;30"
-                    blink_code = ";5" if blink in (SLOW, FAST) else ""
-                    cell = f"\x1b[48;2;{rgb[0]};{rgb[1]};{rgb[2]};{fg}{blink_code}m{cell}\x1b[0m"
-                elif sq is None:
-                    cell = "\x1b[90m · \x1b[0m"
+                    bg = screen_colour(rgb)
                 else:
-                    shade = (100, 75, 50) if (geo.file_of(sq) + geo.rank_of(sq)) % 2 == 0 else (150, 120, 85)
-                    if not ch.isalpha():
-                        fg = "38;2;60;45;30"
-                    cell = f"\x1b[48;2;{shade[0]};{shade[1]};{shade[2]};{fg}m{cell}\x1b[0m"
-                row.append(cell)
+                    bg = DARK_SQUARE if (geo.file_of(sq) + geo.rank_of(sq)) % 2 == 0 else LIGHT_SQUARE
+                # White's pieces in white, Black's (and a piece set down or lifted) in black: both
+                # readable (WCAG 4.5:1) on every square colour, see screen_colour
+                fg = (WHITE_PIECE if ch.isupper() else BLACK_PIECE if ch in "*_" or ch.isalpha()
+                      else _dot(bg))
+                blink_code = ";5" if lit and blink in (SLOW, FAST) else ""
+                bold = "1;" if ch.isalpha() else ""
+                row.append(f"\x1b[{bold}48;2;{bg[0]};{bg[1]};{bg[2]};38;2;{fg[0]};{fg[1]};{fg[2]}{blink_code}m"
+                           f" {ch} \x1b[0m")
             else:
                 row.append(ch)
         prefix = f"{label:>2} " if label else "   "
@@ -139,6 +139,80 @@ def render_board(session: Session, board, *, color: bool, palette: Palette | Non
     if not color and legend:
         lines.append("LEDs: " + "; ".join(f"{k} {' '.join(v)}" for k, v in legend.items()))
     return "\n".join(lines)
+
+
+# -- colours on the terminal ---------------------------------------------------------------------
+# The pieces are drawn in pure white and pure black; every square colour (light, dark, and each
+# LED colour, which on the board is dim) is drawn at a relative luminance between 0.1755 and
+# 0.1825, where both reach the WCAG contrast of 4.5:1 (white 1.05/(L+0.05), black (L+0.05)/0.05).
+# The squares keep their hue: the light squares taupe, the dark ones slate (both muted, so that
+# the saturated LED colours stand out), the LEDs their colour.
+WHITE_PIECE = (255, 255, 255)
+BLACK_PIECE = (0, 0, 0)
+_LUMINANCE = (0.1755, 0.1825)
+
+
+def _linear(c: int) -> float:
+    x = c / 255
+    return x / 12.92 if x <= 0.04045 else ((x + 0.055) / 1.055) ** 2.4
+
+
+def _encode(x: float) -> int:
+    x = min(1.0, max(0.0, x))
+    v = 12.92 * x if x <= 0.0031308 else 1.055 * x ** (1 / 2.4) - 0.055
+    return round(v * 255)
+
+
+def luminance(rgb: tuple[int, int, int]) -> float:
+    """WCAG relative luminance of an sRGB colour."""
+    r, g, b = (_linear(c) for c in rgb)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast(a: tuple[int, int, int], b: tuple[int, int, int]) -> float:
+    """WCAG contrast ratio of two sRGB colours (1 to 21)."""
+    la, lb = sorted((luminance(a), luminance(b)), reverse=True)
+    return (la + 0.05) / (lb + 0.05)
+
+
+def screen_colour(rgb: tuple[int, int, int]) -> tuple[int, int, int]:
+    """The terminal's colour for a square lit ``rgb``: the same hue at full strength (an LED's
+    dim colour as bright as it goes), scaled down (too bright) or mixed with white (too dark) until its luminance is in the band where white and black
+    pieces both read at 4.5:1 or more."""
+    top = max(rgb)
+    if top:
+        rgb = tuple(round(c * 255 / top) for c in rgb)     # type: ignore[assignment]  # the LED's hue at full strength
+    lin = [_linear(c) for c in rgb]
+    target = sum(_LUMINANCE) / 2
+
+    def at(t: float) -> tuple[int, int, int]:
+        # t < 1 scales towards black, t > 1 mixes towards white (t - 1 of the way)
+        if t <= 1:
+            return tuple(_encode(x * t) for x in lin)          # type: ignore[return-value]
+        return tuple(_encode(x + (t - 1) * (1 - x)) for x in lin)  # type: ignore[return-value]
+
+    lo, hi = 0.0, 2.0
+    out = at(1.0)
+    for _ in range(40):
+        mid = (lo + hi) / 2
+        out = at(mid)
+        lum = luminance(out)
+        if _LUMINANCE[0] <= lum <= _LUMINANCE[1] and abs(lum - target) < 0.002:
+            break
+        if lum < target:
+            lo = mid
+        else:
+            hi = mid
+    return out
+
+
+def _dot(bg: tuple[int, int, int]) -> tuple[int, int, int]:
+    """The empty square's dot: a shade of the square, darker."""
+    return tuple(c * 2 // 3 for c in bg)    # type: ignore[return-value]
+
+
+LIGHT_SQUARE = screen_colour((180, 150, 125))    # warm taupe; the LED colours are saturated beside it
+DARK_SQUARE = screen_colour((115, 130, 155))     # slate
 
 
 _ORTHODOX = {("r", "rook"), ("n", "knight"), ("b", "bishop"), ("q", "queen"), ("k", "king"), ("p", "pawn")}
@@ -178,6 +252,8 @@ def status_lines(session: Session) -> list[str]:
         if p["type"] == "prompt":
             lines.append(p["text"])
         elif p["type"] == "mismatch":
+            if p.get("why"):
+                lines.append(f"Not allowed: {p['why']}.")
             lines.append("Fix the board: " + p["text"])
         elif p["type"] == "move":
             if p["candidates"]:

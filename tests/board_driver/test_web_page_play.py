@@ -279,7 +279,8 @@ def test_a_refused_move_says_which_rule_refuses_it(server, browser, token):
     neutral: the page says why, beside how to fix the board."""
     server.new_game(token, "cost-progressive")
     server.sim({"t": 0, "lift": "g1"}, {"t": 150, "place": "f3"})
-    wait(browser, lambda: "Not allowed: a knight move costs 3 movement points; 1 is left this turn"
+    wait(browser, lambda: "Not allowed: the white knight on g1 cannot go to f3: a knight move costs 3 movement "
+                          "points; 1 is left this turn"
          in text_of(browser, "#prompt"), what="the reason for the refused move")
     assert "Fix the board:" in text_of(browser, "#prompt")
     screenshot(browser, "refused-move", prompt=False)

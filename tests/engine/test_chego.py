@@ -435,4 +435,8 @@ def test_a_forbidden_drop_on_the_board_is_refused_with_its_rule():
     d5, e2 = g.geometry.parse("d5"), g.geometry.parse("e2")
     assert g.why_refused(frozenset(), frozenset({d5})) == "d5 is not neutral (attacked by 1 white and 0 black pieces)"
     assert g.why_refused(frozenset(), frozenset({e2})) == ""          # a legal drop: nothing refused
-    assert g.why_refused(frozenset({d5}), frozenset({e2})) == ""      # not a drop: the family says nothing
+    d4 = g.geometry.parse("d4")
+    assert g.why_refused(frozenset({d4}), frozenset({e2})) == \
+        "the white king on d4 cannot go to e2: in Chego pieces are dropped from the hand, never moved"
+    assert g.why_refused(frozenset({d4}), frozenset()) == \
+        "the white king on d4 stays where it is: in Chego a piece leaves the board only when a drop smothers it"

@@ -264,6 +264,9 @@ def test_a_move_the_turn_cannot_pay_for_is_refused_with_its_cost():
     g = new_game(load_variant("cost-progressive"))
     sq = g.geometry.parse
     assert g.why_refused(frozenset({sq("g1")}), frozenset({sq("f3")})) == \
-        "a knight move costs 3 movement points; 1 is left this turn"
+        "the white knight on g1 cannot go to f3: a knight move costs 3 movement points; 1 is left this turn"
     assert g.why_refused(frozenset({sq("e2")}), frozenset({sq("e4")})) == ""      # legal: nothing refused
-    assert g.why_refused(frozenset({sq("g1")}), frozenset({sq("g3")})) == ""      # no such move at any cost
+    # no such move at any cost: the piece's moves, not the price
+    assert g.why_refused(frozenset({sq("g1")}), frozenset({sq("g3")})) == (
+        "the white knight on g1 cannot go to g3: a knight moves and captures with a leap of two squares "
+        "one way and one the other (Betza N)")
