@@ -322,7 +322,12 @@ def test_serve_plays_on_the_board_and_stops_cleanly_on_sigterm(pico, tmp_path):
     assert len(games) == 1
     records = [json.loads(line) for line in games[0].read_text().splitlines()]
     assert [r["action"] for r in records if r["type"] == "push"] == ["e2e4"]
-    assert pico.strip.shown == ((0, 0, 0),) * 96       # the LEDs went dark on the way out
+    # the LEDs went dark on the way out: the last frame may still be in the pty when serve has
+    # ended, and the firmware's thread shows it once it reads it
+    deadline = time.monotonic() + 20
+    while pico.strip.shown != ((0, 0, 0),) * 96 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert pico.strip.shown == ((0, 0, 0),) * 96
 
 
 G8 = Geometry(8, 8)
