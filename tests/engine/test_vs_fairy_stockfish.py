@@ -85,26 +85,29 @@ def test_start_perft_3(name):
 
 def _random_walk(name: str, games: int, plies: int, seed: int):
     """Play random games, checking every position's legal moves, check and FEN against
-    Fairy-Stockfish;
+    Fairy-Stockfish, which follows the game from its own FEN of the position before (not by
+    replaying every move from the start: that was 100 replays a ply);
     returns some of the positions met (FENs) for perft checks."""
     v = load_variant(name)
     rng = random.Random(seed)
     seen = []
+    fname = fsf_name(name)
     for _ in range(games):
         pos = Position.from_fen(v)
         moves: list[str] = []
+        fen = v.start_fen            # Fairy-Stockfish's own FEN, carried a move at a time by Fairy-Stockfish
         for _ in range(plies):
             ours = {to_uci(m, v): m for m in pos.legal_moves()}
-            theirs = set(pyffish.legal_moves(fsf_name(name), v.start_fen, moves))
+            theirs = set(pyffish.legal_moves(fname, fen, []))
             assert set(ours) == theirs, (name, moves, sorted(set(ours) ^ theirs))
-            assert pos.fen() == pyffish.get_fen(fsf_name(name), v.start_fen, moves), (name, moves)
-            check = pyffish.gives_check(fsf_name(name), v.start_fen, moves)
-            assert pos.in_check() == check, (name, moves)
+            assert pos.fen() == fen, (name, moves)
+            assert pos.in_check() == pyffish.gives_check(fname, fen, []), (name, moves)
             if not ours:
                 break
             text = rng.choice(sorted(ours))
             pos.push(ours[text])
             moves.append(text)
+            fen = pyffish.get_fen(fname, fen, [text])
             if rng.random() < 0.08:
                 seen.append((pos.fen(), list(moves)))
     return seen
