@@ -32,7 +32,8 @@ from board_driver.devices import LedSink, RawFrame, SensorSource
 from board_driver.errors import BoardDriverError
 from board_driver.host.lifecycle import LifecycleError, Opening, clock_spec, open_game, replace_game
 from board_driver.journal import GameStore, load_any
-from board_driver.opponents.computer import attach, check_players
+from board_driver.opponents.computer import Computer, attach, check_players, looks_like_spec
+from board_driver.opponents.players import PlayerError
 from board_driver.referee.commands import HandOver, NewGame
 from board_driver.referee.layout import BoardProfile, Layout
 from board_driver.referee.runner import LoopCommand, run_realtime
@@ -233,20 +234,30 @@ class GameHost:
     def open(self, req: GameRequest) -> Session:
         """The game to play (resumed or new), its computer attached and its board mounted.
         An engine spec that cannot play the variant is refused before any game is created."""
-        from board_driver.config import load_variant
         remote = self._remote_request(req)
-        if (req.wants_new or req.players) and remote is None:
-            check_players(req.players or {}, load_variant(req.variant or "orthodox"))
         computer = {"move_time": req.move_time} if req.move_time is not None else None
         self.clock_spec = clock_spec(self._clock_request(req))    # a bad time control fails before any game
-        if remote is not None:
-            opening = self._open_remote(req, *remote)
-        else:
-            opening = open_game(
-                self.store, profile=self.profile, settings=self.settings, variant=req.variant, new=req.new,
-                resume=req.resume, fen=req.fen, players=req.players,
-                occupancy=self.seat.new_occupancy(), now=self.clock(), own=req.own,
-                confirm=req.confirm, computer=computer, clock=self.clock_spec)
+        engines = None
+        if (req.wants_new or req.players) and remote is None:
+            variant = self._request_variant(req)
+            check_players(req.players or {}, variant)
+            # the engines named now start before any game is created, resumed or left
+            engines = self._engines_first(req.players, variant, "--{side} {spec}")
+        try:
+            if remote is not None:
+                opening = self._open_remote(req, *remote)
+            else:
+                opening = open_game(
+                    self.store, profile=self.profile, settings=self.settings, variant=req.variant, new=req.new,
+                    resume=req.resume, fen=req.fen, players=req.players,
+                    occupancy=self.seat.new_occupancy(), now=self.clock(), own=req.own,
+                    confirm=req.confirm, computer=computer, clock=self.clock_spec)
+            return self._opened(req, opening)
+        finally:
+            if engines is not None:
+                engines.close()     # the game's own computer holds the engines now (the pool keeps them)
+
+    def _opened(self, req: GameRequest, opening: Opening) -> Session:
         for line in self.store.problems + opening.notes:
             self.note(line)
         session = opening.session
@@ -264,6 +275,44 @@ class GameHost:
         for line in dice_lines(session.variant_name):
             self.say(line)
         return session
+
+    def _request_variant(self, req: GameRequest) -> Variant:
+        """The variant the request plays: the one named, else the game it resumes (the one
+        named by --resume, else the game in progress when unfinished), else orthodox. A bad
+        name is the ConfigError the game would meet."""
+        from board_driver.config import load_variant
+        if req.variant is None and not req.new and not req.fen:
+            gid = self.store.current() if req.resume in (None, "current") else req.resume
+            try:
+                rec = load_any(self.store.path(gid)) if gid else None
+            except (OSError, ValueError, BoardDriverError):
+                rec = None
+            if rec is not None and rec.variant and (req.resume is not None or not rec.finished):
+                try:
+                    return load_variant(rec.variant)
+                except (OSError, ValueError, BoardDriverError):
+                    pass                # the resume says what is wrong with the record
+        return load_variant(req.variant or "orthodox")
+
+    def _engines_first(self, players: dict[str, str] | None, variant: Variant, label: str) -> Computer | None:
+        """Start the engines ``players`` name (None when they name none) before a game is made
+        for them: an engine that cannot start is a PlayerError naming the side (``label``, with
+        ``{side}`` and ``{spec}``) and nothing has changed. The caller closes what this returns
+        once the game's own computer holds the engines (the pool keeps the processes)."""
+        if not players or not any(looks_like_spec(v or "") for v in players.values()):
+            return None
+        missing: list[tuple[int, str, PlayerError]] = []
+        engines = Computer.for_players(players, variant, seconds=self.move_time, fsf_path=self.fsf_path,
+                                       unavailable=missing)
+        if missing:
+            if engines is not None:
+                engines.close()
+            side, spec, exc = missing[0]
+            why = str(exc)
+            why = why[len(spec) + 2:] if why.startswith(f"{spec}: ") else why
+            raise PlayerError(f"{label.format(side=COLOR[side], spec=spec)}: {why}; no game was started or "
+                              f"left") from None
+        return engines
 
     # -- a remote game (docs/remote.md) -----------------------------------------------------------
     def _remote_request(self, req: GameRequest) -> tuple[str, int] | None:
@@ -382,14 +431,24 @@ class GameHost:
                 if req.reply is not None and not req.reply.done():
                     req.reply.set_result(answer)
                 return None
+            engines = None
             if req.players:
                 from board_driver.config import load_variant
-                check_players(req.players, load_variant(req.variant))
-            opening = replace_game(old, self.store, req.variant, profile=self.profile, settings=self.settings,
-                                   occupancy=self.seat.new_occupancy(), players=req.players,
-                                   now=self.clock(), fen=req.fen,
-                                   computer={"move_time": self.move_time} if self.move_time != MOVE_TIME else None,
-                                   clock=self._replace_clock(req, old))
+                variant = load_variant(req.variant)
+                check_players(req.players, variant)
+                # an engine that cannot start is an error before the game in progress is left
+                engines = self._engines_first(req.players, variant, "{side}: the engine {spec}")
+            try:
+                opening = replace_game(old, self.store, req.variant, profile=self.profile, settings=self.settings,
+                                       occupancy=self.seat.new_occupancy(), players=req.players,
+                                       now=self.clock(), fen=req.fen,
+                                       computer={"move_time": self.move_time} if self.move_time != MOVE_TIME
+                                       else None,
+                                       clock=self._replace_clock(req, old))
+            except BaseException:
+                if engines is not None:
+                    engines.close()
+                raise
         except (LifecycleError, BoardDriverError, ValueError) as exc:
             self.say(f"error: {exc}")
             if req.reply is not None and not req.reply.done():
@@ -400,12 +459,15 @@ class GameHost:
         self.invitations.new_game_started()     # an invitation's answer is old news under a new game
         session = opening.session
         try:
-            self._start(session, False)
+            self._start(session, False)         # a side whose engine cannot start is played by hand (attach)
         except BoardDriverError as exc:
-            # the new game is on disk; its engine cannot start: the game goes on with people
+            # the new game is on disk; the board cannot take it up as asked: the game goes on with people
             session.notify(f"The computer cannot play: {exc}")
             self.seat.mount(session, False)
             self.session = session
+        finally:
+            if engines is not None:
+                engines.close()                 # the game's own computer holds the engines now
         self.say(self._new_line(session))
         for line in dice_lines(session.variant_name):
             self.say(line)
