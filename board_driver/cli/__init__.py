@@ -74,10 +74,18 @@ class _VersionAction(argparse.Action):
         parser.exit()
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with a usage error in one line (``fairyboard play: error: argument --move-time:
+    ...; fairyboard play --help lists the options``), exit code 2, as every other bad input."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message} ({self.prog} --help lists the options)\n")
+
+
 def build_parser(modules: tuple[str, ...] | None = None) -> argparse.ArgumentParser:
     """The parser with the sub-commands of ``modules`` (default: every module) in full, and
     every other sub-command of ``COMMANDS`` by its name and help only."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="fairyboard",
         description="Referee chess variants on a 12x8 sensor board (or the simulated one).",
     )

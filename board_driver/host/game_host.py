@@ -23,6 +23,7 @@ folder (a damaged record, a game left unfinished) go to ``note``.
 
 from __future__ import annotations
 
+import math
 import queue
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -34,6 +35,7 @@ from board_driver.host.lifecycle import LifecycleError, Opening, clock_spec, ope
 from board_driver.journal import GameStore, load_any
 from board_driver.opponents.computer import Computer, attach, check_players, looks_like_spec
 from board_driver.opponents.players import PlayerError
+from board_driver.referee.clock import TimeControl
 from board_driver.referee.commands import HandOver, NewGame
 from board_driver.referee.layout import BoardProfile, Layout
 from board_driver.referee.runner import LoopCommand, run_realtime
@@ -47,6 +49,14 @@ if TYPE_CHECKING:
     from board_driver.remote.invitations import RemoteStart
 
 MOVE_TIME = 1.0         # seconds the computer thinks a move, unless the game or the user says otherwise
+MIN_MOVE_TIME = 0.01    # the range a move time is taken from (--move-time, a game record's)
+MAX_MOVE_TIME = 3600.0
+
+
+def move_time_ok(t: object) -> bool:
+    """``t`` is a move time the computer can be given: a number of seconds in range."""
+    return isinstance(t, (int, float)) and not isinstance(t, bool) and math.isfinite(t) \
+        and MIN_MOVE_TIME <= t <= MAX_MOVE_TIME
 
 
 @dataclass(frozen=True)
@@ -234,6 +244,9 @@ class GameHost:
     def open(self, req: GameRequest) -> Session:
         """The game to play (resumed or new), its computer attached and its board mounted.
         An engine spec that cannot play the variant is refused before any game is created."""
+        if req.move_time is not None and not move_time_ok(req.move_time):
+            raise LifecycleError(f"move time {req.move_time!r}: seconds a move must be {MIN_MOVE_TIME:g} to "
+                                 f"{MAX_MOVE_TIME:g}")
         remote = self._remote_request(req)
         computer = {"move_time": req.move_time} if req.move_time is not None else None
         self.clock_spec = clock_spec(self._clock_request(req))    # a bad time control fails before any game
@@ -383,6 +396,8 @@ class GameHost:
     def _clock_request(self, req: GameRequest) -> dict | None:
         """The clock a new game gets: the one asked for, else the board profile's default."""
         default = getattr(self.profile, "clock", None) or {}
+        if req.clock is not None and not req.clock.strip():
+            TimeControl.parse(req.clock)        # a ClockError with the forms a time control takes
         tc = req.clock if req.clock is not None else default.get("tc")
         mode = req.clock_mode or default.get("mode") or "auto"
         return {"tc": tc, "mode": mode} if tc else None
@@ -404,7 +419,7 @@ class GameHost:
         except (OSError, ValueError, BoardDriverError):
             return MOVE_TIME
         t = (header.get("computer") or {}).get("move_time")
-        return float(t) if isinstance(t, (int, float)) and not isinstance(t, bool) and t > 0 else MOVE_TIME
+        return float(t) if move_time_ok(t) else MOVE_TIME     # a record's out-of-range time: the default
 
     def _new_line(self, session: Session) -> str:
         tail = " The simulated board is set up." if self.seat.sim else ""
