@@ -278,11 +278,10 @@ def start_problem(game) -> str | None:
     royal pieces counted by the variant's royal rule, the side that just moved not in check,
     pawns off the ranks they cannot stand on)."""
     own = getattr(game, "start_problem", None)
-    if callable(own):
-        return own()
-    pos = getattr(game, "position", None)
-    check = getattr(pos, "start_problem", None)
-    return check() if callable(check) else None
+    if not callable(own):
+        own = getattr(getattr(game, "position", None), "start_problem", None)
+    why = own() if callable(own) else None
+    return why if isinstance(why, str) else None
 
 
 class Resignable:

@@ -78,7 +78,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse with a usage error in one line (``fairyboard play: error: argument --move-time:
     ...; fairyboard play --help lists the options``), exit code 2, as every other bad input."""
 
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str):
         self.exit(2, f"{self.prog}: error: {message} ({self.prog} --help lists the options)\n")
 
 

@@ -419,7 +419,9 @@ class GameHost:
         except (OSError, ValueError, BoardDriverError):
             return MOVE_TIME
         t = (header.get("computer") or {}).get("move_time")
-        return float(t) if move_time_ok(t) else MOVE_TIME     # a record's out-of-range time: the default
+        if isinstance(t, (int, float)) and move_time_ok(t):
+            return float(t)
+        return MOVE_TIME                # none, or a record's out-of-range time: the default
 
     def _new_line(self, session: Session) -> str:
         tail = " The simulated board is set up." if self.seat.sim else ""
