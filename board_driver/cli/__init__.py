@@ -112,7 +112,10 @@ def _parser_for(argv: list[str]) -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = _parser_for(sys.argv[1:] if argv is None else list(argv))
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:       # --help, --version (0) or a usage error (2, said in one line)
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
     try:
         return int(args.handler(args) or 0)
     except KeyboardInterrupt:

@@ -91,7 +91,7 @@ def _game(args):
     game = new_game(variant, args.fen)
     why = start_problem(game) if args.fen is not None else None
     if why is not None:
-        raise ValueError(f"FEN {args.fen!r}: no game of {variant.name} can reach this position: {why}")
+        raise ValueError(f"FEN {args.fen!r}: no game of {variant.name} reaches this position: {why}")
     for text in args.moves.split():
         game.push(game.parse(text))
     return variant, game

@@ -152,7 +152,8 @@ def playable_start(variant: Variant, fen: str | None):
     if fen is not None:
         why = start_problem(game)
         if why is not None:
-            raise LifecycleError(f"FEN {fen!r}: no game of {variant.name} can reach this position: {why}")
+            raise LifecycleError(f"FEN {fen!r}: no game can start there: no game of {variant.name} reaches "
+                                 f"this position: {why}")
         out = game.outcome()
         if out is not None:
             raise LifecycleError(f"FEN {fen!r}: no game can start there: it is already over ({out.result}, "
