@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -38,12 +39,34 @@ def configs_dir() -> Path:
     return Path(str(resources.files("board_driver").joinpath("configs")))
 
 
+MAX_YAML_BYTES = 1 << 20
+"""The largest configuration file read (1 MiB): a variant or a board profile is a few KB, a
+calibrated profile with its sensor map some tens; anything longer (``--board /dev/zero``) is
+refused before it is held in memory."""
+
+
 def read_yaml(path: Path) -> Any:
-    """Parse one YAML file; ConfigError names the file and the line of a syntax error."""
+    """Parse one YAML file; ConfigError names the file and the line of a syntax error, and
+    says when the path is no configuration file at all (a device, a folder, more than
+    :data:`MAX_YAML_BYTES`, not UTF-8 text)."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        with open(path, "rb") as f:
+            mode = os.fstat(f.fileno()).st_mode
+            if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+                raise ConfigError(f"{path}: a device, not a YAML file (a board's serial port is named in its "
+                                  f"profile: hardware.sensors.port, docs/hardware.md)")
+            raw = f.read(MAX_YAML_BYTES + 1)
+    except IsADirectoryError:
+        raise ConfigError(f"{path}: a folder, not a YAML file") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if len(raw) > MAX_YAML_BYTES:
+        raise ConfigError(f"{path}: longer than {MAX_YAML_BYTES >> 20} MiB: not a configuration file "
+                          f"(a profile or a variant is a few KB)")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}): not a YAML file") from None
     try:
         return yaml.load(text, Loader=_SAFE_LOADER)
     except yaml.YAMLError as exc:

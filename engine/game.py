@@ -275,6 +275,18 @@ def new_game(variant, fen: str | None = None):
     return game_cls(variant, fen)
 
 
+def start_problem(game) -> str | None:
+    """Why no game of its variant can reach ``game``'s position (None: it can): a family's own
+    ``start_problem()``, else its board position's (:meth:`engine.position.Position.start_problem`:
+    royal pieces counted by the variant's royal rule, the side that just moved not in check,
+    pawns off the ranks they cannot stand on)."""
+    own = getattr(game, "start_problem", None)
+    if not callable(own):
+        own = getattr(getattr(game, "position", None), "start_problem", None)
+    why = own() if callable(own) else None
+    return why if isinstance(why, str) else None
+
+
 class Resignable:
     """Resignation, the same in every family: ``resign(color)`` ends the game for the other
     side; ``unresign()`` takes it back (so does ``pop()``). A flag fall ends a game the same

@@ -375,6 +375,63 @@ class Position:
                 bb ^= low
         return out if len(codes) == 1 else sorted(out)
 
+    def start_problem(self) -> str | None:
+        """Why no game of the variant can reach this position (None: it can), in one line, for
+        a position a player gives (a FEN to start from). Checked, as python-chess's
+        ``Board.status()`` does for orthodox chess:
+
+        * under ``royal_rule: all`` (every royal piece must be kept safe: the chess family, Cost
+          Progressive), each side has as many royal pieces as the variant's start gives it --
+          one king -- and the side that has just moved is not in check;
+        * where pawns promote (``promotion`` not ``none``), no pawn stands on its last rank
+          (it would have promoted) nor on its first rank when the start has none there.
+
+        A royal rule ``last`` (csipgs: several royal pieces, bought and sold) and a family without
+        pawns or royal pieces (Chego) leave those counts to their own rules."""
+        v, g = self.variant, self.geometry
+        side = ("White", "Black")
+        royal = [t for t, p in enumerate(v.pieces) if p.royal]
+        if royal and v.royal_rule == "all":
+            start = v.start_fen.split()[0]
+            for color in (WHITE, BLACK):
+                allowed = sum(start.count(v.pieces[t].letter.upper() if color == WHITE else v.pieces[t].letter)
+                              for t in royal)
+                have = self.royal_squares(color)
+                what = " or ".join(sorted({v.pieces[t].name for t in royal}))
+                if allowed and not have:
+                    return f"{side[color]} has no {what}"
+                if allowed and len(have) > allowed:
+                    return (f"{side[color]} has {len(have)} {what}s; {v.name} gives each side "
+                            f"{allowed if allowed > 1 else 'one'}")
+            them = self.turn ^ 1
+            checked = [sq for sq in self.royal_squares(them) if self.attacked(sq, self.turn)]
+            if checked:
+                name = v.pieces[self.board[checked[0]] // 2 - 1].name
+                return (f"{side[them]}'s {name} on {g.name(checked[0])} is in check with {side[self.turn]} "
+                        f"to move: the side that has just moved cannot be in check")
+        if v.promotion:
+            start_first = [r for r in v.start_fen.split()[0].split("/")]
+            for t, piece in enumerate(v.pieces):
+                if not piece.pawn:
+                    continue
+                for color in (WHITE, BLACK):
+                    bb = self.pbb[(t + 1) * 2 + color]
+                    last, first = (g.ranks - 1, 0) if color == WHITE else (0, g.ranks - 1)
+                    letter = piece.letter.upper() if color == WHITE else piece.letter
+                    first_ok = letter in start_first[g.ranks - 1 - first]
+                    while bb:
+                        low = bb & -bb
+                        sq = low.bit_length() - 1
+                        bb ^= low
+                        rank = g.rank_of(sq)
+                        if rank == last:
+                            return (f"a {side[color].lower()} {piece.name} on {g.name(sq)}: {piece.name}s promote "
+                                    f"on rank {last + 1}, none can stand there")
+                        if rank == first and not first_ok:
+                            return (f"a {side[color].lower()} {piece.name} on {g.name(sq)}: {piece.name}s never "
+                                    f"stand on their first rank ({first + 1})")
+        return None
+
     # -- attacks ---------------------------------------------------------------------------
     def attacked(self, sq: int, by: int, occ: int | None = None, exclude: int = 0) -> bool:
         """True when a piece of colour ``by`` (not on the ``exclude`` bitboard) attacks sq."""

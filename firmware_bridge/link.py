@@ -27,6 +27,7 @@ checks and can be driven by a test with a fake clock, or by :meth:`Link.start`'s
 from __future__ import annotations
 
 import enum
+import errno
 import functools
 import glob
 import logging
@@ -191,8 +192,14 @@ def open_serial(url: str, *, timings: LinkTimings = LinkTimings()) -> serial.Ser
     Ports are locked for exclusive use (on POSIX), so a second program cannot read frames
     meant for the first: its open fails with "Could not exclusively lock port".
     """
-    return serial.serial_for_url(url, baudrate=115200, timeout=timings.read_timeout,
-                                 write_timeout=timings.write_timeout, exclusive=True)
+    try:
+        return serial.serial_for_url(url, baudrate=115200, timeout=timings.read_timeout,
+                                     write_timeout=timings.write_timeout, exclusive=True)
+    except serial.SerialException as exc:
+        if getattr(exc, "errno", None) == errno.ENOTTY or "Inappropriate ioctl" in str(exc):
+            # /dev/zero, a file: something opened, but no terminal settings to take
+            raise serial.SerialException("not a serial port (not a terminal device)") from None
+        raise
 
 
 _SEQ_MOD = 1 << 16

@@ -75,10 +75,18 @@ class _VersionAction(argparse.Action):
         parser.exit()
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with a usage error in one line (``fairyboard play: error: argument --move-time:
+    ...; fairyboard play --help lists the options``), exit code 2, as every other bad input."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} ({self.prog} --help lists the options)\n")
+
+
 def build_parser(modules: tuple[str, ...] | None = None) -> argparse.ArgumentParser:
     """The parser with the sub-commands of ``modules`` (default: every module) in full, and
     every other sub-command of ``COMMANDS`` by its name and help only."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="fairyboard",
         description="Referee chess variants on a 12x8 sensor board (or the simulated one).",
     )
@@ -105,7 +113,10 @@ def _parser_for(argv: list[str]) -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = _parser_for(sys.argv[1:] if argv is None else list(argv))
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:       # --help, --version (0) or a usage error (2, said in one line)
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
     try:
         return int(args.handler(args) or 0)
     except KeyboardInterrupt:

@@ -20,7 +20,8 @@ def register(sub) -> None:
                     "position and serves PGN per board and per round. Runs until SIGTERM or Ctrl-C; "
                     "restarting it loses nothing. See docs/club.md.")
     p.add_argument("--broker", default=os.environ.get("FAIRYBOARD_BROKER", "localhost:1883"),
-                   help="the broker, HOST[:PORT] (default $FAIRYBOARD_BROKER, else localhost:1883)")
+                   help="the broker, HOST[:PORT]: an address, or a host name of at most 253 characters in labels "
+                        "of 1 to 63 (default $FAIRYBOARD_BROKER, else localhost:1883)")
     p.add_argument("--user", default="recorder", help="broker user name (default recorder)")
     p.add_argument("--password-file", help="file whose first line is the broker password "
                                            "(default $FAIRYBOARD_BROKER_PASSWORD, else none)")
@@ -109,17 +110,20 @@ def cmd_recorder(args) -> int:
     from board_driver.club.recorder import Recorder, RecorderConfig
     from board_driver.club.store import RecorderStore
 
-    try:
-        import paho.mqtt.client  # noqa: F401
-    except ImportError:
-        raise BoardDriverError("the recorder needs paho-mqtt: pip install paho-mqtt") from None
     tls = Tls(ca=args.ca) if (args.tls or args.ca) else None
     from board_driver.errors import ConfigError
     try:
         host, port = parse_address(args.broker, 8883 if tls else 1883)
+    except ConfigError as exc:
+        raise ConfigError(f"--broker {exc}") from None
+    try:
         web = parse_address(args.web, 8080) if args.web else None
     except ConfigError as exc:
-        raise ConfigError(f"{'--web' if args.web and args.web in str(exc) else '--broker'} {exc}") from None
+        raise ConfigError(f"--web {exc}") from None
+    try:
+        import paho.mqtt.client  # noqa: F401
+    except ImportError:
+        raise BoardDriverError("the recorder needs paho-mqtt: pip install paho-mqtt") from None
     password = os.environ.get("FAIRYBOARD_BROKER_PASSWORD")
     if args.password_file:
         try:

@@ -34,7 +34,8 @@ def register(sub) -> None:
                                    "select; the last line is the back rank, file a to file l.")
     p.add_argument("--dice", help="take these dice instead of throwing, e.g. 3-1-6")
     p.add_argument("--seed", type=int, help="seed for the dice (repeatable throws)")
-    p.add_argument("--schedule", type=int, metavar="N", help="print the colour/variant schedule of an N-game match")
+    p.add_argument("--schedule", type=_games, metavar="N",
+                   help=f"print the colour/variant schedule of an N-game match (N from 0 to {MAX_SCHEDULE})")
     p.set_defaults(handler=cmd_roll)
 
     p = sub.add_parser("replay", help="apply moves to a variant's start (or a FEN) and print the position",
@@ -49,6 +50,19 @@ def register(sub) -> None:
     p = sub.add_parser("fsf", help="print a Fairy-Stockfish variants.ini section for a variant")
     p.add_argument("--variant", default="orthodox")
     p.set_defaults(handler=cmd_fsf)
+
+
+MAX_SCHEDULE = 10000     # games in a printed match schedule (the page's /api/schedule: 100)
+
+
+def _games(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a number of games, not {text[:40]!r}") from None
+    if not 0 <= n <= MAX_SCHEDULE:
+        raise argparse.ArgumentTypeError(f"a number of games from 0 to {MAX_SCHEDULE}, not {text[:40]}")
+    return n
 
 
 def _depth(text: str) -> int:
@@ -71,10 +85,13 @@ def cmd_variants(args) -> int:
 
 
 def _game(args):
-    from engine.game import new_game
+    from engine.game import new_game, start_problem
 
     variant = load_variant(args.variant)
     game = new_game(variant, args.fen)
+    why = start_problem(game) if args.fen is not None else None
+    if why is not None:
+        raise ValueError(f"FEN {args.fen!r}: no game of {variant.name} reaches this position: {why}")
     for text in args.moves.split():
         game.push(game.parse(text))
     return variant, game
@@ -109,8 +126,6 @@ def cmd_roll(args) -> int:
     from engine import random_variant
 
     if args.schedule is not None:
-        if args.schedule < 0:
-            raise ValueError(f"--schedule needs a number of games >= 0, not {args.schedule}")
         print("game  A  B  variant")
         for e in random_variant.schedule(args.schedule):
             a = "W" if e.white == "A" else "B"

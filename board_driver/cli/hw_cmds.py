@@ -76,12 +76,11 @@ def register(sub) -> None:
     p.add_argument("--new", action="store_true", help="start a new game even if one is in progress")
     p.add_argument("--resume", metavar="ID", help="continue the game ID (an unfinished or abandoned one)")
     p.add_argument("--white", help="white player's name (kept in the game record and the PGN), or an engine "
-                                   "spec: computer, builtin[:LEVEL], random, fsf[:SKILL], uci:COMMAND")
+                                   "spec: computer, builtin[:LEVEL] (LEVEL 1 to 20), random, fsf[:SKILL] (SKILL -20 to 20), "
+                                   "uci:COMMAND; remote:BOARD, the player on another board (docs/remote.md)")
     p.add_argument("--black", help="black player's name, or an engine spec (--black computer)")
-    p.add_argument("--move-time", type=float, metavar="S",
-                   help="seconds the computer thinks a move (default: what the game was started with, else 1; "
-                        "kept in the game record)")
-    from board_driver.cli.play_cmds import add_clock_args
+    from board_driver.cli.play_cmds import add_clock_args, add_move_time_arg
+    add_move_time_arg(p)
     add_clock_args(p)
     p.add_argument("--web", metavar="HOST:PORT", help="serve the board's page here (docs/web.md; default: the "
                                                      "board profile's web.listen, else no page)")

@@ -39,7 +39,8 @@ def register(sub) -> None:
                    help="seconds a move for engine A only (default: --time); a time-odds match "
                         "measures what more time is worth to an engine")
     p.add_argument("--time-b", type=_seconds, metavar="S", help="seconds a move for engine B only (default: --time)")
-    p.add_argument("--clock", metavar="TC", help="play on a chess clock (PGN TimeControl: 60+1, 40/300:60, d60+1): "
+    from board_driver.cli.play_cmds import time_control
+    p.add_argument("--clock", metavar="TC", type=time_control, help="play on a chess clock (PGN TimeControl: 60+1, 40/300:60, d60+1): "
                                                  "each engine thinks what its clock allows, a flag fall loses "
                                                  "(or draws: docs/board-driver.md); --time is then unused")
     p.add_argument("--seed", type=int, help="seed for the random mover and the openings (repeatable matches)")
@@ -135,7 +136,7 @@ def cmd_match(args) -> int:
         if why is not None:
             raise PlayerError(f"{spec} cannot play {variant.name}: {why}")
     from board_driver.referee.clock import TimeControl
-    tc = TimeControl.parse(args.clock) if getattr(args, "clock", None) else None
+    tc = TimeControl.parse(args.clock) if getattr(args, "clock", None) is not None else None
     odds = (getattr(args, "time_a", None), getattr(args, "time_b", None))     # seconds of A, of B, or None
     if tc is not None and odds != (None, None):
         raise ValueError("--time-a and --time-b give seconds a move; with --clock each engine "

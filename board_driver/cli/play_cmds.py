@@ -50,12 +50,10 @@ def register(sub) -> None:
     p.add_argument("--white", help="white player's name (kept in the game record and the PGN); an engine spec "
                                    "lets the computer play White: computer or builtin (full strength), "
                                    "builtin:1 to builtin:3 (looks one to three turns ahead: the weaker levels), "
-                                   "random, fsf[:SKILL], uci:COMMAND; with --web, remote:BOARD is the player "
+                                   "random, fsf[:SKILL] (SKILL -20 to 20), uci:COMMAND; with --web, remote:BOARD is the player "
                                    "on another board (docs/remote.md)")
     p.add_argument("--black", help="black player's name, or an engine spec (--black computer)")
-    p.add_argument("--move-time", type=float, metavar="S",
-                   help="seconds the computer thinks a move (default: what the game was started with, else 1; "
-                        "kept in the game record)")
+    add_move_time_arg(p)
     add_clock_args(p)
     p.add_argument("--yes", "-y", action="store_true", help="leave an unfinished game without asking")
     p.add_argument("--board", help="board profile (configs/boards/NAME.yaml; default from configs/defaults.yaml)")
@@ -67,9 +65,45 @@ def register(sub) -> None:
     p.set_defaults(handler=cmd_play)
 
 
+def move_time(text: str) -> float:
+    """``--move-time``: seconds the computer thinks a move, a number from 0.01 to 3600."""
+    import argparse
+    import math
+
+    from board_driver.host.game_host import MAX_MOVE_TIME, MIN_MOVE_TIME
+    try:
+        s = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"seconds a move (a number from {MIN_MOVE_TIME:g} to {MAX_MOVE_TIME:g}), "
+                                         f"not {text[:40]!r}") from None
+    if not math.isfinite(s) or not MIN_MOVE_TIME <= s <= MAX_MOVE_TIME:
+        raise argparse.ArgumentTypeError(f"seconds a move must be {MIN_MOVE_TIME:g} to {MAX_MOVE_TIME:g}, "
+                                         f"not {text[:40]}")
+    return s
+
+
+def add_move_time_arg(p) -> None:
+    """--move-time S, for play and serve."""
+    p.add_argument("--move-time", type=move_time, metavar="S",
+                   help="seconds the computer thinks a move, 0.01 to 3600 (default: what the game was started "
+                        "with, else 1; kept in the game record)")
+
+
+def time_control(text: str) -> str:
+    """``--clock``: a time control TimeControl reads (its message when it cannot), as given."""
+    import argparse
+
+    from board_driver.referee.clock import ClockError, TimeControl
+    try:
+        TimeControl.parse(text)
+    except ClockError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
 def add_clock_args(p) -> None:
     """--clock TC and --clock-mode, for play, serve and match."""
-    p.add_argument("--clock", metavar="TC",
+    p.add_argument("--clock", metavar="TC", type=time_control,
                    help="a chess clock for a new game, in PGN TimeControl syntax: 300 (sudden death), 300+3 "
                         "(increment), 40/5400+30:1800+30 (periods), d300+5 (simple delay), - (none); "
                         "default: the board profile's clock, else none. A resumed game keeps its own")

@@ -51,6 +51,9 @@ class BrokerConfig:
         host = sec.get("host")
         if not isinstance(host, str) or not host.strip():
             raise sec.fail("host", host, "must be the broker's host name or address")
+        why = host_problem(host.strip())
+        if why is not None:
+            raise sec.fail("host", _short(host), why)
         name = check_name(sec.get("name"), sec, "name")
         tls = tls_of(sec)
         port = sec.integer("port", 8883 if tls else 1883, 1, 65535)
@@ -120,6 +123,44 @@ def broker_of(data: Mapping[str, Any] | None, source: str) -> BrokerConfig | Non
     return BrokerConfig.from_dict(data.get("broker"), source)
 
 
+MAX_HOST = 253          # the longest DNS name (RFC 1035), each label at most 63 characters
+_LABEL_RE = re.compile(r"^[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?$")
+
+
+def _short(text: str, n: int = 60) -> str:
+    """``text`` as a message quotes it: at most ``n`` characters (a 300-character name is not echoed)."""
+    return text if len(text) <= n else f"{text[:n]}... ({len(text)} characters)"
+
+
+def host_problem(host: str) -> str | None:
+    """Why ``host`` is no host name or address (None: it is one): an IPv4 or IPv6 address, or a
+    DNS name of at most 253 characters in labels of 1 to 63 (an internationalised name is
+    checked as its IDNA form)."""
+    import ipaddress
+    try:
+        ipaddress.ip_address(host)
+        return None
+    except ValueError:
+        pass
+    rule = f"a host name is labels of 1 to 63 letters, digits and '-' joined by dots, {MAX_HOST} characters at most"
+    if len(host) > MAX_HOST:
+        return f"not a host name: {len(host)} characters ({rule})"
+    name = host[:-1] if host.endswith(".") else host
+    labels = name.split(".")
+    if any(not label for label in labels):
+        return f"not a host name: an empty label ({rule})"
+    long = next((label for label in labels if len(label) > 63), None)
+    if long is not None:
+        return f"not a host name: a label of {len(long)} characters ({rule})"
+    try:
+        ascii_name = name.encode("idna").decode("ascii")
+    except UnicodeError:
+        return f"not a host name: not valid IDNA ({rule})"
+    if len(ascii_name) > MAX_HOST or not all(_LABEL_RE.match(label) for label in ascii_name.split(".")):
+        return f"not a host name ({rule})"
+    return None
+
+
 def parse_address(text: str, default_port: int = 1883) -> tuple[str, int]:
     """``HOST``, ``HOST:PORT`` or ``[V6]:PORT``."""
     text = text.strip()
@@ -131,11 +172,14 @@ def parse_address(text: str, default_port: int = 1883) -> tuple[str, int]:
     else:
         host, port = text, ""
     if not host:
-        raise ConfigError(f"{text!r}: no host name")
+        raise ConfigError(f"{_short(text)!r}: no host name")
+    why = host_problem(host)
+    if why is not None:
+        raise ConfigError(f"{_short(text)!r}: {why}")
     if not port:
         return host, default_port
     if not port.isdigit() or not 1 <= int(port) <= 65535:
-        raise ConfigError(f"{text!r}: the port must be a number from 1 to 65535")
+        raise ConfigError(f"{_short(text)!r}: the port must be a number from 1 to 65535")
     return host, int(port)
 
 

@@ -23,6 +23,7 @@ folder (a damaged record, a game left unfinished) go to ``note``.
 
 from __future__ import annotations
 
+import math
 import queue
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -32,7 +33,9 @@ from board_driver.devices import LedSink, RawFrame, SensorSource
 from board_driver.errors import BoardDriverError
 from board_driver.host.lifecycle import LifecycleError, Opening, clock_spec, open_game, replace_game
 from board_driver.journal import GameStore, load_any
-from board_driver.opponents.computer import attach, check_players
+from board_driver.opponents.computer import Computer, attach, check_players, looks_like_spec
+from board_driver.opponents.players import PlayerError
+from board_driver.referee.clock import TimeControl
 from board_driver.referee.commands import HandOver, NewGame
 from board_driver.referee.layout import BoardProfile, Layout
 from board_driver.referee.runner import LoopCommand, run_realtime
@@ -46,6 +49,14 @@ if TYPE_CHECKING:
     from board_driver.remote.invitations import RemoteStart
 
 MOVE_TIME = 1.0         # seconds the computer thinks a move, unless the game or the user says otherwise
+MIN_MOVE_TIME = 0.01    # the range a move time is taken from (--move-time, a game record's)
+MAX_MOVE_TIME = 3600.0
+
+
+def move_time_ok(t: object) -> bool:
+    """``t`` is a move time the computer can be given: a number of seconds in range."""
+    return isinstance(t, (int, float)) and not isinstance(t, bool) and math.isfinite(t) \
+        and MIN_MOVE_TIME <= t <= MAX_MOVE_TIME
 
 
 @dataclass(frozen=True)
@@ -233,22 +244,33 @@ class GameHost:
     def open(self, req: GameRequest) -> Session:
         """The game to play (resumed or new), its computer attached and its board mounted.
         An engine spec that cannot play the variant is refused before any game is created."""
-        from board_driver.config import load_variant
-        if req.move_time is not None and not req.move_time > 0:
-            raise LifecycleError(f"move time {req.move_time:g}: the computer needs a number of seconds above 0")
+        if req.move_time is not None and not move_time_ok(req.move_time):
+            raise LifecycleError(f"move time {req.move_time!r}: seconds a move must be {MIN_MOVE_TIME:g} to "
+                                 f"{MAX_MOVE_TIME:g}")
         remote = self._remote_request(req)
-        if (req.wants_new or req.players) and remote is None:
-            check_players(req.players or {}, load_variant(req.variant or "orthodox"))
         computer = {"move_time": req.move_time} if req.move_time is not None else None
         self.clock_spec = clock_spec(self._clock_request(req))    # a bad time control fails before any game
-        if remote is not None:
-            opening = self._open_remote(req, *remote)
-        else:
-            opening = open_game(
-                self.store, profile=self.profile, settings=self.settings, variant=req.variant, new=req.new,
-                resume=req.resume, fen=req.fen, players=req.players,
-                occupancy=self.seat.new_occupancy(), now=self.clock(), own=req.own,
-                confirm=req.confirm, computer=computer, clock=self.clock_spec)
+        engines = None
+        if (req.wants_new or req.players) and remote is None:
+            variant = self._request_variant(req)
+            check_players(req.players or {}, variant)
+            # the engines named now start before any game is created, resumed or left
+            engines = self._engines_first(req.players, variant, "--{side} {spec}")
+        try:
+            if remote is not None:
+                opening = self._open_remote(req, *remote)
+            else:
+                opening = open_game(
+                    self.store, profile=self.profile, settings=self.settings, variant=req.variant, new=req.new,
+                    resume=req.resume, fen=req.fen, players=req.players,
+                    occupancy=self.seat.new_occupancy(), now=self.clock(), own=req.own,
+                    confirm=req.confirm, computer=computer, clock=self.clock_spec)
+            return self._opened(req, opening)
+        finally:
+            if engines is not None:
+                engines.close()     # the game's own computer holds the engines now (the pool keeps them)
+
+    def _opened(self, req: GameRequest, opening: Opening) -> Session:
         for line in self.store.problems + opening.notes:
             self.note(line)
         session = opening.session
@@ -268,6 +290,44 @@ class GameHost:
         for line in dice_lines(session.variant_name):
             self.say(line)
         return session
+
+    def _request_variant(self, req: GameRequest) -> Variant:
+        """The variant the request plays: the one named, else the game it resumes (the one
+        named by --resume, else the game in progress when unfinished), else orthodox. A bad
+        name is the ConfigError the game would meet."""
+        from board_driver.config import load_variant
+        if req.variant is None and not req.new and not req.fen:
+            gid = self.store.current() if req.resume in (None, "current") else req.resume
+            try:
+                rec = load_any(self.store.path(gid)) if gid else None
+            except (OSError, ValueError, BoardDriverError):
+                rec = None
+            if rec is not None and rec.variant and (req.resume is not None or not rec.finished):
+                try:
+                    return load_variant(rec.variant)
+                except (OSError, ValueError, BoardDriverError):
+                    pass                # the resume says what is wrong with the record
+        return load_variant(req.variant or "orthodox")
+
+    def _engines_first(self, players: dict[str, str] | None, variant: Variant, label: str) -> Computer | None:
+        """Start the engines ``players`` name (None when they name none) before a game is made
+        for them: an engine that cannot start is a PlayerError naming the side (``label``, with
+        ``{side}`` and ``{spec}``) and nothing has changed. The caller closes what this returns
+        once the game's own computer holds the engines (the pool keeps the processes)."""
+        if not players or not any(looks_like_spec(v or "") for v in players.values()):
+            return None
+        missing: list[tuple[int, str, PlayerError]] = []
+        engines = Computer.for_players(players, variant, seconds=self.move_time, fsf_path=self.fsf_path,
+                                       unavailable=missing)
+        if missing:
+            if engines is not None:
+                engines.close()
+            side, spec, exc = missing[0]
+            why = str(exc)
+            why = why[len(spec) + 2:] if why.startswith(f"{spec}: ") else why
+            raise PlayerError(f"{label.format(side=COLOR[side], spec=spec)}: {why}; no game was started or "
+                              f"left") from None
+        return engines
 
     # -- a remote game (docs/remote.md) -----------------------------------------------------------
     def _remote_request(self, req: GameRequest) -> tuple[str, int] | None:
@@ -339,6 +399,8 @@ class GameHost:
     def _clock_request(self, req: GameRequest) -> dict | None:
         """The clock a new game gets: the one asked for, else the board profile's default."""
         default = getattr(self.profile, "clock", None) or {}
+        if req.clock is not None and not req.clock.strip():
+            TimeControl.parse(req.clock)        # a ClockError with the forms a time control takes
         tc = req.clock if req.clock is not None else default.get("tc")
         mode = req.clock_mode or default.get("mode") or "auto"
         return {"tc": tc, "mode": mode} if tc else None
@@ -367,7 +429,9 @@ class GameHost:
         except (OSError, ValueError, BoardDriverError):
             return MOVE_TIME
         t = (header.get("computer") or {}).get("move_time")
-        return float(t) if isinstance(t, (int, float)) and not isinstance(t, bool) and t > 0 else MOVE_TIME
+        if isinstance(t, (int, float)) and move_time_ok(t):
+            return float(t)
+        return MOVE_TIME                # none, or a record's out-of-range time: the default
 
     def _new_line(self, session: Session) -> str:
         tail = " The simulated board is set up." if self.seat.sim else ""
@@ -394,14 +458,24 @@ class GameHost:
                 if req.reply is not None and not req.reply.done():
                     req.reply.set_result(answer)
                 return None
+            engines = None
             if req.players:
                 from board_driver.config import load_variant
-                check_players(req.players, load_variant(req.variant))
-            opening = replace_game(old, self.store, req.variant, profile=self.profile, settings=self.settings,
-                                   occupancy=self.seat.new_occupancy(), players=req.players,
-                                   now=self.clock(), fen=req.fen,
-                                   computer={"move_time": self.move_time} if self.move_time != MOVE_TIME else None,
-                                   clock=self._replace_clock(req, old))
+                variant = load_variant(req.variant)
+                check_players(req.players, variant)
+                # an engine that cannot start is an error before the game in progress is left
+                engines = self._engines_first(req.players, variant, "{side}: the engine {spec}")
+            try:
+                opening = replace_game(old, self.store, req.variant, profile=self.profile, settings=self.settings,
+                                       occupancy=self.seat.new_occupancy(), players=req.players,
+                                       now=self.clock(), fen=req.fen,
+                                       computer={"move_time": self.move_time} if self.move_time != MOVE_TIME
+                                       else None,
+                                       clock=self._replace_clock(req, old))
+            except BaseException:
+                if engines is not None:
+                    engines.close()
+                raise
         except (LifecycleError, BoardDriverError, ValueError) as exc:
             self.say(f"error: {exc}")
             if req.reply is not None and not req.reply.done():
@@ -413,12 +487,15 @@ class GameHost:
         session = opening.session
         self._hold_clock(session)
         try:
-            self._start(session, False)
+            self._start(session, False)         # a side whose engine cannot start is played by hand (attach)
         except BoardDriverError as exc:
-            # the new game is on disk; its engine cannot start: the game goes on with people
+            # the new game is on disk; the board cannot take it up as asked: the game goes on with people
             session.notify(f"The computer cannot play: {exc}")
             self.seat.mount(session, False)
             self.session = session
+        finally:
+            if engines is not None:
+                engines.close()                 # the game's own computer holds the engines now
         self.say(self._new_line(session))
         for line in dice_lines(session.variant_name):
             self.say(line)

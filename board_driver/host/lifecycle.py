@@ -64,7 +64,7 @@ from board_driver.referee.texts import COLOR
 from board_driver.settings import DriverSettings
 from engine.contract import Termination
 from engine.errors import EngineError
-from engine.game import new_game
+from engine.game import new_game, start_problem
 from engine.variant import Variant
 
 ANCIENT = -10 ** 9     # the time of board events restored from a journal: long past
@@ -150,6 +150,10 @@ def playable_start(variant: Variant, fen: str | None):
     checkmate) is a LifecycleError saying why."""
     game = new_game(variant, fen)
     if fen is not None:
+        why = start_problem(game)
+        if why is not None:
+            raise LifecycleError(f"FEN {fen!r}: no game can start there: no game of {variant.name} reaches "
+                                 f"this position: {why}")
         out = game.outcome()
         if out is not None:
             raise LifecycleError(f"FEN {fen!r}: no game can start there: it is already over ({out.result}, "

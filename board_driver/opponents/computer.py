@@ -158,15 +158,23 @@ class Computer(_Polled):
 
     @classmethod
     def for_players(cls, names: dict[str, str], variant: Variant, *, seconds: float = 1.0,
-                    fsf_path: str | None = None, background: bool = False) -> Computer | None:
-        """A Computer for the sides whose player name is an engine spec (None when neither is)."""
+                    fsf_path: str | None = None, background: bool = False,
+                    unavailable: list[tuple[int, str, PlayerError]] | None = None) -> Computer | None:
+        """A Computer for the sides whose player name is an engine spec (None when neither is).
+        An engine that cannot start is a PlayerError; with ``unavailable`` (a list) its side is
+        left out instead -- played by hand -- and ``(side, spec, error)`` is added to it."""
         players = {}
         try:
             for side, key in enumerate(COLOR):
                 name = (names or {}).get(key) or ""
                 if looks_like_spec(name):
-                    players[side] = engine_pool.player(parse_spec(name), variant, priority=engine_pool.MOVE,
-                                                       fsf_path=fsf_path)
+                    try:
+                        players[side] = engine_pool.player(parse_spec(name), variant, priority=engine_pool.MOVE,
+                                                           fsf_path=fsf_path)
+                    except PlayerError as exc:
+                        if unavailable is None:
+                            raise
+                        unavailable.append((side, name, exc))
         except PlayerError:
             for p in players.values():
                 p.close()
@@ -615,15 +623,36 @@ def attach(session: Session, *, seconds: float = 1.0, fsf_path: str | None = Non
     names are kept in the game record, so a resumed game plays on against the computer),
     and the ``hint`` command its engine (:class:`Hinter`).
     ``background``: it thinks in a worker thread from the start (a session the real-time loop
-    is to run: a computer to move first does not hold up the loop)."""
+    is to run: a computer to move first does not hold up the loop).
+
+    A side whose engine cannot start (uninstalled since the game began, a command that fails)
+    is played by hand: the session says so (:func:`unavailable_line`) and the game goes on; the
+    game record keeps the engine as that side's player, so the engine is tried again each time
+    the game is opened (and plays again once it is back) until another opponent is chosen."""
     variant = session.game.variant
     if session.hinter is None:
         session.attach_hinter(Hinter(variant, fsf_path=fsf_path, background=background))
+    missing: list[tuple[int, str, PlayerError]] = []
     computer = Computer.for_players(session.players, variant, seconds=seconds, fsf_path=fsf_path,
-                                    background=background)
+                                    background=background, unavailable=missing)
+    for side, spec, exc in missing:
+        session.notify(unavailable_line(side, spec, exc))
     if computer is not None:
         session.attach_computer(computer)
     return computer
+
+
+def unavailable_line(side: int, spec: str, exc: BaseException) -> str:
+    """What the player is told when the engine of ``side`` cannot start: which engine, why,
+    and that the side is now played by hand."""
+    why = str(exc)
+    for head in (f"{spec}: ", f"{spec.strip()}: "):
+        if why.startswith(head):
+            why = why[len(head):]
+            break
+    who = COLOR[side].capitalize()
+    return (f"The engine {spec} for {who} cannot start ({why}): {who}'s moves are now made on the board "
+            f"by hand, until another opponent is chosen.")
 
 
 def carry_out(session: Session, step) -> bool:

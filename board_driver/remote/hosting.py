@@ -26,6 +26,10 @@ def remote_of(white: str | None, black: str | None, broker: BrokerConfig | None)
     :class:`.invitations.RemoteError` when that cannot be played from here."""
     found: list[tuple[str, int]] = []
     for i, v in enumerate((white, black)):
+        head, colon, _ = (v or "").partition(":")
+        if colon and head.strip().lower() == "remote" and not parse_spec(v or ""):
+            raise RemoteError(f"{v!r}: remote: needs the other board's name, as in remote:board-02 "
+                              f"(docs/remote.md)")
         peer = parse_spec(v or "")
         if peer:
             found.append((peer, i))
