@@ -265,12 +265,12 @@ class GameHost:
                     resume=req.resume, fen=req.fen, players=req.players,
                     occupancy=self.seat.new_occupancy(), now=self.clock(), own=req.own,
                     confirm=req.confirm, computer=computer, clock=self.clock_spec)
-            return self._opened(req, opening)
+            return self._opened(req, opening, remote=remote is not None)
         finally:
             if engines is not None:
                 engines.close()     # the game's own computer holds the engines now (the pool keeps them)
 
-    def _opened(self, req: GameRequest, opening: Opening) -> Session:
+    def _opened(self, req: GameRequest, opening: Opening, *, remote: bool) -> Session:
         for line in self.store.problems + opening.notes:
             self.note(line)
         session = opening.session
@@ -279,7 +279,7 @@ class GameHost:
         except BaseException:
             session.close()
             raise
-        if not opening.resumed and remote is None:
+        if not opening.resumed and not remote:
             self._hold_clock(session)
         if opening.resumed:
             self.say(f"Resumed game {session.game_id} ({session.variant_name}), "

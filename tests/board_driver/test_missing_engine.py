@@ -104,7 +104,7 @@ def test_a_game_whose_engine_is_gone_comes_up_and_goes_on_by_hand(tmp_path, env)
     r = run(["play", "--color", "never"], env, stdin="e7-e5\nmoves\n")
     assert r.returncode == 0, r.stderr
     assert "for Black cannot start" in r.stdout and "Black's moves are now made on the board by hand" in r.stdout
-    assert "e2e4 e7e5" in r.stdout
+    assert "1. e4 e5" in r.stdout
     assert "Computer (black)" not in r.stdout
     (gid, result), = games(env).items()
     assert result is None                                   # still the game in progress
@@ -127,6 +127,6 @@ def test_a_new_game_whose_engine_cannot_start_leaves_nothing_behind(tmp_path, en
     assert games(env) == before
     # the game in progress is still the one play resumes, with its players
     r = run(["play", "--color", "never"], env, stdin="moves\n")
-    assert r.returncode == 0 and "Resumed game" in r.stdout and "e2e4" in r.stdout, r.stdout
+    assert r.returncode == 0 and "Resumed game" in r.stdout and "1. e4" in r.stdout, r.stdout
     shown = json.loads(run(["games", "show", "latest", "--json"], env).stdout)
     assert shown["players"]["white"] == "Ann"
