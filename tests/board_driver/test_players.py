@@ -230,7 +230,7 @@ def test_match_command_scores_saves_and_exports(tmp_path):
     text = pgn.read_text()
     games = [chess.pgn.read_game(io.StringIO(part)) for part in text.split("\n\n[Event")[:1]]
     assert text.count("[Event ") == 2 and f'[FEN "{fens[0]}"]' in text
-    assert games[0].headers["White"] == "builtin:1"
+    assert games[0].headers["White"] == "fairyboard builtin level 1"
 
 
 @pytest.mark.slow

@@ -318,7 +318,7 @@ def test_pruning_keeps_the_answers_legal_and_the_game_as_found():
     rng = random.Random(11)
     for name in ("orthodox", "tomorrow-3", "courier"):
         game = new_game(load_variant(name))
-        for _ in range(8):                   # a few plies in, each position searched deep enough to prune
+        for _ in range(6):                   # a few plies in, each position searched deep enough to prune
             fen = game.fen()
             r = Searcher().choose(game, clock=TickClock(1e-6), seconds=100, depth=4)
             assert game.fen() == fen
