@@ -213,11 +213,16 @@ class _Engine:
                     out = search(engine)
                 except Exception as exc:
                     import chess.engine
-                    # a process found dead as a search starts: python-chess cancels the command
-                    died = (chess.engine.EngineTerminatedError, concurrent.futures.CancelledError, _Hung)
+                    # a process found dead as a search starts: python-chess cancels the command;
+                    # one that stops answering as a search starts (its options, its isready):
+                    # python-chess gives up on the command after its timeout
+                    died = (chess.engine.EngineTerminatedError, concurrent.futures.CancelledError, _Hung,
+                            TimeoutError)
                     if not isinstance(exc, died) or self.closed:
                         raise
-                    line = self._died(spec, hung=isinstance(exc, _Hung))
+                    if isinstance(exc, TimeoutError):
+                        self.log.append(("hung", priority))
+                    line = self._died(spec, hung=isinstance(exc, (_Hung, TimeoutError)))
                     if retried:
                         raise PlayerError(f"{line}; started again, it stopped again") from None
                     retried = True

@@ -313,3 +313,25 @@ def test_a_killed_engine_in_the_service_is_started_again_and_the_computer_still_
     finally:
         proc.send_signal(signal.SIGINT)
         proc.wait(30)
+
+
+@pytest.mark.slow
+def test_an_engine_that_stops_answering_before_a_search_starts_is_ended_and_started_again():
+    """Stopped before the search's options are answered: python-chess gives up on the command
+    after its timeout (10 s), and that is a hang like any other, not the caller's error."""
+    _native()
+    v = load_variant("orthodox")
+    g = new_game(v)
+    pool = EnginePool()
+    p = pool.player("fsf", v, priority=HINT)
+    try:
+        (frozen,) = pool.pids()
+        os.kill(frozen, signal.SIGSTOP)                     # frozen before the search is asked for
+        ev = p.evaluate(g, 0.3)
+        assert ev.best[0] in g.legal_actions()
+        assert ("hung", HINT) in _events(pool) and pool.pids() and pool.pids()[0] != frozen
+        until(lambda: _gone(frozen), what="the frozen engine's end")
+        said = p.take_notices()
+        assert len(said) == 1 and "stopped answering (it was ended); it was started again." in said[0], said
+    finally:
+        p.close()
