@@ -40,11 +40,24 @@ class ClockError(ValueError):
     """A time control or a time that cannot be read."""
 
 
-def _ms(text: str, what: str, whole: str) -> int:
-    if not re.fullmatch(r"\d+(\.\d{1,3})?", text):
+MAX_TIME_S = 100 * 3600
+"""The most time a period (or a clock set by hand) may hold: 100 hours, past any game on a board."""
+MAX_STEP_S = 3600
+"""The most an increment or a delay may add a move: an hour."""
+MAX_MOVES = 500
+"""The most moves a period may count."""
+MAX_PERIODS = 10
+
+
+def _ms(text: str, what: str, whole: str, most: int = MAX_TIME_S) -> int:
+    if not re.fullmatch(r"\d{1,12}(\.\d{1,3})?", text):
         raise ClockError(f"time control {whole!r}: {what} {text!r} is not a number of seconds")
     secs, _, frac = text.partition(".")
-    return int(secs) * 1000 + int((frac + "000")[:3])
+    ms = int(secs) * 1000 + int((frac + "000")[:3])
+    if ms > most * 1000:
+        raise ClockError(f"time control {whole!r}: {what} {text} s is more than {most} s"
+                         + (f" ({most // 3600} hours)" if most >= 7200 else ""))
+    return ms
 
 
 @dataclass(frozen=True)
@@ -90,18 +103,20 @@ class TimeControl:
             t = t[1:]
         periods = []
         parts = t.split(":")
+        if len(parts) > MAX_PERIODS:
+            raise ClockError(f"time control {whole[:60]!r}: {len(parts)} periods, at most {MAX_PERIODS}")
         for i, part in enumerate(parts):
             moves = None
             if "/" in part:
                 m, _, part = part.partition("/")
-                if not m.isdigit() or int(m) <= 0:
-                    raise ClockError(f"time control {whole!r}: {m!r} is not a number of moves")
+                if not m.isdigit() or not 0 < int(m) <= MAX_MOVES:
+                    raise ClockError(f"time control {whole!r}: {m!r} is not a number of moves (1 to {MAX_MOVES})")
                 moves = int(m)
             base, plus, inc = part.partition("+")
             if plus and not inc:
                 raise ClockError(f"time control {whole!r}: '+' needs the increment in seconds")
             ms = _ms(base, "the time", whole)
-            inc_ms = _ms(inc, "the increment" if not delay else "the delay", whole) if plus else 0
+            inc_ms = _ms(inc, "the increment" if not delay else "the delay", whole, MAX_STEP_S) if plus else 0
             if moves is None and i < len(parts) - 1:
                 raise ClockError(f"time control {whole!r}: only the last period may be without a number "
                                  f"of moves (40/5400+30:1800+30)")
@@ -171,12 +186,14 @@ def parse_time(text: str) -> int:
             raise ValueError
         ms = _ms(parts[-1], "the time", text)
         for i, p in enumerate(reversed(parts[:-1])):
-            if not p.isdigit():
+            if not p.isdigit() or len(p) > 6:
                 raise ValueError
             ms += int(p) * (60_000 if i == 0 else 3_600_000)
-        return ms
     except (ValueError, ClockError):
         raise ClockError(f"{text!r} is not a time (say 5:00, 1:30:00 or 90 seconds)") from None
+    if ms > MAX_TIME_S * 1000:
+        raise ClockError(f"{text!r} is more than {MAX_TIME_S // 3600} hours")
+    return ms
 
 
 def format_clock(ms: int, tenths: bool = False) -> str:

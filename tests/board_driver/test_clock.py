@@ -1,6 +1,8 @@
 """The clock model: time controls in the PGN TimeControl syntax, and the FIDE clock rules
 (increment after the move, simple delay before the clock counts, periods), in exact ms."""
 
+import re
+
 import pytest
 
 from board_driver.referee.clock import (
@@ -35,6 +37,20 @@ def test_parse_every_form():
 def test_parse_refuses(bad):
     with pytest.raises(ClockError):
         TimeControl.parse(bad)
+
+
+def test_a_time_control_is_bounded_and_says_which_bound():
+    # 100 hours a period, an hour an increment, 500 moves a period, 10 periods
+    assert TimeControl.parse("360000+3600").periods == (Period(360_000_000, None, 3_600_000),)
+    for bad, words in (("999999999", "more than 360000 s (100 hours)"), ("300+3601", "the increment 3601 s is more "
+                       "than 3600 s"), ("d60+5000", "the delay 5000 s"), ("501/300", "1 to 500"),
+                       ("1" * 40, "is not a number of seconds"),
+                       (":".join(["40/60"] * 11), "11 periods, at most 10")):
+        with pytest.raises(ClockError, match=re.escape(words)):
+            TimeControl.parse(bad)
+    assert parse_time("100:00:00") == 360_000_000
+    with pytest.raises(ClockError, match="more than 100 hours"):
+        parse_time("100:00:01")
 
 
 def test_describe():
