@@ -58,8 +58,8 @@ def register(sub) -> None:
             name, help="check the board: config, sensors, LEDs, link counters",
             description="Checks the board profile, opens the devices, watches the sensors for a while "
                         "(closed and flickering sensors), shows LED test patterns and prints the link's "
-                        "counters. Exit code 0: all fine; 1: problems found; 2: the profile or a device "
-                        "cannot be used.")
+                        "counters. Exit code 0: all fine; 1: problems found (a profile that does not "
+                        "validate is the first); 2: a device cannot be opened, or a bad argument.")
         p.add_argument("--board", help="board profile (as for calibrate)")
         p.add_argument("--seconds", type=float, default=2.0, help="how long to watch the sensors (default 2)")
         p.add_argument("--no-leds", action="store_true", help="skip the LED test patterns")
