@@ -152,13 +152,18 @@ def test_an_engine_that_stops_answering_is_ended_and_started_again(monkeypatch):
         until(lambda: ("started", HINT) in _events(pool), what="the search")
         os.kill(frozen, signal.SIGSTOP)                     # it answers nothing from now on
         t.join(60)
-        assert got["ev"].best[0] in g.legal_actions()
-        assert ("hung", HINT) in _events(pool) and pool.pids() and pool.pids()[0] != frozen
-        until(lambda: _gone(frozen), what="the frozen engine's end")
-        said = p.take_notices()
-        assert len(said) == 1 and "stopped answering (it was ended); it was started again." in said[0], said
+        _ended_and_started_again(pool, p, frozen, got["ev"], g)
     finally:
         p.close()
+
+
+def _ended_and_started_again(pool, p, frozen: int, ev, g) -> None:
+    """The search answered all the same, on a new process, the frozen one ended, and said once."""
+    assert ev.best[0] in g.legal_actions()
+    assert ("hung", HINT) in _events(pool) and pool.pids() and pool.pids()[0] != frozen
+    until(lambda: _gone(frozen), what="the frozen engine's end")
+    said = p.take_notices()
+    assert len(said) == 1 and "stopped answering (it was ended); it was started again." in said[0], said
 
 def test_an_engine_that_cannot_be_started_again_is_said_clearly(tmp_path):
     native = _native()
@@ -327,11 +332,6 @@ def test_an_engine_that_stops_answering_before_a_search_starts_is_ended_and_star
     try:
         (frozen,) = pool.pids()
         os.kill(frozen, signal.SIGSTOP)                     # frozen before the search is asked for
-        ev = p.evaluate(g, 0.3)
-        assert ev.best[0] in g.legal_actions()
-        assert ("hung", HINT) in _events(pool) and pool.pids() and pool.pids()[0] != frozen
-        until(lambda: _gone(frozen), what="the frozen engine's end")
-        said = p.take_notices()
-        assert len(said) == 1 and "stopped answering (it was ended); it was started again." in said[0], said
+        _ended_and_started_again(pool, p, frozen, p.evaluate(g, 0.3), g)
     finally:
         p.close()
