@@ -25,7 +25,8 @@ A game is one file ``<data>/games/<id>.jsonl``, one JSON object per line:
 ``{"type": "flag", "color": "white", "t": ms, "draw": false, "clk": [0, 41200]}``
     a flag fell (the result record follows, ``"reason": "time forfeit"``).
 
-Under a time control (the header's ``"clock": {"tc": "300+3", "mode": "auto"}``) every
+Under a time control (the header's ``"clock": {"tc": "300+3", "mode": "auto"}``; with time
+odds ``"tc"`` holds both sides' controls, White's then Black's: ``"300+3,180+3"``) every
 ``push`` carries ``"clk": [w, b]`` (both times left after it, in ms), ``"clk0"`` (both times
 just before it: what a takeback restores) and ``"n"`` (moves completed per side); every
 ``pop`` and ``result`` carries ``"clk"``; ``{"type": "clock", "op": "pause" | "start" |

@@ -272,6 +272,17 @@ def start_tags(rec: GameRecord, variant) -> list[tuple[str, str]]:
     return [("SetUp", "1"), ("FEN", fen)]
 
 
+def time_control_tags(tc: str) -> list[tuple[str, str]]:
+    """The PGN tags of a game's time control: ``TimeControl`` alone; with time odds (``W,B``)
+    ``TimeControl "?"`` (the standard's tag has a single value, and "?" is its "unknown": a
+    reader that knows only it is not told a wrong control) and each side's own in
+    ``WhiteTimeControl`` and ``BlackTimeControl``, in the same syntax."""
+    white, comma, black = tc.partition(",")
+    if not comma:
+        return [("TimeControl", tc)]
+    return [("TimeControl", "?"), ("WhiteTimeControl", white.strip()), ("BlackTimeControl", black.strip())]
+
+
 def pgn_of(rec: GameRecord) -> str:
     variant, game, sans, problem = replay(rec)
     damage = rec.damage or problem
@@ -286,7 +297,7 @@ def pgn_of(rec: GameRecord) -> str:
             ("FairyboardVariant", rec.variant), *start_tags(rec, variant)]
     tc = (rec.header.get("clock") or {}).get("tc") if isinstance(rec.header.get("clock"), dict) else None
     if tc:
-        tags.append(("TimeControl", tc))
+        tags.extend(time_control_tags(str(tc)))
     if rec.result and rec.result != result and not damage:
         tags.append(("VariantResult", rec.result))
     termination, words = ending_of(rec, game, damage)

@@ -40,7 +40,8 @@ def register(sub) -> None:
                         "measures what more time is worth to an engine")
     p.add_argument("--time-b", type=_seconds, metavar="S", help="seconds a move for engine B only (default: --time)")
     from board_driver.cli.play_cmds import time_control
-    p.add_argument("--clock", metavar="TC", type=time_control, help="play on a chess clock (PGN TimeControl: 60+1, 40/300:60, d60+1): "
+    p.add_argument("--clock", metavar="TC", type=time_control, help="play on a chess clock (PGN TimeControl: 60+1, 40/300:60, d60+1; "
+                                                 "60+1,30+1: White's, then Black's, in every game): "
                                                  "each engine thinks what its clock allows, a flag fall loses "
                                                  "(or draws: docs/board-driver.md); --time is then unused")
     p.add_argument("--seed", type=int, help="seed for the random mover and the openings (repeatable matches)")

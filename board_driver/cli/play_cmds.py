@@ -106,6 +106,7 @@ def add_clock_args(p) -> None:
     p.add_argument("--clock", metavar="TC", type=time_control,
                    help="a chess clock for a new game, in PGN TimeControl syntax: 300 (sudden death), 300+3 "
                         "(increment), 40/5400+30:1800+30 (periods), d300+5 (simple delay), - (none); "
+                        "time odds: White's, a comma, Black's (300+3,180+3); "
                         "default: the board profile's clock, else none. A resumed game keeps its own")
     p.add_argument("--clock-mode", choices=("auto", "press"),
                    help="auto: the board switches the clock when a move is made (default); press: the players "

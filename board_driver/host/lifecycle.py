@@ -464,7 +464,7 @@ def resume(store: GameStore, game_id: str, *, profile: BoardProfile, settings: D
             journal.close()
             raise ReplayError(f"{path}: line {_nth_line(path, n)}: cannot replay {r!r}: {exc}",
                               _nth_line(path, n)) from None
-    f = fold(typed, clock=(tc.initial, tc.initial) if tc is not None else None)
+    f = fold(typed, clock=tc.initials if tc is not None else None)
     at = 0                              # the record being replayed (0-based; the header is 0)
     events: list[tuple[SquareEvent, int]] = []
     try:

@@ -190,7 +190,7 @@ class Computer(_Polled):
         if c is None:
             return self.seconds
         side = session.game.turn
-        tc = c.tc
+        tc = c.sides[side]
         moves = c.state.moves[side]
         p = tc.periods[tc.period(moves)]
         n, to_go = 0, None

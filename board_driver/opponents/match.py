@@ -139,7 +139,7 @@ def play_game(variant: Variant, white, black, *, seconds: float | tuple[float, f
         player = players[side]
         think = seconds[side] if isinstance(seconds, tuple) else seconds
         if clk is not None:
-            p = clk.tc.periods[clk.tc.period(clk.state.moves[side])]
+            p = clk.period(side)
             think = clock_budget(clk.remaining(clock())[side], p.increment + p.delay)
         actions = player.turn(game, think)
         if clk is not None and clk.flagged(clock()) is not None:

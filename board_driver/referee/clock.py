@@ -17,6 +17,9 @@ Time controls (:meth:`TimeControl.parse`), in seconds, decimals allowed (``1+0.1
                            ``d`` prefix applies to every period (``d40/5400+30:1800+30``:
                            a 30 s delay in both)
 ``-``                      no clock
+``300+3,180+3``            time odds: White's control, a comma, Black's (each any of the
+                           forms above but ``-``; each side's own time, increment, delay
+                           and periods). One control without a comma is both sides'
 =========================  ==============================================================
 
 :class:`Clock` keeps both sides' remaining time, the moves each side has completed (for the
@@ -84,11 +87,15 @@ class TimeControl:
 
     periods: tuple[Period, ...]
     text: str
+    black: TimeControl | None = None
+    """Time odds: Black's own control (``periods`` are White's then; ``text`` is both, ``W,B``)."""
 
     @classmethod
     def parse(cls, text: str) -> TimeControl | None:
         """The time control ``text`` names; None for ``-`` (no clock). ClockError says what
-        is wrong with anything else."""
+        is wrong with anything else. ``W,B`` gives each side its own (time odds)."""
+        if "," in str(text):
+            return cls._parse_odds(str(text))
         whole = text
         t = str(text).strip().replace(" ", "")
         if t in ("-", "", "none"):
@@ -125,6 +132,40 @@ class TimeControl:
             periods.append(Period(ms, moves, 0 if delay else inc_ms, inc_ms if delay else 0))
         return cls(tuple(periods), str(text).strip())
 
+    @classmethod
+    def _parse_odds(cls, text: str) -> TimeControl:
+        sides = text.split(",")
+        if len(sides) != 2:
+            raise ClockError(f"time control {text!r}: time odds are two controls, White's then Black's "
+                             "(300+3,180+3)")
+        parsed = []
+        for name, part in zip(("White", "Black"), sides):
+            try:
+                tc = cls.parse(part)
+            except ClockError as exc:
+                raise ClockError(f"time odds {text!r}: {name}'s {exc}") from None
+            if tc is None:
+                raise ClockError(f"time odds {text!r}: {name}'s time control {part.strip()!r} is none; "
+                                 "both sides play on the clock (say - alone for no clock)")
+            parsed.append(tc)
+        w, b = parsed
+        if w.periods == b.periods:
+            return w                        # the same control for both: no odds
+        return cls(w.periods, f"{w.text},{b.text}", b)
+
+    @property
+    def odds(self) -> bool:
+        """Each side has its own control."""
+        return self.black is not None
+
+    def side(self, side: int) -> TimeControl:
+        """The control ``side`` (0 White, 1 Black) plays under, alone."""
+        if self.black is None:
+            return self
+        if side == BLACK:
+            return self.black
+        return TimeControl(self.periods, self.text.partition(",")[0])
+
     # -- the periods -----------------------------------------------------------------------------
     def period(self, moves_done: int) -> int:
         """The index of the period a side is in after completing ``moves_done`` moves."""
@@ -155,10 +196,18 @@ class TimeControl:
 
     @property
     def initial(self) -> int:
+        """White's starting time (Black's: ``side(1).initial``)."""
         return self.periods[0].time
 
+    @property
+    def initials(self) -> tuple[int, int]:
+        """Both sides' starting times."""
+        return self.side(WHITE).initial, self.side(BLACK).initial
+
     def describe(self) -> str:
-        """In words: ``5 min + 3 s a move``."""
+        """In words: ``5 min + 3 s a move`` (``White 5 min + 3 s a move; Black 3 min ...``)."""
+        if self.black is not None:
+            return f"White {self.side(WHITE).describe()}; Black {self.black.describe()}"
         out = []
         for p in self.periods:
             w = _words(p.time)
@@ -217,15 +266,22 @@ class ClockState:
 
 
 class Clock:
-    """Two sides' time under one :class:`TimeControl` (see the module docstring)."""
+    """Two sides' time under one :class:`TimeControl` (each side under its own with time odds;
+    see the module docstring)."""
 
     def __init__(self, tc: TimeControl, state: ClockState | None = None):
         self.tc = tc
-        self.state = state or ClockState((tc.initial, tc.initial))
+        self.sides = (tc.side(WHITE), tc.side(BLACK))
+        self.state = state or ClockState(tc.initials)
 
     # -- reading --------------------------------------------------------------------------------
+    def period(self, side: int) -> Period:
+        """The period ``side`` plays in now (its own control's, after the moves it completed)."""
+        tc = self.sides[side]
+        return tc.periods[tc.period(self.state.moves[side])]
+
     def delay(self, side: int) -> int:
-        return self.tc.periods[self.tc.period(self.state.moves[side])].delay
+        return self.period(side).delay
 
     def remaining(self, now: int) -> tuple[int, int]:
         """Both sides' time left at ``now`` (the running side's read at that instant)."""
@@ -272,7 +328,7 @@ class Clock:
             return
         r = list(self.remaining(now))
         done = st.moves[side] + 1
-        r[side] += self.tc.periods[self.tc.period(st.moves[side])].increment + self.tc.added_after(done)
+        r[side] += self.period(side).increment + self.sides[side].added_after(done)
         moves = list(st.moves)
         moves[side] = done
         self.state = ClockState((r[0], r[1]), (moves[0], moves[1]), side ^ 1, now)

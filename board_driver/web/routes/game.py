@@ -132,7 +132,7 @@ async def new_game(request: web.Request, body: Any = None) -> web.Response:
     fen = body.get("fen")
     if fen is not None and not isinstance(fen, str):
         raise ApiError(400, "fen: a FEN string")
-    clock = body.get("clock")              # a time control ("300+3"; "-": none), optional
+    clock = body.get("clock")              # a time control ("300+3"; "300+3,180+3": time odds; "-": none), optional
     mode = body.get("clock_mode")
     if clock is not None:
         from board_driver.referee.clock import ClockError, TimeControl
