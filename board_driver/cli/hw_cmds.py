@@ -75,6 +75,8 @@ def register(sub) -> None:
     p.add_argument("--variant", help="variant of a new game (default: the game in progress, else orthodox)")
     p.add_argument("--new", action="store_true", help="start a new game even if one is in progress")
     p.add_argument("--resume", metavar="ID", help="continue the game ID (an unfinished or abandoned one)")
+    from board_driver.cli.play_cmds import add_pgn_args
+    add_pgn_args(p)
     p.add_argument("--white", help="white player's name (kept in the game record and the PGN), or an engine "
                                    "spec: computer, builtin[:LEVEL] (LEVEL 1 to 20), random, fsf[:SKILL] (SKILL -20 to 20), "
                                    "uci:COMMAND; remote:BOARD, the player on another board (docs/remote.md)")

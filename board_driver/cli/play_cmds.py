@@ -39,6 +39,7 @@ def register(sub) -> None:
                     "event script in virtual time instead, as a game of its own.")
     p.add_argument("--variant", help="variant to play (default: the game in progress, else orthodox)")
     p.add_argument("--fen", help="start a new game from this position")
+    add_pgn_args(p)
     p.add_argument("--new", action="store_true", help="start a new game even if one is in progress")
     p.add_argument("--resume", nargs="?", const="current", metavar="ID",
                    help="continue the game ID (an unfinished or abandoned one; fairyboard games list shows "
@@ -63,6 +64,28 @@ def register(sub) -> None:
                    help="serve the board's page (docs/web.md) instead of the terminal: at HOST:PORT, else at the "
                         "board profile's web.listen, else 127.0.0.1:8080")
     p.set_defaults(handler=cmd_play)
+
+
+def add_pgn_args(p) -> None:
+    """--pgn FILE and --ply N, for play and serve."""
+    p.add_argument("--pgn", metavar="FILE",
+                   help="start a new game from a PGN file's first game ('-' for stdin), played on from its "
+                        "end or from --ply: its variant (the FairyboardVariant tag, else Variant, else orthodox), "
+                        "start (FEN) and players (White/Black, unless named); the moves are kept as the game's "
+                        "history (takeback works) and the board asks for the position to be set up")
+    p.add_argument("--ply", type=_ply, metavar="N",
+                   help="with --pgn: play on after the first N turns (half-moves; 0: from its start)")
+
+
+def _ply(text: str) -> int:
+    import argparse
+    try:
+        n = int(text)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"a number of turns (0 or more), not {text[:40]!r}")
+    return n
 
 
 def move_time(text: str) -> float:
@@ -149,7 +172,8 @@ def _note(line: str) -> None:
 
 def _play_events(args, store, settings, profile) -> int:
     clock = VirtualClock(0)
-    name = args.variant
+    req = GameRequest.from_args(args, own=True)         # a --pgn is read before anything else
+    name = req.variant
     if name is None:
         gid = store.current() if args.resume == "current" else args.resume
         name = load_any(store.path(gid)).variant if gid and store.path(gid).exists() else "orthodox"
@@ -159,7 +183,7 @@ def _play_events(args, store, settings, profile) -> int:
     seat = SimSeat(store, clock, keep=not own)
     host = GameHost(store, settings=settings, profile=profile, seat=seat,
                     clock=clock, say=lambda line: None, note=_note, san_notices=not args.json)
-    session = host.open(GameRequest.from_args(args, own=True))
+    session = host.open(req)
     board = seat.board
     assert board is not None
     display = Display(board)

@@ -74,14 +74,33 @@ class GameRequest:
     clock: str | None = None            # a time control (300+3 ...; "-": none); None: the default
     clock_mode: str | None = None       # "auto" (the board switches the clock) or "press"
     own: bool = False                   # a game of its own (an events script): never the one play resumes
+    actions: tuple[str, ...] = ()       # a new game's first actions (--pgn: the game read, up to --ply)
     confirm: Callable[[str], bool] | None = None
 
     @classmethod
     def from_args(cls, args, *, own: bool = False, confirm: Callable[[str], bool] | None = None) -> GameRequest:
-        """What a command line (``play``, ``serve``) asked for: only what it named."""
-        return cls(variant=getattr(args, "variant", None), new=bool(getattr(args, "new", False)),
-                   resume=getattr(args, "resume", None), fen=getattr(args, "fen", None),
-                   white=getattr(args, "white", None), black=getattr(args, "black", None),
+        """What a command line (``play``, ``serve``) asked for: only what it named. ``--pgn FILE``
+        (``--ply N``) is read here, before any game is opened: a new game of its variant, from its
+        start, with its actions up to that ply and its players (unless named)."""
+        fen, white, black = getattr(args, "fen", None), getattr(args, "white", None), getattr(args, "black", None)
+        variant, actions = getattr(args, "variant", None), ()
+        pgn, ply = getattr(args, "pgn", None), getattr(args, "ply", None)
+        if ply is not None and pgn is None:
+            raise LifecycleError("--ply N: say the game to play on from with --pgn FILE")
+        if pgn is not None:
+            from board_driver.pgn_import import PgnImportError, read
+            for option in ("fen", "resume"):
+                if getattr(args, option, None) is not None:
+                    raise PgnImportError(f"--pgn and --{option}: say one (--pgn starts a new game from the PGN)")
+            imp = read(pgn, ply)
+            if variant is not None and variant != imp.variant:
+                raise PgnImportError(f"--pgn {pgn}: that game is {imp.variant}, not {variant}")
+            variant, fen, actions = imp.variant, imp.fen, tuple(imp.actions)
+            white = white or imp.players.get("white")
+            black = black or imp.players.get("black")
+        return cls(variant=variant, new=bool(getattr(args, "new", False) or pgn is not None),
+                   resume=getattr(args, "resume", None), fen=fen, actions=actions,
+                   white=white, black=black,
                    move_time=getattr(args, "move_time", None), clock=getattr(args, "clock", None),
                    clock_mode=getattr(args, "clock_mode", None), own=own, confirm=confirm)
 
@@ -264,7 +283,7 @@ class GameHost:
                     self.store, profile=self.profile, settings=self.settings, variant=req.variant, new=req.new,
                     resume=req.resume, fen=req.fen, players=req.players,
                     occupancy=self.seat.new_occupancy(), now=self.clock(), own=req.own,
-                    confirm=req.confirm, computer=computer, clock=self.clock_spec)
+                    confirm=req.confirm, computer=computer, clock=self.clock_spec, actions=req.actions)
             return self._opened(req, opening, remote=remote is not None)
         finally:
             if engines is not None:

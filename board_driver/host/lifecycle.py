@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Callable, Union
+from typing import Callable, Sequence, Union
 
 from board_driver.config import load_variant
 from board_driver.errors import BoardDriverError
@@ -47,6 +47,7 @@ from board_driver.records import (
     BoardRead,
     Draw,
     Flag,
+    Push,
     Record,
     RecordError,
     Reopen,
@@ -111,18 +112,22 @@ def start(store: GameStore, variant_name: str, *, profile: BoardProfile, setting
           occupancy: int | None = None, fen: str | None = None, players: dict[str, str] | None = None,
           date: datetime | None = None, now: int = 0, current: bool = True, cls=None,
           computer: dict | None = None, clock: dict | None = None, game_id: str | None = None,
-          header: dict | None = None) -> Session:
+          header: dict | None = None, actions: Sequence[str] = ()) -> Session:
     """A new game, journaled in ``store`` (made its current game when ``current``).
     ``occupancy`` is what the board shows now (None: the start position); when it differs, the
     session waits for the board to be set up. ``computer``: how the computer plays its sides
     (``{"move_time": seconds}``), kept in the header with the players. ``game_id``: the id it
     must have (a remote game's, agreed with the other board); ``header``: more header fields
-    (a remote game's ``remote``)."""
+    (a remote game's ``remote``). ``actions``: the game's first actions (a game read from PGN,
+    played on from there), journaled as played: the board is then set up for the position
+    they reach."""
     variant = load_variant(variant_name)
     variant_name = variant.name   # "random" becomes the dice outcome, so a resume replays it
     game = new_game(variant, fen)
     layout = Layout.place(profile, variant.geometry)
     start_fen = game.fen()
+    for text in actions:
+        game.push(game.parse(text))
     players = both_players(players)
     clock = clock_spec(clock)
     extra = dict(header or {})
@@ -134,6 +139,8 @@ def start(store: GameStore, variant_name: str, *, profile: BoardProfile, setting
                                 extra=extra or None, game_id=game_id)
     s = (cls or Session)(game, variant_name=variant_name, layout=layout, settings=settings, journal=journal,
             game_id=gid, store=store, occupancy=occupancy, now=now, players=players)
+    for ply, text in enumerate(actions, 1):
+        journal.write(Push(ply, text, w=0), sync=False)
     journal.write(BoardRead(format(s.occupancy, "x")), sync=False)
     s.ask_for_setup()
     if clock:
@@ -245,12 +252,13 @@ def open_game(store: GameStore, *, profile: BoardProfile, settings: DriverSettin
               players: dict[str, str] | None = None, occupancy: Occupancy = None, now: int = 0,
               own: bool = False, confirm: Confirm | None = None, cls=None,
               computer: dict | None = None, clock: dict | None = None, game_id: str | None = None,
-              header: dict | None = None) -> Opening:
+              header: dict | None = None, actions: Sequence[str] = ()) -> Opening:
     """The game to play (see the module docstring). ``resume`` is a game id, or ``"current"``
     for the game in progress (which must then be unfinished). ``players`` given for a resumed
     game are journaled as its new names. ``occupancy``: what the board shows, for a new game
     (an int, or a function of the Variant; None: the start position). ``confirm(question)`` is
     asked before an unfinished game is left (False: LifecycleError, nothing changed).
+    ``actions``: a new game's first actions (:func:`start`).
     ``players`` and ``computer`` name only what the user gave: a resumed game keeps its own
     (journaled once, at its start) and journals only what changed."""
     notes: list[str] = []
@@ -315,7 +323,7 @@ def open_game(store: GameStore, *, profile: BoardProfile, settings: DriverSettin
         occupancy = occupancy(v)
     s = start(store, name, profile=profile, settings=settings, occupancy=occupancy,
               fen=fen, players=players, now=now, current=not own, cls=cls, computer=computer, clock=clock,
-              game_id=game_id, header=header)
+              game_id=game_id, header=header, actions=actions)
     return Opening(s, False, left, notes)
 
 
