@@ -83,7 +83,8 @@ class GameRequest:
         (``--ply N``) is read here, before any game is opened: a new game of its variant, from its
         start, with its actions up to that ply and its players (unless named)."""
         fen, white, black = getattr(args, "fen", None), getattr(args, "white", None), getattr(args, "black", None)
-        variant, actions = getattr(args, "variant", None), ()
+        variant: str | None = getattr(args, "variant", None)
+        actions: tuple[str, ...] = ()
         pgn, ply = getattr(args, "pgn", None), getattr(args, "ply", None)
         if ply is not None and pgn is None:
             raise LifecycleError("--ply N: say the game to play on from with --pgn FILE")
