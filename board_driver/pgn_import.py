@@ -33,6 +33,7 @@ _ITEM = re.compile(r"\{[^}]*\}|;[^\n]*|\(|\)|\$\d+|(\d+)(\.\.\.|\.)|[^\s{}();]+"
 _RESULTS = ("1-0", "0-1", "1/2-1/2", "*")
 _CLK = re.compile(r"\[%[^\]]*\]")
 _NULLS = ("--", "Z0", "null")
+_ACTION_NOTE = re.compile(r"^(?:[a-z][\w-]*:\S+|[^\s@]+@[a-l]\d{1,2}(?:,[^\s@]+@[a-l]\d{1,2})*)$")
 
 
 @dataclass
@@ -95,7 +96,9 @@ def parse(text: str) -> PgnGame:
             if turns:
                 inner = _CLK.sub("", item[1:-1]).strip()
                 if inner:
-                    turns[-1].notes.extend(inner.split())
+                    # a turn's other actions (buy:N, design:3=W, an army N@e1,B@f1); other words
+                    # (a reader's annotation, the ending) are not actions
+                    turns[-1].notes.extend(w for w in inner.split() if _ACTION_NOTE.match(w))
                     turns[-1].words = (turns[-1].words + " " + inner).strip()
             continue
         if m.group(1) is not None:

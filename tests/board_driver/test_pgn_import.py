@@ -154,3 +154,13 @@ def test_ply_without_pgn_and_pgn_with_fen_are_refused(tmp_path, data, fb):
     code, _, err = fb("play", "--pgn", str(tmp_path / "g.pgn"), "--fen", "8/8/8/8/8/8/8/K6k w - - 0 1",
                       "--events", _lines(tmp_path, "e.jsonl", []))
     assert code == 2 and "--pgn and --fen" in err
+
+
+def test_another_program_s_annotations_variations_and_nags_are_skipped(tmp_path, data, fb):
+    (tmp_path / "g.pgn").write_text('[Event "?"]\n[White "Anna"]\n[Black "?"]\n\n'
+                                    "1. e4 {Best by test: the king's pawn.} e5 2. Nf3 (2. f4 exf4) 2... Nc6 $1 "
+                                    "3. Bb5 a6 1/2-1/2\n\n[Event \"second\"]\n\n1. d4 *\n")
+    code, out, err = fb("play", "--pgn", str(tmp_path / "g.pgn"), "--events", _lines(tmp_path, "e.jsonl", []),
+                        "--json")
+    assert code == 0, err
+    assert json.loads(out)["moves"] == ["e2e4", "e7e5", "g1f3", "b8c6", "f1b5", "a7a6"]
