@@ -28,10 +28,12 @@ import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))           # chess_reference
 
 import chess  # noqa: E402
 
 from board_driver.config import load_variant  # noqa: E402
+from chess_reference import chess_perft  # noqa: E402
 from engine.perft import perft  # noqa: E402
 from engine.position import Position  # noqa: E402
 
@@ -50,17 +52,6 @@ def perft(b, d):
     return n
 print(perft(chess.Board(), int(sys.argv[1])))
 """
-
-
-def chess_perft(board: chess.Board, depth: int) -> int:
-    if depth == 1:
-        return len(list(board.legal_moves))
-    n = 0
-    for m in board.legal_moves:
-        board.push(m)
-        n += chess_perft(board, depth - 1)
-        board.pop()
-    return n
 
 
 def listed_perft(pos: Position, depth: int) -> int:
