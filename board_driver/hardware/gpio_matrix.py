@@ -237,6 +237,8 @@ class GpioMatrix:
                  delay_us: Callable[[float], None] = sleep_us, registers: GpioRegisters | None = None) -> None:
         self.config = config
         self.registers = registers      # set: scans a register at a time (after RPi.GPIO set the pins up)
+        self._column_bits = [(c, 1 << col) for c, col in enumerate(config.columns)]   # (column, its GPLEV0 bit)
+        self._column_mask = sum(1 << col for col in config.columns)
         self.sensor_count = config.sensor_count
         self._gpio, self._clock, self._sleep, self._delay_us = gpio, clock, sleep, delay_us
         self._next: float | None = None
@@ -387,8 +389,7 @@ class GpioMatrix:
         this one, then one read of every column's level (``gpio_registers``): 24 operations for
         12 x 8 where the pin calls take 105. The same order, settle and result."""
         columns = self.config.columns
-        bits = [(c, 1 << col) for c, col in enumerate(columns)]
-        colmask = sum(1 << col for col in columns)
+        bits, colmask = self._column_bits, self._column_mask
         settle = self.config.settle_us
         delay = self._delay_us
         ncols = len(columns)
