@@ -39,8 +39,10 @@ def test_an_idle_link_reads_a_few_times_per_refresh_not_every_read_timeout(unix_
         items = periodic(4)
         reads = services[0] - start
         # per periodic frame (1 s): its own read, the heartbeat's, and the idle timeout's
-        # (0.5 s); a reader that woke every read_timeout (20 ms) would read about 50 times
-        assert reads <= 6 * 4, f"{reads} reads over 4 periodic frames ({items} items delivered)"
+        # (0.5 s), a frame split over two reads now and then on a busy machine (25 reads in 4 s
+        # were seen at load 4); a reader that woke every read_timeout (20 ms) would read about
+        # 50 times a frame
+        assert reads <= 10 * 4, f"{reads} reads over 4 periodic frames ({items} items delivered)"
         assert link.health().crc_errors == 0
     finally:
         link.close()
